@@ -1,0 +1,328 @@
+//! Run subprocesses with a timeout, always: capture their output, or time them
+//! with the kernel's resource accounting (`wait4`) for CPU time and peak RSS.
+
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// What can go wrong when running a subprocess.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("could not start `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{program}` did not finish within {timeout:?} and was killed")]
+    Timeout { program: String, timeout: Duration },
+    #[error("waiting for `{program}` failed: {source}")]
+    Wait {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Output of a captured command.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Captured {
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+}
+
+/// Resource usage of one finished child, as the kernel accounted it.
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    /// Wall-clock time from just before spawn to the moment the child exited.
+    pub wall: Duration,
+    /// CPU time in user mode.
+    pub user: Duration,
+    /// CPU time in kernel mode.
+    pub sys: Duration,
+    /// Peak resident set size, in KiB.
+    pub max_rss_kib: u64,
+}
+
+/// A finished, timed child.
+#[derive(Debug, Clone, Copy)]
+pub struct Timed {
+    pub status: ExitStatus,
+    pub usage: Usage,
+}
+
+/// Describe an exit status the way a user reads it: "exit code 3" or "signal 9 (SIGKILL)".
+pub fn describe_status(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        format!("exit code {code}")
+    } else if let Some(signal) = status.signal() {
+        let name = match signal {
+            libc::SIGKILL => " (SIGKILL)",
+            libc::SIGSEGV => " (SIGSEGV)",
+            libc::SIGABRT => " (SIGABRT)",
+            libc::SIGTERM => " (SIGTERM)",
+            libc::SIGINT => " (SIGINT)",
+            _ => "",
+        };
+        format!("signal {signal}{name}")
+    } else {
+        "unknown status".to_owned()
+    }
+}
+
+/// Run `program args…` to completion with a timeout, capturing stdout and stderr.
+pub fn capture(program: &str, args: &[&str], timeout: Duration) -> Result<Captured, ProcessError> {
+    let mut command = Command::new(program);
+    command.args(args);
+    capture_command(&mut command, timeout)
+}
+
+/// Run a prepared command to completion with a timeout, capturing stdout and stderr.
+pub fn capture_command(command: &mut Command, timeout: Duration) -> Result<Captured, ProcessError> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let watchdog = Watchdog::arm(timeout);
+    let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    // Drain both pipes on threads so a chatty child never blocks on a full pipe.
+    let stdout = child.stdout.take().map(drain);
+    let stderr = child.stderr.take().map(drain);
+    let timed = watchdog.wait(child.id(), &program, Instant::now())?;
+    let stdout = stdout.map(join_drain).unwrap_or_default();
+    let stderr = stderr.map(join_drain).unwrap_or_default();
+    Ok(Captured {
+        status: timed.status,
+        stdout,
+        stderr,
+    })
+}
+
+fn drain<R: Read + Send + 'static>(mut reader: R) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut buffer = Vec::new();
+        // A read error only truncates what we show; the exit status still tells the truth.
+        let _ = reader.read_to_end(&mut buffer);
+        String::from_utf8_lossy(&buffer).into_owned()
+    })
+}
+
+fn join_drain(handle: thread::JoinHandle<String>) -> String {
+    handle.join().unwrap_or_default()
+}
+
+/// Where a timed child's output goes.
+#[derive(Debug, Clone)]
+pub struct TimedIo {
+    /// File that receives stdout (created or truncated).
+    pub stdout: PathBuf,
+    /// File that receives stderr (created or truncated).
+    pub stderr: PathBuf,
+}
+
+/// Spawn a command with stdout/stderr sent to files, wait with a timeout and
+/// return its kernel-accounted resource usage.
+pub fn run_timed(command: &mut Command, io: &TimedIo, timeout: Duration) -> Result<Timed, ProcessError> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let open = |path: &Path| {
+        fs_err::File::create(path)
+            .map(fs_err::File::into_parts)
+            .map(|(file, _)| file)
+            .map_err(|source| ProcessError::Spawn {
+                program: program.clone(),
+                source,
+            })
+    };
+    let stdout = open(&io.stdout)?;
+    let stderr = open(&io.stderr)?;
+    command
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0);
+    // Arm the watchdog before starting the clock so its thread start-up is
+    // not timed; wall time includes the spawn, as hyperfine's does.
+    let watchdog = Watchdog::arm(timeout);
+    let start = Instant::now();
+    let child = command.spawn().map_err(|source| ProcessError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    watchdog.wait(child.id(), &program, start)
+}
+
+/// A thread that kills a child's process group when it outlives its timeout.
+struct Watchdog {
+    timeout: Duration,
+    pid_tx: mpsc::Sender<libc::pid_t>,
+    done_tx: mpsc::Sender<()>,
+    thread: thread::JoinHandle<bool>,
+}
+
+impl Watchdog {
+    fn arm(timeout: Duration) -> Self {
+        let (pid_tx, pid_rx) = mpsc::channel::<libc::pid_t>();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let thread = thread::spawn(move || {
+            let Ok(pid) = pid_rx.recv() else {
+                return false;
+            };
+            if done_rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
+                // The child is not reaped yet (we wait with WNOWAIT first), so
+                // its pid and process group cannot have been reused.
+                kill_group(pid);
+                true
+            } else {
+                false
+            }
+        });
+        Self {
+            timeout,
+            pid_tx,
+            done_tx,
+            thread,
+        }
+    }
+
+    /// Block until `pid` exits or the timeout passes (then kill its group).
+    /// Reaps the child with `wait4` to read its resource usage; wall time is
+    /// measured from `start`.
+    fn wait(self, pid: u32, program: &str, start: Instant) -> Result<Timed, ProcessError> {
+        let pid = libc::pid_t::try_from(pid).expect("invariant: Linux pids fit in pid_t");
+        let _ = self.pid_tx.send(pid);
+        let exited = wait_no_reap(pid);
+        let wall = start.elapsed();
+        let _ = self.done_tx.send(());
+        let timed_out = self.thread.join().unwrap_or(false);
+        let wait_error = |source| ProcessError::Wait {
+            program: program.to_owned(),
+            source,
+        };
+        exited.map_err(wait_error)?;
+        // Kill whatever the child left behind in its group (background jobs);
+        // the unreaped leader still holds the group id, so it cannot be reused.
+        kill_group(pid);
+        let timed = reap(pid, wall).map_err(wait_error)?;
+        if timed_out {
+            return Err(ProcessError::Timeout {
+                program: program.to_owned(),
+                timeout: self.timeout,
+            });
+        }
+        Ok(timed)
+    }
+}
+
+fn kill_group(pid: libc::pid_t) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+fn wait_no_reap(pid: libc::pid_t) -> std::io::Result<()> {
+    loop {
+        // SAFETY: siginfo_t is plain data; waitid fills it in.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let id = libc::id_t::try_from(pid).expect("invariant: pids are positive");
+        // SAFETY: valid pointer to a zeroed siginfo_t.
+        let rc = unsafe {
+            libc::waitid(libc::P_PID, id, &raw mut info, libc::WEXITED | libc::WNOWAIT)
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+fn reap(pid: libc::pid_t, wall: Duration) -> std::io::Result<Timed> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data; wait4 fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: valid pointers to a c_int and a zeroed rusage.
+        let rc = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
+        if rc == pid {
+            break;
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+    Ok(Timed {
+        status: ExitStatus::from_raw(status),
+        usage: Usage {
+            wall,
+            user: timeval(usage.ru_utime),
+            sys: timeval(usage.ru_stime),
+            max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        },
+    })
+}
+
+fn timeval(tv: libc::timeval) -> Duration {
+    let secs = u64::try_from(tv.tv_sec).unwrap_or(0);
+    let micros = u32::try_from(tv.tv_usec).unwrap_or(0);
+    Duration::from_secs(secs) + Duration::from_micros(u64::from(micros))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_output_and_status() {
+        let out = capture("sh", &["-c", "echo hi; echo err >&2; exit 3"], Duration::from_secs(10)).unwrap();
+        assert_eq!(out.stdout, "hi\n");
+        assert_eq!(out.stderr, "err\n");
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(describe_status(out.status), "exit code 3");
+    }
+
+    #[test]
+    fn kills_on_timeout() {
+        let start = Instant::now();
+        let err = capture("sleep", &["30"], Duration::from_millis(200)).unwrap_err();
+        assert!(matches!(err, ProcessError::Timeout { .. }), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn timed_run_reports_cpu_and_rss() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = TimedIo {
+            stdout: dir.path().join("out"),
+            stderr: dir.path().join("err"),
+        };
+        // A busy loop of ~0.1 s of user time.
+        let mut command = Command::new("sh");
+        command.args(["-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo done"]);
+        let timed = run_timed(&mut command, &io, Duration::from_secs(30)).unwrap();
+        assert!(timed.status.success());
+        assert!(timed.usage.user > Duration::ZERO);
+        assert!(timed.usage.wall >= timed.usage.user / 2);
+        assert!(timed.usage.max_rss_kib > 100);
+        assert_eq!(fs_err::read_to_string(&io.stdout).unwrap(), "done\n");
+    }
+}
