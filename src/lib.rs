@@ -1,7 +1,17 @@
 //! afterburner: feedback-directed optimization for C, C++ and Go programs,
 //! proved with interleaved, repeated benchmarks and honest statistics.
 
+pub mod bench;
+pub mod build;
+pub mod cli;
 pub mod env;
+pub mod experiment;
+pub mod measure;
+pub mod pipeline;
 pub mod process;
+pub mod report;
 pub mod rng;
+pub mod source;
 pub mod stats;
+pub mod toolchain;
+pub mod workdir;

@@ -138,7 +138,11 @@ pub struct TimedIo {
 
 /// Spawn a command with stdout/stderr sent to files, wait with a timeout and
 /// return its kernel-accounted resource usage.
-pub fn run_timed(command: &mut Command, io: &TimedIo, timeout: Duration) -> Result<Timed, ProcessError> {
+pub fn run_timed(
+    command: &mut Command,
+    io: &TimedIo,
+    timeout: Duration,
+) -> Result<Timed, ProcessError> {
     let program = command.get_program().to_string_lossy().into_owned();
     let open = |path: &Path| {
         fs_err::File::create(path)
@@ -150,7 +154,15 @@ pub fn run_timed(command: &mut Command, io: &TimedIo, timeout: Duration) -> Resu
             })
     };
     let stdout = open(&io.stdout)?;
-    let stderr = open(&io.stderr)?;
+    // One file for both streams keeps their interleaving, as a terminal would.
+    let stderr = if io.stderr == io.stdout {
+        stdout.try_clone().map_err(|source| ProcessError::Spawn {
+            program: program.clone(),
+            source,
+        })?
+    } else {
+        open(&io.stderr)?
+    };
     command
         .stdin(Stdio::null())
         .stdout(stdout)
@@ -243,7 +255,12 @@ fn wait_no_reap(pid: libc::pid_t) -> std::io::Result<()> {
         let id = libc::id_t::try_from(pid).expect("invariant: pids are positive");
         // SAFETY: valid pointer to a zeroed siginfo_t.
         let rc = unsafe {
-            libc::waitid(libc::P_PID, id, &raw mut info, libc::WEXITED | libc::WNOWAIT)
+            libc::waitid(
+                libc::P_PID,
+                id,
+                &raw mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
         };
         if rc == 0 {
             return Ok(());
@@ -293,7 +310,12 @@ mod tests {
 
     #[test]
     fn captures_output_and_status() {
-        let out = capture("sh", &["-c", "echo hi; echo err >&2; exit 3"], Duration::from_secs(10)).unwrap();
+        let out = capture(
+            "sh",
+            &["-c", "echo hi; echo err >&2; exit 3"],
+            Duration::from_secs(10),
+        )
+        .unwrap();
         assert_eq!(out.stdout, "hi\n");
         assert_eq!(out.stderr, "err\n");
         assert_eq!(out.status.code(), Some(3));
@@ -317,7 +339,10 @@ mod tests {
         };
         // A busy loop of ~0.1 s of user time.
         let mut command = Command::new("sh");
-        command.args(["-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo done"]);
+        command.args([
+            "-c",
+            "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo done",
+        ]);
         let timed = run_timed(&mut command, &io, Duration::from_secs(30)).unwrap();
         assert!(timed.status.success());
         assert!(timed.usage.user > Duration::ZERO);

@@ -1,0 +1,354 @@
+//! Build one stage of one variant in its own directory, with afterburner's
+//! flags injected through CC, CXX, CFLAGS, CXXFLAGS and LDFLAGS, skipping the
+//! build when a record of the same inputs is on disk.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::experiment::{Experiment, Source, Variant};
+use crate::process::{describe_status, run_timed, TimedIo};
+use crate::source::hex;
+use crate::toolchain::{self, optimization_flags, Stage, StageDirs};
+use crate::workdir::{tail, Workdir};
+
+/// What a finished build left, saved beside it as JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BuildRecord {
+    pub variant: String,
+    pub stage: Stage,
+    /// SHA-256 of every input; equal keys mean nothing to rebuild.
+    pub key: String,
+    pub cc: String,
+    /// First line of `CC --version`.
+    pub compiler_version: String,
+    pub cflags: String,
+    pub ldflags: String,
+    /// Binary name → absolute path.
+    pub binaries: BTreeMap<String, PathBuf>,
+    /// How long the build command ran, in seconds.
+    pub seconds: f64,
+    /// The build's combined stdout and stderr.
+    pub log: PathBuf,
+}
+
+/// Whether `build_stage` ran the build command.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Built(BuildRecord),
+    UpToDate(BuildRecord),
+}
+
+impl Outcome {
+    pub fn record(&self) -> &BuildRecord {
+        match self {
+            Outcome::Built(r) | Outcome::UpToDate(r) => r,
+        }
+    }
+}
+
+/// Everything a build depends on, hashed into its key.
+#[derive(Serialize)]
+struct Inputs<'a> {
+    source: &'a Source,
+    source_fingerprint: String,
+    build: &'a str,
+    cc: &'a str,
+    compiler_version: &'a str,
+    cflags: &'a str,
+    ldflags: &'a str,
+    profile: String,
+}
+
+/// Build `stage` of `variant` from `source_dir`, unless its record says the
+/// same inputs were built already.
+pub fn build_stage(
+    experiment: &Experiment,
+    variant: &Variant,
+    stage: Stage,
+    source_dir: &Path,
+    workdir: &Workdir,
+) -> Result<Outcome> {
+    let compiler = experiment.target.compiler;
+    let compiler_version = compiler.version().with_context(|| {
+        format!(
+            "compiler `{}` not found\nhint: install it with `apt-get install -y {}`",
+            compiler.cc(),
+            compiler.package()
+        )
+    })?;
+    let dirs = StageDirs {
+        build: workdir.build_dir(&variant.name, stage),
+        profile: workdir.profile_dir(&variant.name),
+    };
+    let (cflags, ldflags) = compose_flags(experiment, variant, stage, &dirs);
+    let profile = if stage == Stage::Final && variant.needs_profile() {
+        toolchain::check_profile(&dirs.profile).map_err(anyhow::Error::msg)?;
+        fingerprint_files(&toolchain::find_gcda_files(&dirs.profile))?
+    } else {
+        String::new()
+    };
+    let inputs = Inputs {
+        source: &experiment.target.source,
+        source_fingerprint: fingerprint_source(
+            &experiment.target.source,
+            source_dir,
+            &workdir.root,
+        )?,
+        build: &experiment.target.build,
+        cc: compiler.cc(),
+        compiler_version: &compiler_version,
+        cflags: &cflags,
+        ldflags: &ldflags,
+        profile,
+    };
+    let key = hex(&Sha256::digest(serde_json::to_vec(&inputs)?));
+    let record_path = workdir.build_record(&variant.name, stage);
+    if let Some(record) = load_record(&record_path) {
+        if record.key == key && record.binaries.values().all(|b| b.is_file()) {
+            return Ok(Outcome::UpToDate(record));
+        }
+    }
+    if stage == Stage::Instrumented && dirs.profile.exists() {
+        // Counters from another instrumented binary would not match this one.
+        fs_err::remove_dir_all(&dirs.profile)?;
+    }
+    let record = run_build(
+        experiment,
+        variant,
+        stage,
+        source_dir,
+        workdir,
+        BuildFlags {
+            key,
+            compiler_version,
+            cflags,
+            ldflags,
+        },
+    )?;
+    fs_err::write(&record_path, serde_json::to_vec_pretty(&record)?)?;
+    Ok(Outcome::Built(record))
+}
+
+struct BuildFlags {
+    key: String,
+    compiler_version: String,
+    cflags: String,
+    ldflags: String,
+}
+
+fn run_build(
+    experiment: &Experiment,
+    variant: &Variant,
+    stage: Stage,
+    source_dir: &Path,
+    workdir: &Workdir,
+    flags: BuildFlags,
+) -> Result<BuildRecord> {
+    let build_dir = workdir.build_dir(&variant.name, stage);
+    if build_dir.exists() {
+        fs_err::remove_dir_all(&build_dir)?;
+    }
+    copy_tree(source_dir, &build_dir, &workdir.root)?;
+    let logs = workdir.variant_logs(&variant.name);
+    fs_err::create_dir_all(&logs)?;
+    let log = logs.join(format!("build-{}.log", stage.name()));
+    let compiler = experiment.target.compiler;
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", &experiment.target.build])
+        .current_dir(&build_dir)
+        .env("CC", compiler.cc())
+        .env("CXX", compiler.cxx())
+        .env("CFLAGS", &flags.cflags)
+        .env("CXXFLAGS", &flags.cflags)
+        .env("LDFLAGS", &flags.ldflags);
+    let io = TimedIo {
+        stdout: log.clone(),
+        stderr: log.clone(),
+    };
+    let start = Instant::now();
+    let timed =
+        run_timed(&mut command, &io, experiment.target.build_timeout).with_context(|| {
+            format!(
+                "building variant `{}` ({} stage); log: {}",
+                variant.name,
+                stage.name(),
+                log.display()
+            )
+        })?;
+    if !timed.status.success() {
+        bail!(
+            "building variant `{}` ({} stage) failed with {}\n{DIVIDER}\n{}\n{DIVIDER}\nfull log: {}\nhint: the build ran `{}` in {} with CFLAGS=\"{}\" LDFLAGS=\"{}\"",
+            variant.name,
+            stage.name(),
+            describe_status(timed.status),
+            tail(&log, 20),
+            log.display(),
+            experiment.target.build,
+            build_dir.display(),
+            flags.cflags,
+            flags.ldflags,
+        );
+    }
+    let binaries = locate_binaries(experiment, &build_dir, &log)?;
+    Ok(BuildRecord {
+        variant: variant.name.clone(),
+        stage,
+        key: flags.key,
+        cc: compiler.cc().to_owned(),
+        compiler_version: flags.compiler_version,
+        cflags: flags.cflags,
+        ldflags: flags.ldflags,
+        binaries,
+        seconds: start.elapsed().as_secs_f64(),
+        log,
+    })
+}
+
+const DIVIDER: &str = "----------------------------------------";
+
+fn locate_binaries(
+    experiment: &Experiment,
+    build_dir: &Path,
+    log: &Path,
+) -> Result<BTreeMap<String, PathBuf>> {
+    let mut out = BTreeMap::new();
+    for (name, relative) in &experiment.target.binaries {
+        let path = build_dir.join(relative);
+        if !path.is_file() {
+            bail!(
+                "the build succeeded but binary `{name}` is not at {}\nhint: fix `binaries` in {} (paths are relative to the build directory); build log: {}",
+                path.display(),
+                experiment.file.display(),
+                log.display()
+            );
+        }
+        out.insert(name.clone(), path);
+    }
+    Ok(out)
+}
+
+/// CFLAGS and LDFLAGS for a stage: the user's environment first (added to,
+/// never replaced), then the project's, the optimizations', the variant's.
+pub fn compose_flags(
+    experiment: &Experiment,
+    variant: &Variant,
+    stage: Stage,
+    dirs: &StageDirs,
+) -> (String, String) {
+    let opt = optimization_flags(experiment.target.compiler, &variant.optimize, stage, dirs);
+    let join = |parts: Vec<String>| {
+        parts
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let user = |key: &str| std::env::var(key).unwrap_or_default();
+    let cflags = join(
+        [
+            vec![user("CFLAGS"), experiment.target.cflags.clone()],
+            opt.cflags,
+            vec![variant.cflags.clone()],
+        ]
+        .concat(),
+    );
+    let ldflags = join(
+        [
+            vec![user("LDFLAGS"), experiment.target.ldflags.clone()],
+            opt.ldflags,
+            vec![variant.ldflags.clone()],
+        ]
+        .concat(),
+    );
+    (cflags, ldflags)
+}
+
+/// Read a build record; a missing or unreadable one means "not built".
+pub fn load_record(path: &Path) -> Option<BuildRecord> {
+    let text = fs_err::read(path).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// Copy a source tree with `cp -a` (keeping timestamps, which make relies
+/// on), leaving out the work directory when it lies inside the tree.
+fn copy_tree(from: &Path, to: &Path, workdir: &Path) -> Result<()> {
+    fs_err::create_dir_all(to)?;
+    let skip = std::path::absolute(workdir).unwrap_or_else(|_| workdir.to_path_buf());
+    let mut args: Vec<PathBuf> = Vec::new();
+    for entry in fs_err::read_dir(from)?.flatten() {
+        let path = entry.path();
+        let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+        if absolute != skip {
+            args.push(path);
+        }
+    }
+    if args.is_empty() {
+        return Ok(());
+    }
+    let mut command = Command::new("cp");
+    command.arg("-a").args(&args).arg(to);
+    let out = crate::process::capture_command(&mut command, Duration::from_mins(10))?;
+    if !out.success() {
+        bail!(
+            "copying {} to {} failed:\n{}",
+            from.display(),
+            to.display(),
+            out.stderr.trim()
+        );
+    }
+    Ok(())
+}
+
+/// A cheap fingerprint of a local source tree: every file's path, size and
+/// modification time. Fetched sources are immutable once fetched.
+fn fingerprint_source(source: &Source, dir: &Path, workdir: &Path) -> Result<String> {
+    if !matches!(source, Source::Path(_)) {
+        return Ok(String::new());
+    }
+    let skip = std::path::absolute(workdir).unwrap_or_else(|_| workdir.to_path_buf());
+    let mut hasher = Sha256::new();
+    let mut stack = vec![dir.to_path_buf()];
+    let mut entries = Vec::new();
+    while let Some(d) = stack.pop() {
+        for entry in fs_err::read_dir(&d)?.flatten() {
+            let path = entry.path();
+            if std::path::absolute(&path).is_ok_and(|a| a == skip) {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let mtime = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                entries.push(format!("{}\t{}\t{:?}", path.display(), meta.len(), mtime));
+            }
+        }
+    }
+    entries.sort();
+    for e in entries {
+        hasher.update(e.as_bytes());
+        hasher.update(b"\n");
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+/// SHA-256 over the contents of files (profiles), so a changed profile
+/// changes the build key.
+fn fingerprint_files(files: &[PathBuf]) -> Result<String> {
+    let mut hasher = Sha256::new();
+    for f in files {
+        hasher.update(f.to_string_lossy().as_bytes());
+        hasher.update(fs_err::read(f)?);
+    }
+    Ok(hex(&hasher.finalize()))
+}

@@ -1,0 +1,144 @@
+//! Command-line arguments and dispatch to the library.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use clap::{Args, Parser, Subcommand};
+
+use crate::pipeline::{self, Context, Options};
+
+/// Make a C, C++ or Go program faster with feedback-directed optimization, and prove it.
+#[derive(Debug, Parser)]
+#[command(name = "afterburner", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The whole pipeline: build, train, bench, report.
+    Run(PhaseArgs),
+    /// Fetch the source and build every variant (instrumented where a profile is needed).
+    Build(PhaseArgs),
+    /// Run the training workloads on instrumented builds, then build with the profiles.
+    Train(PhaseArgs),
+    /// Benchmark every variant, interleaved and repeated; writes runs/<id>/raw.jsonl.
+    Bench(PhaseArgs),
+    /// Redraw results.json and report.md from a bench run's raw records.
+    Report(ReportArgs),
+    /// Print the machine and software capture.
+    Env {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PhaseArgs {
+    /// The experiment file.
+    #[arg(default_value = "afterburner.toml")]
+    pub file: PathBuf,
+    /// Apply the experiment's [quick] overrides: fewer repetitions, smaller inputs.
+    #[arg(long)]
+    pub quick: bool,
+    /// Work directory (default: .afterburner/ beside the experiment file).
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub phase: PhaseArgs,
+    /// The run directory to report on (default: the latest run).
+    #[arg(long)]
+    pub run: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// A short version: baseline and pgo only, small inputs, 3 repetitions.
+    #[arg(long)]
+    pub quick: bool,
+    /// Where the demo's experiment file and work directory go.
+    #[arg(long, default_value = "afterburner-demo")]
+    pub dir: PathBuf,
+}
+
+/// The `SQLite` recipe the demo runs.
+pub const SQLITE_RECIPE: &str = include_str!("../recipes/sqlite.toml");
+
+/// Run the parsed command.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run(a) => pipeline::run(&open(&a)?).map(|_| ()),
+        Command::Build(a) => pipeline::build(&open(&a)?),
+        Command::Train(a) => pipeline::train(&open(&a)?),
+        Command::Bench(a) => {
+            let cx = open(&a)?;
+            let run_dir = crate::bench::bench(&cx)?;
+            crate::report::report(&cx, &run_dir).map(|_| ())
+        }
+        Command::Report(a) => {
+            let cx = open(&a.phase)?;
+            let run_dir = match a.run {
+                Some(dir) => dir,
+                None => cx.workdir.latest_run().with_context(|| {
+                    format!(
+                        "no bench run in {}\nhint: run `afterburner bench` first",
+                        cx.workdir.runs().display()
+                    )
+                })?,
+            };
+            crate::report::report(&cx, &run_dir).map(|_| ())
+        }
+        Command::Env { json } => {
+            let env = crate::env::capture();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&env)?);
+            } else {
+                print!("{}", env.render_text());
+            }
+            Ok(())
+        }
+        Command::Demo(a) => demo(&a),
+    }
+}
+
+fn open(args: &PhaseArgs) -> Result<Context> {
+    Context::open(
+        &args.file,
+        &Options {
+            quick: args.quick,
+            workdir: args.workdir.clone(),
+        },
+    )
+}
+
+fn demo(args: &DemoArgs) -> Result<()> {
+    fs_err::create_dir_all(&args.dir)?;
+    let file = args.dir.join("afterburner.toml");
+    write_if_changed(&file, SQLITE_RECIPE)?;
+    eprintln!("demo experiment: {}", file.display());
+    let cx = Context::open(
+        &file,
+        &Options {
+            quick: args.quick,
+            workdir: None,
+        },
+    )?;
+    pipeline::run(&cx)?;
+    Ok(())
+}
+
+fn write_if_changed(path: &Path, text: &str) -> Result<()> {
+    if fs_err::read_to_string(path).is_ok_and(|old| old == text) {
+        return Ok(());
+    }
+    fs_err::write(path, text)?;
+    Ok(())
+}

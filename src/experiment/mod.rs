@@ -1,0 +1,260 @@
+//! The experiment file: load `afterburner.toml`, validate it once, and hand
+//! later phases a resolved [`Experiment`] they never need to re-check.
+
+mod raw;
+mod resolve;
+pub mod template;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use resolve::{load, load_str, parse_duration};
+pub use template::{Bindings, Template};
+
+use crate::toolchain::{Compiler, Optimization};
+
+/// A bad experiment file: where, what, and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    #[error("cannot read experiment file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}:{line}: {message}\nhint: {hint}")]
+    Invalid {
+        path: PathBuf,
+        /// 1-based line of the offending value.
+        line: usize,
+        message: String,
+        hint: String,
+    },
+}
+
+/// A validated experiment.
+#[derive(Debug, Clone, Serialize)]
+pub struct Experiment {
+    /// The experiment file.
+    pub file: PathBuf,
+    /// The directory that holds it; relative paths resolve against it.
+    pub dir: PathBuf,
+    pub target: Target,
+    /// Variants in file order; the first is the baseline.
+    pub variants: Vec<Variant>,
+    pub workloads: Vec<Workload>,
+    pub bench: Bench,
+    /// Values for `{params.KEY}` (after `--quick` overrides).
+    pub params: BTreeMap<String, String>,
+}
+
+/// What is built, from where, how.
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    pub name: String,
+    pub source: Source,
+    /// Shell command run in the variant's build directory.
+    pub build: String,
+    /// Binary name → path relative to the build directory.
+    pub binaries: BTreeMap<String, PathBuf>,
+    pub compiler: Compiler,
+    /// The project's own compile flags (default `-O2`), before any variant's.
+    pub cflags: String,
+    /// The project's own link flags (default empty).
+    pub ldflags: String,
+    /// Upper bound for one build command.
+    pub build_timeout: Duration,
+}
+
+/// Where the source comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// A directory on disk (absolute).
+    Path(PathBuf),
+    /// A Debian source package, fetched with `apt-get source`.
+    Apt(String),
+    /// A git repository at a revision.
+    Git { url: String, rev: Option<String> },
+    /// A tarball checked against its SHA-256.
+    Url { url: String, sha256: String },
+}
+
+/// One way to build or run the target.
+#[derive(Debug, Clone, Serialize)]
+pub struct Variant {
+    /// Unique; also the directory name under `variants/`.
+    pub name: String,
+    /// Optimizations applied in order.
+    pub optimize: Vec<Optimization>,
+    /// Extra compile flags, appended after the optimizations'.
+    pub cflags: String,
+    /// Extra link flags.
+    pub ldflags: String,
+    /// Environment for the variant's runs (e.g. `LD_PRELOAD`).
+    pub env: BTreeMap<String, String>,
+}
+
+impl Variant {
+    /// Whether building this variant needs a training profile.
+    pub fn needs_profile(&self) -> bool {
+        self.optimize.iter().any(|o| o.needs_profile())
+    }
+}
+
+/// Which phases a workload serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Train,
+    Bench,
+    Both,
+}
+
+impl Role {
+    pub fn trains(self) -> bool {
+        matches!(self, Role::Train | Role::Both)
+    }
+    pub fn benches(self) -> bool {
+        matches!(self, Role::Bench | Role::Both)
+    }
+}
+
+/// A command whose runs are measured (a batch workload).
+#[derive(Debug, Clone, Serialize)]
+pub struct Workload {
+    pub name: String,
+    pub role: Role,
+    #[serde(serialize_with = "serialize_template")]
+    pub run: Template,
+    /// Command for training runs; `run` when absent.
+    #[serde(serialize_with = "serialize_option_template")]
+    pub train_run: Option<Template>,
+    /// Upper bound for one run.
+    pub timeout: Duration,
+    /// Figures read from the workload's own output.
+    pub figures: Vec<Figure>,
+}
+
+fn serialize_template<S: serde::Serializer>(t: &Template, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.text)
+}
+
+#[allow(clippy::ref_option)] // serde's `serialize_with` passes `&Option<T>`
+fn serialize_option_template<S: serde::Serializer>(
+    t: &Option<Template>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_some(&t.text),
+        None => s.serialize_none(),
+    }
+}
+
+/// A number a workload prints, captured by the regex's first group.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figure {
+    pub name: String,
+    #[serde(with = "serde_regex_text")]
+    pub regex: regex::Regex,
+    /// Unit shown in reports.
+    pub unit: String,
+    pub higher_is_better: bool,
+}
+
+mod serde_regex_text {
+    pub fn serialize<S: serde::Serializer>(re: &regex::Regex, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(re.as_str())
+    }
+}
+
+/// A measured quantity of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricKind {
+    /// Whole-process wall-clock time.
+    Wall,
+    /// CPU time in user mode.
+    User,
+    /// CPU time in kernel mode.
+    Sys,
+    /// Peak resident set size.
+    MaxRss,
+    /// Instructions retired: perf stat where counters exist, else callgrind.
+    Instructions,
+}
+
+impl MetricKind {
+    pub const ALL: [MetricKind; 5] = [
+        MetricKind::Wall,
+        MetricKind::User,
+        MetricKind::Sys,
+        MetricKind::MaxRss,
+        MetricKind::Instructions,
+    ];
+
+    /// The word used in the experiment file and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricKind::Wall => "wall",
+            MetricKind::User => "user",
+            MetricKind::Sys => "sys",
+            MetricKind::MaxRss => "max_rss",
+            MetricKind::Instructions => "instructions",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// How the bench phase repeats and judges.
+#[derive(Debug, Clone, Serialize)]
+pub struct Bench {
+    /// Counted repetitions per variant and workload.
+    pub repetitions: u32,
+    /// Uncounted (but recorded) runs per variant and workload, before the counted ones.
+    pub warmup: u32,
+    pub metrics: Vec<MetricKind>,
+    /// Confidence level of intervals and tests, e.g. 0.95.
+    pub confidence: f64,
+    /// Seed of the round order shuffle and the bootstrap; recorded in results.
+    pub seed: Option<u64>,
+    /// How many of the repetitions also count instructions under callgrind
+    /// (slow but exact, so few suffice).
+    pub instruction_repetitions: u32,
+}
+
+impl Experiment {
+    /// The baseline variant: the first one.
+    pub fn baseline(&self) -> &Variant {
+        self.variants
+            .first()
+            .expect("invariant: validation guarantees at least one variant")
+    }
+
+    pub fn variant(&self, name: &str) -> Option<&Variant> {
+        self.variants.iter().find(|v| v.name == name)
+    }
+
+    /// The default work directory: `.afterburner/` beside the file.
+    pub fn default_workdir(&self) -> PathBuf {
+        self.dir.join(".afterburner")
+    }
+}
+
+/// Resolve `path` against `dir` unless absolute.
+pub(crate) fn resolve_path(dir: &Path, path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        dir.join(p)
+    }
+}

@@ -1,0 +1,700 @@
+//! Validation: raw experiment file → [`Experiment`], every error naming the
+//! file, the line and what to do.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::raw::{
+    RawBench, RawExperiment, RawFigure, RawQuick, RawSource, RawTarget, RawVariant, RawWorkload,
+};
+use super::{
+    resolve_path, Bench, Experiment, ExperimentError, Figure, MetricKind, Role, Source, Target,
+    Template, Variant, Workload,
+};
+use crate::toolchain::{Compiler, Optimization};
+
+/// Load and validate an experiment file; `quick` applies its `[quick]` overrides.
+pub fn load(path: &Path, quick: bool) -> Result<Experiment, ExperimentError> {
+    let text = fs_err::read_to_string(path).map_err(|source| ExperimentError::Read {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(source.kind(), source.to_string()),
+    })?;
+    load_str(path, &text, quick)
+}
+
+/// Validate experiment text that came from `path`.
+pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, ExperimentError> {
+    let raw: RawExperiment = toml::from_str(text).map_err(|e| ExperimentError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string().trim_end().to_owned(),
+    })?;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = absolute
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let cx = Cx { path, text };
+    let mut raw = raw;
+    let quick_section = std::mem::take(&mut raw.quick);
+    let params = cx.params(&raw.params, quick.then_some(&quick_section))?;
+    let target = cx.target(&raw.target, &dir)?;
+    let mut variants = cx.variants(&raw.variants, &target)?;
+    if quick {
+        variants = cx.quick_variants(variants, &quick_section)?;
+    }
+    let workloads = cx.workloads(&raw.workloads, &target, &params)?;
+    let bench = cx.bench(&raw.bench, quick.then_some(&quick_section))?;
+    Ok(Experiment {
+        file: absolute,
+        dir,
+        target,
+        variants,
+        workloads,
+        bench,
+        params,
+    })
+}
+
+/// Parse a duration such as `500ms`, `30s`, `10m`, `1h` (a bare number is seconds).
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().ok()?;
+    let seconds = match unit.trim() {
+        "ms" => value / 1000.0,
+        "" | "s" => value,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return None,
+    };
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+const DEFAULT_BUILD_TIMEOUT: Duration = Duration::from_hours(1);
+const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_mins(10);
+
+struct Cx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Cx<'_> {
+    fn invalid(
+        &self,
+        span: Range<usize>,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> ExperimentError {
+        let line = self.text[..span.start.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1;
+        ExperimentError::Invalid {
+            path: self.path.to_path_buf(),
+            line,
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
+    fn duration(
+        &self,
+        value: Option<&Spanned<String>>,
+        default: Duration,
+    ) -> Result<Duration, ExperimentError> {
+        let Some(value) = value else {
+            return Ok(default);
+        };
+        parse_duration(value.get_ref()).ok_or_else(|| {
+            self.invalid(
+                value.span(),
+                format!("`{}` is not a duration", value.get_ref()),
+                "write a number with a unit: \"500ms\", \"30s\", \"10m\" or \"1h\"",
+            )
+        })
+    }
+
+    fn params(
+        &self,
+        params: &BTreeMap<String, Spanned<toml::Value>>,
+        quick: Option<&RawQuick>,
+    ) -> Result<BTreeMap<String, String>, ExperimentError> {
+        let mut out = BTreeMap::new();
+        for (key, value) in params {
+            out.insert(key.clone(), self.param_text(value)?);
+        }
+        for (key, value) in quick.map(|q| &q.params).into_iter().flatten() {
+            if !out.contains_key(key) {
+                return Err(self.invalid(
+                    value.span(),
+                    format!("[quick.params] sets `{key}`, which [params] does not define"),
+                    format!("add `{key} = …` to [params] so runs without --quick have a value too"),
+                ));
+            }
+            out.insert(key.clone(), self.param_text(value)?);
+        }
+        Ok(out)
+    }
+
+    fn param_text(&self, value: &Spanned<toml::Value>) -> Result<String, ExperimentError> {
+        match value.get_ref() {
+            toml::Value::String(s) => Ok(s.clone()),
+            toml::Value::Integer(i) => Ok(i.to_string()),
+            toml::Value::Float(f) => Ok(f.to_string()),
+            toml::Value::Boolean(b) => Ok(b.to_string()),
+            _ => Err(self.invalid(
+                value.span(),
+                "a parameter must be a string, number or boolean",
+                "params are pasted into command lines; write `size = 5` or `mode = \"fast\"`",
+            )),
+        }
+    }
+
+    fn target(&self, raw: &RawTarget, dir: &Path) -> Result<Target, ExperimentError> {
+        let name = raw.name.get_ref().trim().to_owned();
+        if name.is_empty() {
+            return Err(self.invalid(
+                raw.name.span(),
+                "target name is empty",
+                "give the target a name, e.g. name = \"sqlite\"",
+            ));
+        }
+        let source = self.source(&raw.source, dir)?;
+        if raw.build.get_ref().trim().is_empty() {
+            return Err(self.invalid(
+                raw.build.span(),
+                "build command is empty",
+                "write the shell command that builds the binaries, e.g. build = \"make\"",
+            ));
+        }
+        if raw.binaries.get_ref().is_empty() {
+            return Err(self.invalid(
+                raw.binaries.span(),
+                "no binaries listed",
+                "name what the build yields: binaries = { app = \"path/in/build/dir\" }",
+            ));
+        }
+        let binaries = raw
+            .binaries
+            .get_ref()
+            .iter()
+            .map(|(k, v)| (k.clone(), PathBuf::from(v.get_ref())))
+            .collect();
+        let compiler = match &raw.compiler {
+            None => Compiler::Gcc,
+            Some(c) => Compiler::from_name(c.get_ref()).ok_or_else(|| {
+                self.invalid(
+                    c.span(),
+                    format!("unknown compiler `{}`", c.get_ref()),
+                    "use compiler = \"gcc\" or \"clang\"",
+                )
+            })?,
+        };
+        Ok(Target {
+            name,
+            source,
+            build: raw.build.get_ref().clone(),
+            binaries,
+            compiler,
+            cflags: raw.cflags.clone().unwrap_or_else(|| "-O2".to_owned()),
+            ldflags: raw.ldflags.clone().unwrap_or_default(),
+            build_timeout: self.duration(raw.build_timeout.as_ref(), DEFAULT_BUILD_TIMEOUT)?,
+        })
+    }
+
+    fn source(&self, raw: &Spanned<RawSource>, dir: &Path) -> Result<Source, ExperimentError> {
+        let s = raw.get_ref();
+        let kinds = [
+            s.path.is_some(),
+            s.apt.is_some(),
+            s.git.is_some(),
+            s.url.is_some(),
+        ];
+        if kinds.iter().filter(|k| **k).count() != 1 {
+            return Err(self.invalid(
+                raw.span(),
+                "source must name exactly one of path, apt, git, url",
+                "write source = { path = \".\" }, { apt = \"sqlite3\" }, { git = \"URL\", rev = \"…\" } or { url = \"…\", sha256 = \"…\" }",
+            ));
+        }
+        if s.rev.is_some() && s.git.is_none() {
+            return Err(self.invalid(
+                raw.span(),
+                "`rev` only applies to a git source",
+                "remove rev, or use source = { git = \"URL\", rev = \"…\" }",
+            ));
+        }
+        if s.sha256.is_some() && s.url.is_none() {
+            return Err(self.invalid(
+                raw.span(),
+                "`sha256` only applies to a url source",
+                "remove sha256, or use source = { url = \"…\", sha256 = \"…\" }",
+            ));
+        }
+        Ok(if let Some(path) = &s.path {
+            Source::Path(resolve_path(dir, path))
+        } else if let Some(package) = &s.apt {
+            Source::Apt(package.clone())
+        } else if let Some(url) = &s.git {
+            Source::Git {
+                url: url.clone(),
+                rev: s.rev.clone(),
+            }
+        } else {
+            let url = s.url.clone().unwrap_or_default();
+            let sha256 = s.sha256.clone().unwrap_or_default().to_ascii_lowercase();
+            if sha256.len() != 64 || !sha256.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(self.invalid(raw.span(), "a url source needs its sha256 (64 hex digits)", format!("download it once and run `sha256sum` on it, then add sha256 = \"…\" beside url = \"{url}\"")));
+            }
+            Source::Url { url, sha256 }
+        })
+    }
+
+    fn variants(
+        &self,
+        raw: &[RawVariant],
+        target: &Target,
+    ) -> Result<Vec<Variant>, ExperimentError> {
+        if raw.is_empty() {
+            return Ok(vec![Variant {
+                name: "baseline".to_owned(),
+                optimize: Vec::new(),
+                cflags: String::new(),
+                ldflags: String::new(),
+                env: BTreeMap::new(),
+            }]);
+        }
+        let mut seen = BTreeSet::new();
+        raw.iter()
+            .map(|v| {
+                let name = v.name.get_ref();
+                let valid = !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_+.-".contains(c));
+                if !valid {
+                    return Err(self.invalid(
+                        v.name.span(),
+                        format!("variant name `{name}` is not usable as a directory name"),
+                        "use letters, digits, '_', '+', '.' and '-' only, e.g. \"pgo+lto\"",
+                    ));
+                }
+                if !seen.insert(name.clone()) {
+                    return Err(self.invalid(
+                        v.name.span(),
+                        format!("variant `{name}` is defined twice"),
+                        "give each [[variant]] its own name",
+                    ));
+                }
+                let optimize = self.optimizations(v, target)?;
+                Ok(Variant {
+                    name: name.clone(),
+                    optimize,
+                    cflags: v.cflags.clone().unwrap_or_default(),
+                    ldflags: v.ldflags.clone().unwrap_or_default(),
+                    env: v.env.clone(),
+                })
+            })
+            .collect()
+    }
+
+    fn optimizations(
+        &self,
+        v: &RawVariant,
+        target: &Target,
+    ) -> Result<Vec<Optimization>, ExperimentError> {
+        let mut out: Vec<Optimization> = Vec::new();
+        for word in &v.optimize {
+            let o = Optimization::from_name(word.get_ref()).map_err(|hint| {
+                self.invalid(
+                    word.span(),
+                    format!("unknown or unsupported optimization `{}`", word.get_ref()),
+                    hint,
+                )
+            })?;
+            if out.contains(&o) {
+                return Err(self.invalid(
+                    word.span(),
+                    format!("`{}` is listed twice", word.get_ref()),
+                    "list each optimization once",
+                ));
+            }
+            if let Err(hint) = o.supported_by(target.compiler) {
+                return Err(self.invalid(
+                    word.span(),
+                    format!(
+                        "`{}` is not available with {}",
+                        word.get_ref(),
+                        target.compiler.name()
+                    ),
+                    hint,
+                ));
+            }
+            out.push(o);
+        }
+        Ok(out)
+    }
+
+    fn quick_variants(
+        &self,
+        variants: Vec<Variant>,
+        quick: &RawQuick,
+    ) -> Result<Vec<Variant>, ExperimentError> {
+        let Some(names) = &quick.variants else {
+            return Ok(variants);
+        };
+        for name in names {
+            if !variants.iter().any(|v| &v.name == name.get_ref()) {
+                return Err(self.invalid(
+                    name.span(),
+                    format!(
+                        "[quick] names variant `{}`, which is not defined",
+                        name.get_ref()
+                    ),
+                    "list names of [[variant]] entries",
+                ));
+            }
+        }
+        // Keep file order, so the baseline stays first.
+        let keep: Vec<Variant> = variants
+            .into_iter()
+            .filter(|v| names.iter().any(|n| n.get_ref() == &v.name))
+            .collect();
+        Ok(keep)
+    }
+
+    fn workloads(
+        &self,
+        raw: &[RawWorkload],
+        target: &Target,
+        params: &BTreeMap<String, String>,
+    ) -> Result<Vec<Workload>, ExperimentError> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for w in raw {
+            let name = w.name.get_ref();
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_+.-".contains(c))
+            {
+                return Err(self.invalid(
+                    w.name.span(),
+                    format!("workload name `{name}` is not usable as a file name"),
+                    "use letters, digits, '_', '+', '.' and '-' only",
+                ));
+            }
+            if !seen.insert(name.clone()) {
+                return Err(self.invalid(
+                    w.name.span(),
+                    format!("workload `{name}` is defined twice"),
+                    "give each [[workload]] its own name",
+                ));
+            }
+            let role = match w.role.as_ref().map(|r| (r.get_ref().as_str(), r.span())) {
+                None | Some(("both", _)) => Role::Both,
+                Some(("train", _)) => Role::Train,
+                Some(("bench", _)) => Role::Bench,
+                Some((other, span)) => {
+                    return Err(self.invalid(
+                        span,
+                        format!("unknown role `{other}`"),
+                        "use role = \"train\", \"bench\" or \"both\"",
+                    ))
+                }
+            };
+            let run = self.template(&w.run, target, params)?;
+            let train_run = w
+                .train_run
+                .as_ref()
+                .map(|t| self.template(t, target, params))
+                .transpose()?;
+            let figures = w
+                .figures
+                .iter()
+                .map(|f| self.figure(f))
+                .collect::<Result<_, _>>()?;
+            out.push(Workload {
+                name: name.clone(),
+                role,
+                run,
+                train_run,
+                timeout: self.duration(w.timeout.as_ref(), DEFAULT_RUN_TIMEOUT)?,
+                figures,
+            });
+        }
+        if !out.iter().any(|w| w.role.benches()) {
+            return Err(self.invalid(
+                0..0,
+                "no workload to benchmark",
+                "add a [[workload]] with run = \"…\" and role = \"bench\" or \"both\"",
+            ));
+        }
+        Ok(out)
+    }
+
+    fn template(
+        &self,
+        raw: &Spanned<String>,
+        target: &Target,
+        params: &BTreeMap<String, String>,
+    ) -> Result<Template, ExperimentError> {
+        let template = Template::new(raw.get_ref().clone());
+        if template.text.trim().is_empty() {
+            return Err(self.invalid(
+                raw.span(),
+                "command is empty",
+                "write the command to run, e.g. run = \"{bin.app} --input data\"",
+            ));
+        }
+        template
+            .check(
+                |b| target.binaries.contains_key(b),
+                |p| params.contains_key(p),
+            )
+            .map_err(|e| {
+                let bins: Vec<_> = target
+                    .binaries
+                    .keys()
+                    .map(|b| format!("{{bin.{b}}}"))
+                    .collect();
+                let ps: Vec<_> = params.keys().map(|p| format!("{{params.{p}}}")).collect();
+                self.invalid(
+                    raw.span(),
+                    e.to_string(),
+                    format!("known placeholders: {}", [bins, ps].concat().join(", ")),
+                )
+            })?;
+        Ok(template)
+    }
+
+    fn figure(&self, raw: &RawFigure) -> Result<Figure, ExperimentError> {
+        let regex = regex::Regex::new(raw.regex.get_ref()).map_err(|e| {
+            self.invalid(
+                raw.regex.span(),
+                format!("bad regex: {e}"),
+                "write a regex whose first group captures the number",
+            )
+        })?;
+        if regex.captures_len() < 2 {
+            return Err(self.invalid(
+                raw.regex.span(),
+                "the regex has no capture group",
+                "wrap the number in parentheses, e.g. \"([0-9.]+) per sec\"",
+            ));
+        }
+        let higher_is_better = match raw
+            .better
+            .as_ref()
+            .map(|b| (b.get_ref().as_str(), b.span()))
+        {
+            None | Some(("lower", _)) => false,
+            Some(("higher", _)) => true,
+            Some((other, span)) => {
+                return Err(self.invalid(
+                    span,
+                    format!("unknown direction `{other}`"),
+                    "use better = \"higher\" or \"lower\"",
+                ))
+            }
+        };
+        Ok(Figure {
+            name: raw.name.get_ref().clone(),
+            regex,
+            unit: raw.unit.clone().unwrap_or_default(),
+            higher_is_better,
+        })
+    }
+
+    fn bench(&self, raw: &RawBench, quick: Option<&RawQuick>) -> Result<Bench, ExperimentError> {
+        let repetitions = quick
+            .and_then(|q| q.repetitions.as_ref())
+            .or(raw.repetitions.as_ref());
+        let repetitions = self.positive(repetitions, 10, "repetitions")?;
+        let instruction_repetitions = quick
+            .and_then(|q| q.instruction_repetitions.as_ref())
+            .or(raw.instruction_repetitions.as_ref());
+        let instruction_repetitions =
+            self.positive(instruction_repetitions, 3, "instruction_repetitions")?;
+        let metrics = match &raw.metrics {
+            None => vec![
+                MetricKind::Wall,
+                MetricKind::User,
+                MetricKind::Sys,
+                MetricKind::MaxRss,
+            ],
+            Some(list) => list
+                .iter()
+                .map(|m| {
+                    MetricKind::from_name(m.get_ref()).ok_or_else(|| {
+                        let known: Vec<_> = MetricKind::ALL.iter().map(|k| k.name()).collect();
+                        self.invalid(
+                            m.span(),
+                            format!("unknown metric `{}`", m.get_ref()),
+                            format!("known metrics: {}", known.join(", ")),
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let confidence = match &raw.confidence {
+            None => 0.95,
+            Some(c) if *c.get_ref() > 0.5 && *c.get_ref() < 1.0 => *c.get_ref(),
+            Some(c) => {
+                return Err(self.invalid(
+                    c.span(),
+                    format!("confidence {} is out of range", c.get_ref()),
+                    "use a level between 0.5 and 1, e.g. 0.95",
+                ))
+            }
+        };
+        Ok(Bench {
+            repetitions,
+            warmup: quick.and_then(|q| q.warmup).or(raw.warmup).unwrap_or(1),
+            metrics,
+            confidence,
+            seed: raw.seed,
+            instruction_repetitions: instruction_repetitions.min(repetitions),
+        })
+    }
+
+    fn positive(
+        &self,
+        value: Option<&Spanned<u32>>,
+        default: u32,
+        key: &str,
+    ) -> Result<u32, ExperimentError> {
+        match value {
+            None => Ok(default),
+            Some(v) if *v.get_ref() > 0 => Ok(*v.get_ref()),
+            Some(v) => Err(self.invalid(
+                v.span(),
+                format!("{key} must be at least 1"),
+                format!("set {key} = {default} or more"),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[target]
+name = "fixture"
+source = { path = "src" }
+build = "make"
+binaries = { app = "app" }
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo+lto"
+optimize = ["pgo", "lto"]
+
+[[workload]]
+name = "hot"
+run = "{bin.app} {params.n}"
+
+[params]
+n = 1000
+
+[quick]
+repetitions = 3
+params = { n = 10 }
+variants = ["baseline"]
+"#;
+
+    fn load_text(text: &str, quick: bool) -> Result<Experiment, ExperimentError> {
+        load_str(Path::new("/exp/afterburner.toml"), text, quick)
+    }
+
+    #[test]
+    fn loads_a_good_file_with_defaults() {
+        let e = load_text(GOOD, false).unwrap();
+        assert_eq!(e.target.cflags, "-O2");
+        assert_eq!(e.target.source, Source::Path(PathBuf::from("/exp/src")));
+        assert_eq!(e.variants.len(), 2);
+        assert_eq!(
+            e.variants[1].optimize,
+            vec![Optimization::Pgo, Optimization::Lto]
+        );
+        assert!(e.variants[1].needs_profile());
+        assert_eq!(e.bench.repetitions, 10);
+        assert_eq!(e.params["n"], "1000");
+        assert_eq!(e.workloads[0].role, Role::Both);
+    }
+
+    #[test]
+    fn quick_overrides_repetitions_params_and_variants() {
+        let e = load_text(GOOD, true).unwrap();
+        assert_eq!(e.bench.repetitions, 3);
+        assert_eq!(e.params["n"], "10");
+        assert_eq!(e.variants.len(), 1);
+    }
+
+    fn error_of(text: &str) -> String {
+        load_text(text, false).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn unknown_key_names_file_and_line() {
+        let text = GOOD.replace("build = \"make\"", "build = \"make\"\nbuidl = \"x\"");
+        let err = error_of(&text);
+        assert!(err.contains("/exp/afterburner.toml"), "{err}");
+        assert!(err.contains("line 6"), "{err}");
+        assert!(err.contains("buidl"), "{err}");
+    }
+
+    #[test]
+    fn unknown_optimization_names_line_and_hint() {
+        let text = GOOD.replace("[\"pgo\", \"lto\"]", "[\"pgo\", \"turbo\"]");
+        let err = error_of(&text);
+        assert!(
+            err.starts_with(
+                "/exp/afterburner.toml:13: unknown or unsupported optimization `turbo`"
+            ),
+            "{err}"
+        );
+        assert!(err.contains("hint:"), "{err}");
+    }
+
+    #[test]
+    fn unknown_placeholder_is_rejected_with_known_ones() {
+        let text = GOOD.replace("{bin.app} {params.n}", "{bin.ap}");
+        let err = error_of(&text);
+        assert!(err.contains(":17: unknown placeholder `{bin.ap}`"), "{err}");
+        assert!(err.contains("{bin.app}"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_variant_and_bad_source_and_duration() {
+        let dup = GOOD.replace("name = \"pgo+lto\"", "name = \"baseline\"");
+        assert!(error_of(&dup).contains("defined twice"));
+        let two = GOOD.replace("{ path = \"src\" }", "{ path = \"src\", apt = \"x\" }");
+        assert!(error_of(&two).contains(":4: source must name exactly one"));
+        let t = GOOD.replace(
+            "run = \"{bin.app} {params.n}\"",
+            "run = \"{bin.app}\"\ntimeout = \"ten\"",
+        );
+        assert!(error_of(&t).contains("`ten` is not a duration"));
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Some(Duration::from_mins(2)));
+        assert_eq!(parse_duration("7"), Some(Duration::from_secs(7)));
+        assert_eq!(parse_duration("1 h"), Some(Duration::from_hours(1)));
+        assert_eq!(parse_duration("x"), None);
+        assert_eq!(parse_duration("-1s"), None);
+    }
+}

@@ -1,0 +1,153 @@
+//! Command templates: `{bin.NAME}` and `{params.KEY}` placeholders, checked
+//! when the experiment loads and expanded per variant when a command runs.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+/// A command line with placeholders, as written in the experiment file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    /// The text as written, placeholders included.
+    pub text: String,
+}
+
+/// A placeholder that names nothing the experiment defines.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown placeholder `{placeholder}`")]
+pub struct UnknownPlaceholder {
+    pub placeholder: String,
+}
+
+/// What placeholders expand to for one variant.
+#[derive(Debug, Clone, Default)]
+pub struct Bindings {
+    /// `{bin.NAME}` → absolute path of that binary in the variant's build.
+    pub binaries: BTreeMap<String, PathBuf>,
+    /// `{params.KEY}` → value.
+    pub params: BTreeMap<String, String>,
+}
+
+fn placeholder_regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    // Only `{word}` or `{word.word}`: shell braces such as `{a,b}` or awk's
+    // `{ print $1 }` contain other characters and are left alone.
+    RE.get_or_init(|| {
+        Regex::new(r"\{([a-z_]+)(?:\.([A-Za-z0-9_-]+))?\}").expect("invariant: constant regex")
+    })
+}
+
+impl Template {
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into() }
+    }
+
+    /// Check every placeholder against the names the experiment defines.
+    pub fn check<'a>(
+        &self,
+        binaries: impl Fn(&str) -> bool + 'a,
+        params: impl Fn(&str) -> bool + 'a,
+    ) -> Result<(), UnknownPlaceholder> {
+        for caps in placeholder_regex().captures_iter(&self.text) {
+            let known = match (&caps[1], caps.get(2)) {
+                ("bin", Some(name)) => binaries(name.as_str()),
+                ("params", Some(key)) => params(key.as_str()),
+                _ => false,
+            };
+            if !known {
+                return Err(UnknownPlaceholder {
+                    placeholder: caps[0].to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Expand placeholders; an unknown one is an error (checked at load, so
+    /// this only fails if bindings and experiment disagree).
+    pub fn expand(&self, bindings: &Bindings) -> Result<String, UnknownPlaceholder> {
+        let mut out = String::with_capacity(self.text.len());
+        let mut last = 0;
+        for caps in placeholder_regex().captures_iter(&self.text) {
+            let whole = caps.get(0).expect("invariant: group 0 always matches");
+            let value = match (&caps[1], caps.get(2)) {
+                ("bin", Some(name)) => bindings
+                    .binaries
+                    .get(name.as_str())
+                    .map(|path| shell_quote(&path.to_string_lossy())),
+                ("params", Some(key)) => bindings.params.get(key.as_str()).cloned(),
+                _ => None,
+            };
+            let value = value.ok_or_else(|| UnknownPlaceholder {
+                placeholder: whole.as_str().to_owned(),
+            })?;
+            out.push_str(&self.text[last..whole.start()]);
+            out.push_str(&value);
+            last = whole.end();
+        }
+        out.push_str(&self.text[last..]);
+        Ok(out)
+    }
+}
+
+/// Quote a path for a POSIX shell only when it needs it.
+fn shell_quote(text: &str) -> String {
+    let plain = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain && !text.is_empty() {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bindings() -> Bindings {
+        let mut b = Bindings::default();
+        b.binaries
+            .insert("speedtest1".into(), PathBuf::from("/w/v/build/speedtest1"));
+        b.binaries
+            .insert("odd".into(), PathBuf::from("/w/my dir/x"));
+        b.params.insert("size".into(), "5".into());
+        b
+    }
+
+    #[test]
+    fn expands_binaries_and_params() {
+        let t = Template::new("{bin.speedtest1} --size {params.size} --memdb");
+        assert_eq!(
+            t.expand(&bindings()).unwrap(),
+            "/w/v/build/speedtest1 --size 5 --memdb"
+        );
+    }
+
+    #[test]
+    fn quotes_paths_with_spaces() {
+        let t = Template::new("{bin.odd} x");
+        assert_eq!(t.expand(&bindings()).unwrap(), "'/w/my dir/x' x");
+    }
+
+    #[test]
+    fn leaves_shell_and_awk_braces_alone() {
+        let t = Template::new("echo {a,b} | awk '{ print $1 }'");
+        assert_eq!(t.expand(&bindings()).unwrap(), t.text);
+        assert!(t.check(|_| false, |_| false).is_ok());
+    }
+
+    #[test]
+    fn check_names_the_unknown_placeholder() {
+        let t = Template::new("{bin.nope} {params.size}");
+        let err = t.check(|n| n == "speedtest1", |k| k == "size").unwrap_err();
+        assert_eq!(err.placeholder, "{bin.nope}");
+        let err = Template::new("{workdir}")
+            .check(|_| true, |_| true)
+            .unwrap_err();
+        assert_eq!(err.placeholder, "{workdir}");
+    }
+}

@@ -1,0 +1,71 @@
+//! Turn a command line into a process: exec it directly when it is a plain
+//! word list (no shell start-up in the timing, like `hyperfine -N`), through
+//! `sh -c` when it uses shell syntax.
+
+use std::process::Command;
+
+/// Characters that need a shell to mean what the user wrote.
+const SHELL_SYNTAX: &[char] = &[
+    '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '[', '#', '~', '=', '\n',
+];
+
+/// The words to exec, or `None` when the line needs a shell.
+pub fn direct_words(line: &str) -> Option<Vec<String>> {
+    let unquoted: String = line.chars().filter(|c| *c != '\'' && *c != '"').collect();
+    if unquoted.contains(SHELL_SYNTAX) {
+        return None;
+    }
+    let words = shell_words::split(line).ok()?;
+    (!words.is_empty()).then_some(words)
+}
+
+/// A `Command` for `line`, direct when possible.
+pub fn command_for(line: &str) -> Command {
+    prefixed_command(&[], line)
+}
+
+/// A `Command` running `line` under `prefix` (e.g. valgrind's arguments).
+pub fn prefixed_command(prefix: &[String], line: &str) -> Command {
+    let words = direct_words(line)
+        .unwrap_or_else(|| vec!["sh".to_owned(), "-c".to_owned(), line.to_owned()]);
+    let mut all = prefix.iter().cloned().chain(words);
+    let program = all.next().expect("invariant: at least one word");
+    let mut command = Command::new(program);
+    command.args(all);
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_lines_run_directly() {
+        assert_eq!(
+            direct_words("/bin/app --size 5 'a b'"),
+            Some(vec![
+                "/bin/app".into(),
+                "--size".into(),
+                "5".into(),
+                "a b".into()
+            ])
+        );
+    }
+
+    #[test]
+    fn shell_syntax_goes_through_sh() {
+        for line in ["a | b", "a > out", "A=1 app", "app $HOME", "a && b"] {
+            assert_eq!(direct_words(line), None, "{line}");
+        }
+        let c = command_for("echo hi | cat");
+        assert_eq!(c.get_program(), "sh");
+    }
+
+    #[test]
+    fn prefix_comes_first() {
+        let c = prefixed_command(&["valgrind".into(), "-q".into()], "/bin/app 1");
+        assert_eq!(c.get_program(), "valgrind");
+        let args: Vec<_> = c.get_args().collect();
+        assert_eq!(args, ["-q", "/bin/app", "1"]);
+    }
+}

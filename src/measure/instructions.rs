@@ -1,0 +1,155 @@
+//! Instruction counts: `perf stat` where the machine has hardware counters,
+//! else `valgrind --tool=callgrind` (slow, but exact and repeatable).
+
+use std::path::Path;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::command::prefixed_command;
+use super::RunSetup;
+use crate::process::{run_timed, TimedIo};
+use crate::stats::Precision;
+
+/// Which tool counts instructions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstructionCounter {
+    /// `perf stat -e instructions:u`: hardware counters, near-native speed.
+    Perf,
+    /// `valgrind --tool=callgrind`: simulated, ~50× slower, exact.
+    Callgrind,
+}
+
+/// Result of a counted run.
+#[derive(Debug, Clone, Copy)]
+pub struct Counted {
+    pub status: ExitStatus,
+    /// Total instructions over the process and its children; `None` when the
+    /// counter's output could not be read (e.g. the run failed early).
+    pub instructions: Option<u64>,
+}
+
+impl InstructionCounter {
+    /// Perf when `perf stat` can count instructions here, else callgrind.
+    pub fn detect(perf_counters: bool) -> Self {
+        if perf_counters {
+            InstructionCounter::Perf
+        } else {
+            InstructionCounter::Callgrind
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InstructionCounter::Perf => "perf",
+            InstructionCounter::Callgrind => "callgrind",
+        }
+    }
+
+    /// Callgrind counts vary by a handful of instructions in billions: judge
+    /// them by resolution. Hardware counters jitter: judge them as noisy.
+    pub fn precision(self) -> Precision {
+        match self {
+            InstructionCounter::Perf => Precision::Noisy,
+            InstructionCounter::Callgrind => Precision::Exact,
+        }
+    }
+
+    /// Run the setup's command under the counter.
+    pub fn count(self, setup: &RunSetup, io: &TimedIo, timeout: Duration) -> Result<Counted> {
+        fs_err::create_dir_all(setup.scratch)?;
+        let out = setup.scratch.join("counter");
+        let prefix: Vec<String> = match self {
+            InstructionCounter::Perf => ["perf", "stat", "-x", ",", "-e", "instructions:u", "-o"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .chain([out.to_string_lossy().into_owned(), "--".to_owned()])
+                .collect(),
+            InstructionCounter::Callgrind => vec![
+                "valgrind".to_owned(),
+                "--tool=callgrind".to_owned(),
+                "--trace-children=yes".to_owned(),
+                format!("--callgrind-out-file={}.%p", out.display()),
+            ],
+        };
+        let mut command = prefixed_command(&prefix, setup.command);
+        command.envs(setup.env).current_dir(setup.cwd);
+        // Callgrind is ~50x slower than a native run.
+        let timeout = match self {
+            InstructionCounter::Perf => timeout,
+            InstructionCounter::Callgrind => timeout.saturating_mul(100),
+        };
+        let timed = run_timed(&mut command, io, timeout)
+            .with_context(|| format!("counting instructions with {}", self.name()))?;
+        let instructions = match self {
+            InstructionCounter::Perf => parse_perf_file(&out),
+            InstructionCounter::Callgrind => sum_callgrind_files(setup.scratch, "counter.")?,
+        };
+        Ok(Counted {
+            status: timed.status,
+            instructions,
+        })
+    }
+}
+
+fn parse_perf_file(path: &Path) -> Option<u64> {
+    let text = fs_err::read_to_string(path).unwrap_or_default();
+    let _ = fs_err::remove_file(path);
+    parse_perf_csv(&text)
+}
+
+/// The instruction count in `perf stat -x,` output, if it was counted.
+pub fn parse_perf_csv(text: &str) -> Option<u64> {
+    text.lines()
+        .filter(|l| l.contains("instructions"))
+        .find_map(|l| l.split(',').next()?.trim().parse().ok())
+}
+
+/// Sum `totals:` (or `summary:`) over callgrind's per-process files, then
+/// delete them (they are large; the count is what the record keeps).
+fn sum_callgrind_files(dir: &Path, prefix: &str) -> Result<Option<u64>> {
+    let mut total: Option<u64> = None;
+    for entry in fs_err::read_dir(dir)?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(prefix) {
+            continue;
+        }
+        let text = fs_err::read_to_string(entry.path())?;
+        fs_err::remove_file(entry.path())?;
+        match parse_callgrind_total(&text) {
+            Some(n) => total = Some(total.unwrap_or(0) + n),
+            None => bail!("callgrind output {name} has no totals line; was the run killed?"),
+        }
+    }
+    Ok(total)
+}
+
+/// The instruction total of one callgrind output file.
+pub fn parse_callgrind_total(text: &str) -> Option<u64> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("totals:"))
+        .or_else(|| text.lines().find(|l| l.starts_with("summary:")))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_perf_and_callgrind_output() {
+        let perf = "# started on Sun\n\n123456789,,instructions:u,1000000,100.00,,\n";
+        assert_eq!(parse_perf_csv(perf), Some(123_456_789));
+        assert_eq!(
+            parse_perf_csv("<not supported>,,instructions:u,0,100.00,,\n"),
+            None
+        );
+        let cg = "events: Ir\nfl=x\n0 5\nsummary: 4242\ntotals: 4242\n";
+        assert_eq!(parse_callgrind_total(cg), Some(4242));
+        assert_eq!(parse_callgrind_total("events: Ir\n"), None);
+    }
+}

@@ -1,0 +1,240 @@
+//! Measure one run of a workload on a variant: wall, CPU time and peak RSS
+//! from the kernel, instruction counts from perf or callgrind, and figures
+//! the workload prints itself.
+
+mod command;
+pub mod instructions;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+pub use command::command_for;
+pub use instructions::InstructionCounter;
+
+use crate::experiment::{Figure, MetricKind, Workload};
+use crate::process::{describe_status, run_timed, TimedIo};
+use crate::stats::Precision;
+
+/// Which measurement a run was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunKind {
+    /// Native run: wall, user, sys, max RSS and figures.
+    Timing,
+    /// Run under the instruction counter (perf stat or callgrind).
+    Instructions,
+}
+
+/// One finished run: a line of `raw.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Round number, from 0; warmup rounds come first.
+    pub round: u32,
+    /// Uncounted warmup run.
+    pub warmup: bool,
+    /// Position of this variant in the round's shuffled order, from 0.
+    pub position: u32,
+    pub variant: String,
+    pub workload: String,
+    pub kind: RunKind,
+    /// When the run started, in milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// Whether the command exited with status 0.
+    pub success: bool,
+    /// "exit code N" or "signal N (NAME)".
+    pub exit: String,
+    /// Wall-clock time, in nanoseconds.
+    pub wall_ns: Option<u64>,
+    /// User-mode CPU time, in nanoseconds.
+    pub user_ns: Option<u64>,
+    /// Kernel-mode CPU time, in nanoseconds.
+    pub sys_ns: Option<u64>,
+    /// Peak resident set size, in KiB.
+    pub max_rss_kib: Option<u64>,
+    /// Instructions executed (user space), for instruction runs.
+    pub instructions: Option<u64>,
+    /// "perf" or "callgrind".
+    pub instruction_source: Option<String>,
+    /// Figures read from the workload's output, by name.
+    #[serde(default)]
+    pub figures: BTreeMap<String, f64>,
+    /// The command's stdout and stderr.
+    pub stdout_log: PathBuf,
+    pub stderr_log: PathBuf,
+}
+
+/// What a metric is: its name, unit, direction and precision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// `wall`, `user`, `sys`, `max_rss`, `instructions`, or a figure's name.
+    pub name: String,
+    /// Unit of the values: "s", "KiB", "instructions", or the figure's.
+    pub unit: String,
+    pub lower_is_better: bool,
+    pub precision: Precision,
+}
+
+impl Metric {
+    pub fn builtin(kind: MetricKind, counter: InstructionCounter) -> Self {
+        let (unit, precision) = match kind {
+            MetricKind::Wall | MetricKind::User | MetricKind::Sys => ("s", Precision::Noisy),
+            MetricKind::MaxRss => ("KiB", Precision::Noisy),
+            MetricKind::Instructions => ("instructions", counter.precision()),
+        };
+        Self {
+            name: kind.name().to_owned(),
+            unit: unit.to_owned(),
+            lower_is_better: true,
+            precision,
+        }
+    }
+
+    pub fn figure(figure: &Figure) -> Self {
+        Self {
+            name: figure.name.clone(),
+            unit: figure.unit.clone(),
+            lower_is_better: !figure.higher_is_better,
+            precision: Precision::Noisy,
+        }
+    }
+
+    /// This metric's value in a run, if the run measured it.
+    pub fn value(&self, run: &RunRecord) -> Option<f64> {
+        let ns = |v: Option<u64>| v.map(|n| n as f64 / 1e9);
+        match self.name.as_str() {
+            "wall" if run.kind == RunKind::Timing => ns(run.wall_ns),
+            "user" if run.kind == RunKind::Timing => ns(run.user_ns),
+            "sys" if run.kind == RunKind::Timing => ns(run.sys_ns),
+            "max_rss" if run.kind == RunKind::Timing => run.max_rss_kib.map(|v| v as f64),
+            "instructions" => run.instructions.map(|v| v as f64),
+            name if run.kind == RunKind::Timing => run.figures.get(name).copied(),
+            _ => None,
+        }
+    }
+}
+
+/// Identity of a run: where it sits in the plan.
+#[derive(Debug, Clone)]
+pub struct RunSlot<'a> {
+    pub round: u32,
+    pub warmup: bool,
+    pub position: u32,
+    pub variant: &'a str,
+    pub workload: &'a Workload,
+    pub kind: RunKind,
+}
+
+/// How to run: the expanded command, its environment and where output goes.
+#[derive(Debug, Clone)]
+pub struct RunSetup<'a> {
+    /// The command line, placeholders expanded.
+    pub command: &'a str,
+    pub env: &'a BTreeMap<String, String>,
+    pub cwd: &'a Path,
+    /// Directory for the run's stdout/stderr files.
+    pub logs: &'a Path,
+    /// Scratch directory for instruction-counter output.
+    pub scratch: &'a Path,
+    pub counter: InstructionCounter,
+}
+
+/// Run once and measure. A non-zero exit is recorded, not an error: the
+/// caller decides; an error here means the run could not be measured at all.
+pub fn measure(slot: &RunSlot, setup: &RunSetup) -> anyhow::Result<RunRecord> {
+    let stem = format!(
+        "r{:03}-{}-{}-{}",
+        slot.round,
+        slot.workload.name,
+        slot.variant,
+        match slot.kind {
+            RunKind::Timing => "time",
+            RunKind::Instructions => "instr",
+        }
+    );
+    let io = TimedIo {
+        stdout: setup.logs.join(format!("{stem}.out")),
+        stderr: setup.logs.join(format!("{stem}.err")),
+    };
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let mut record = RunRecord {
+        round: slot.round,
+        warmup: slot.warmup,
+        position: slot.position,
+        variant: slot.variant.to_owned(),
+        workload: slot.workload.name.clone(),
+        kind: slot.kind,
+        started_unix_ms,
+        success: false,
+        exit: String::new(),
+        wall_ns: None,
+        user_ns: None,
+        sys_ns: None,
+        max_rss_kib: None,
+        instructions: None,
+        instruction_source: None,
+        figures: BTreeMap::new(),
+        stdout_log: io.stdout.clone(),
+        stderr_log: io.stderr.clone(),
+    };
+    match slot.kind {
+        RunKind::Timing => {
+            let mut command = command_for(setup.command);
+            command.envs(setup.env).current_dir(setup.cwd);
+            let timed = run_timed(&mut command, &io, slot.workload.timeout)?;
+            record.success = timed.status.success();
+            record.exit = describe_status(timed.status);
+            record.wall_ns = Some(nanos(timed.usage.wall));
+            record.user_ns = Some(nanos(timed.usage.user));
+            record.sys_ns = Some(nanos(timed.usage.sys));
+            record.max_rss_kib = Some(timed.usage.max_rss_kib);
+            if record.success {
+                record.figures = read_figures(&slot.workload.figures, &io.stdout)?;
+            }
+        }
+        RunKind::Instructions => {
+            let counted = setup.counter.count(setup, &io, slot.workload.timeout)?;
+            record.success = counted.status.success();
+            record.exit = describe_status(counted.status);
+            record.instructions = counted.instructions;
+            record.instruction_source = Some(setup.counter.name().to_owned());
+        }
+    }
+    Ok(record)
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Read each figure's first capture group from the run's stdout.
+fn read_figures(figures: &[Figure], stdout: &Path) -> anyhow::Result<BTreeMap<String, f64>> {
+    if figures.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let text = fs_err::read_to_string(stdout)?;
+    let mut out = BTreeMap::new();
+    for figure in figures {
+        let value = figure
+            .regex
+            .captures(&text)
+            .and_then(|c| c.get(1))
+            .and_then(|m| m.as_str().replace(',', "").parse::<f64>().ok());
+        match value {
+            Some(v) => {
+                out.insert(figure.name.clone(), v);
+            }
+            None => anyhow::bail!(
+                "figure `{}`: regex `{}` found no number in the output {}\nhint: check the regex against that file; its first group must capture a number",
+                figure.name,
+                figure.regex.as_str(),
+                stdout.display()
+            ),
+        }
+    }
+    Ok(out)
+}

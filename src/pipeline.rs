@@ -1,0 +1,191 @@
+//! The phases in order — build, train, bench, report — each resuming from
+//! what the earlier one left on disk.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+
+use crate::build::{self, build_stage, Outcome};
+use crate::experiment::{self, Bindings, Experiment, Variant, Workload};
+use crate::measure::command_for;
+use crate::process::{describe_status, run_timed, TimedIo};
+use crate::source;
+use crate::toolchain::{self, tools, Compiler, Stage};
+use crate::workdir::{tail, Workdir};
+
+/// Options shared by every phase.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Apply the experiment's `[quick]` overrides.
+    pub quick: bool,
+    /// Work directory; `.afterburner/` beside the experiment file when unset.
+    pub workdir: Option<PathBuf>,
+}
+
+/// A loaded experiment and its work directory.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub experiment: Experiment,
+    pub workdir: Workdir,
+}
+
+impl Context {
+    pub fn open(file: &Path, options: &Options) -> Result<Self> {
+        let experiment = experiment::load(file, options.quick)?;
+        let root = options
+            .workdir
+            .clone()
+            .unwrap_or_else(|| experiment.default_workdir());
+        let root = std::path::absolute(&root).unwrap_or(root);
+        fs_err::create_dir_all(&root)?;
+        Ok(Self {
+            experiment,
+            workdir: Workdir::new(root),
+        })
+    }
+
+    /// Bindings of a variant's binaries for `stage`, from its build record.
+    pub fn bindings(&self, variant: &Variant, stage: Stage) -> Result<Bindings> {
+        let record = build::load_record(&self.workdir.build_record(&variant.name, stage)).with_context(|| {
+            let phase = if stage == Stage::Final && variant.needs_profile() { "train" } else { "build" };
+            format!(
+                "variant `{}` has no {} build in {}\nhint: run `afterburner {phase}` first (or `afterburner run`)",
+                variant.name,
+                stage.name(),
+                self.workdir.root.display()
+            )
+        })?;
+        Ok(Bindings {
+            binaries: record.binaries,
+            params: self.experiment.params.clone(),
+        })
+    }
+}
+
+/// Build phase: fetch the source, then build every variant that needs no
+/// profile, and the instrumented stage of those that do.
+pub fn build(cx: &Context) -> Result<()> {
+    let e = &cx.experiment;
+    let mut needed = vec![tools::MAKE];
+    needed.extend(match e.target.compiler {
+        Compiler::Gcc => [tools::GCC, tools::GXX],
+        Compiler::Clang => [tools::CLANG, tools::CLANG],
+    });
+    tools::ensure(&needed)?;
+    eprintln!("fetching source of `{}`", e.target.name);
+    let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
+    for variant in &e.variants {
+        let stage = if variant.needs_profile() {
+            Stage::Instrumented
+        } else {
+            Stage::Final
+        };
+        build_one(cx, variant, stage, &source_dir)?;
+    }
+    Ok(())
+}
+
+fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
+    eprint!("building {} ({}) … ", variant.name, stage.name());
+    let outcome = build_stage(&cx.experiment, variant, stage, source_dir, &cx.workdir)?;
+    match &outcome {
+        Outcome::Built(r) => eprintln!("done in {:.1} s", r.seconds),
+        Outcome::UpToDate(_) => eprintln!("up to date"),
+    }
+    Ok(())
+}
+
+/// Train phase: run the training workloads on each instrumented build, check
+/// the profile, then build the optimized stage with it.
+pub fn train(cx: &Context) -> Result<()> {
+    let e = &cx.experiment;
+    let trainers: Vec<&Workload> = e.workloads.iter().filter(|w| w.role.trains()).collect();
+    let profiled: Vec<&Variant> = e.variants.iter().filter(|v| v.needs_profile()).collect();
+    if profiled.is_empty() {
+        return Ok(());
+    }
+    if trainers.is_empty() {
+        bail!(
+            "variants {} need a profile, but no workload trains\nhint: give a [[workload]] role = \"train\" or \"both\" in {}",
+            profiled.iter().map(|v| format!("`{}`", v.name)).collect::<Vec<_>>().join(", "),
+            e.file.display()
+        );
+    }
+    let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
+    for variant in profiled {
+        train_variant(cx, variant, &trainers)?;
+        build_one(cx, variant, Stage::Final, &source_dir)?;
+    }
+    Ok(())
+}
+
+/// Marker: the instrumented build's key the profile was trained with.
+const TRAINED_MARKER: &str = ".afterburner-trained";
+
+fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Result<()> {
+    let instrumented =
+        build::load_record(&cx.workdir.build_record(&variant.name, Stage::Instrumented));
+    let bindings = cx.bindings(variant, Stage::Instrumented)?;
+    let key = instrumented.map(|r| r.key).unwrap_or_default();
+    let profile_dir = cx.workdir.profile_dir(&variant.name);
+    let marker = profile_dir.join(TRAINED_MARKER);
+    if fs_err::read_to_string(&marker).is_ok_and(|k| k == key) {
+        eprintln!("training {}: profile up to date", variant.name);
+        return Ok(());
+    }
+    if profile_dir.exists() {
+        // Counters accumulate across runs; start from nothing.
+        fs_err::remove_dir_all(&profile_dir)?;
+    }
+    fs_err::create_dir_all(&profile_dir)?;
+    let logs = cx.workdir.variant_logs(&variant.name);
+    fs_err::create_dir_all(&logs)?;
+    for workload in trainers {
+        let template = workload.train_run.as_ref().unwrap_or(&workload.run);
+        let line = template.expand(&bindings)?;
+        eprint!("training {} on {} … ", variant.name, workload.name);
+        let io = TimedIo {
+            stdout: logs.join(format!("train-{}.out", workload.name)),
+            stderr: logs.join(format!("train-{}.err", workload.name)),
+        };
+        let mut command = command_for(&line);
+        command.envs(&variant.env).current_dir(&cx.experiment.dir);
+        let timed = run_timed(&mut command, &io, workload.timeout.saturating_mul(10))
+            .with_context(|| {
+                format!(
+                    "training variant `{}` on workload `{}`",
+                    variant.name, workload.name
+                )
+            })?;
+        if !timed.status.success() {
+            bail!(
+                "training run of workload `{}` on variant `{}` failed with {}\ncommand: {line}\n{DIVIDER}\n{}\n{DIVIDER}\nlogs: {}",
+                workload.name,
+                variant.name,
+                describe_status(timed.status),
+                tail(&io.stderr, 20),
+                io.stderr.display()
+            );
+        }
+        eprintln!("{:.1} s", timed.usage.wall.as_secs_f64());
+    }
+    let files = toolchain::check_profile(&profile_dir).map_err(anyhow::Error::msg)?;
+    eprintln!(
+        "profile of {}: {files} files in {}",
+        variant.name,
+        profile_dir.display()
+    );
+    fs_err::write(&marker, key)?;
+    Ok(())
+}
+
+const DIVIDER: &str = "----------------------------------------";
+
+/// The whole pipeline: build, train, bench, report. Returns the run directory.
+pub fn run(cx: &Context) -> Result<PathBuf> {
+    build(cx)?;
+    train(cx)?;
+    let run_dir = crate::bench::bench(cx)?;
+    crate::report::report(cx, &run_dir)?;
+    Ok(run_dir)
+}

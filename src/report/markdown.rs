@@ -1,0 +1,194 @@
+//! `report.md` in the seeds' layout: per workload and metric, a row per
+//! repetition, then STDDEVP, Mean, STDDEVP/Mean and Opt/Default per variant,
+//! then each verdict with its interval; the machine and the rules follow.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+
+use super::format::{improvement, p_value, scale_for};
+use super::results::{ComparisonEntry, Measurement};
+use super::{Exporter, Results};
+
+/// Renders results as Markdown.
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn render(&self, results: &Results) -> Result<Vec<u8>> {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "# afterburner report: {} ({})\n",
+            results.target, results.run_id
+        );
+        let _ = writeln!(
+            out,
+            "{} counted repetitions per variant and workload after {} warmup, interleaved in rounds shuffled with seed {}; baseline: `{}`. Instructions counted with {}.\n",
+            results.repetitions, results.warmup, results.seed, results.baseline, results.instruction_counter.name()
+        );
+        let workloads = unique(results.measurements.iter().map(|m| m.workload.as_str()));
+        for workload in workloads {
+            let _ = writeln!(out, "## Workload `{workload}`\n");
+            let metrics = unique(
+                results
+                    .measurements
+                    .iter()
+                    .filter(|m| m.workload == workload)
+                    .map(|m| m.metric.name.as_str()),
+            );
+            for metric in metrics {
+                let rows: Vec<&Measurement> = results
+                    .measurements
+                    .iter()
+                    .filter(|m| m.workload == workload && m.metric.name == metric)
+                    .collect();
+                let comparisons: Vec<&ComparisonEntry> = results
+                    .comparisons
+                    .iter()
+                    .filter(|c| c.workload == workload && c.metric == metric)
+                    .collect();
+                table(&mut out, results, &rows, &comparisons);
+            }
+        }
+        variants(&mut out, results);
+        rules(&mut out, results);
+        warnings(&mut out, results);
+        let _ = writeln!(
+            out,
+            "## Environment\n\n```\n{}```",
+            results.environment.render_text()
+        );
+        Ok(out.into_bytes())
+    }
+}
+
+fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
+}
+
+fn table(
+    out: &mut String,
+    results: &Results,
+    rows: &[&Measurement],
+    comparisons: &[&ComparisonEntry],
+) {
+    let Some(first) = rows.first() else { return };
+    let metric = &first.metric;
+    let scale = scale_for(&metric.unit, first.summary.mean);
+    let direction = if metric.lower_is_better {
+        "lower is better"
+    } else {
+        "higher is better"
+    };
+    let _ = writeln!(
+        out,
+        "### {} ({}, {direction})\n",
+        metric.name,
+        scale.label(&metric.unit)
+    );
+    let header: Vec<String> = rows.iter().map(|m| format!("`{}`", m.variant)).collect();
+    let _ = writeln!(out, "| Repetition | {} |", header.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---:|".repeat(rows.len()));
+    let longest = rows.iter().map(|m| m.samples.len()).max().unwrap_or(0);
+    for i in 0..longest {
+        let cells: Vec<String> = rows
+            .iter()
+            .map(|m| m.samples.get(i).map_or(String::new(), |v| scale.show(*v)))
+            .collect();
+        let _ = writeln!(out, "| {} | {} |", i + 1, cells.join(" | "));
+    }
+    let stat_row = |label: &str, f: &dyn Fn(&Measurement) -> String| {
+        let cells: Vec<String> = rows.iter().map(|m| f(m)).collect();
+        format!("| **{label}** | {} |\n", cells.join(" | "))
+    };
+    out.push_str(&stat_row("STDDEVP", &|m| scale.show(m.summary.stddevp)));
+    out.push_str(&stat_row("Mean", &|m| scale.show(m.summary.mean)));
+    out.push_str(&stat_row("STDDEVP/Mean", &|m| {
+        format!("{:.2}%", m.summary.cv * 100.0)
+    }));
+    out.push_str(&stat_row("Opt/Default", &|m| {
+        if m.variant == results.baseline {
+            "1.000".to_owned()
+        } else {
+            comparisons
+                .iter()
+                .find(|c| c.variant == m.variant)
+                .map_or("n/a".to_owned(), |c| format!("{:.3}", c.ratio))
+        }
+    }));
+    out.push('\n');
+    for c in comparisons {
+        let _ = writeln!(
+            out,
+            "- `{}` vs `{}`: **{}** — {}, ratio {:.3} ({:.0}% CI {:.3}–{:.3}), Mann-Whitney p = {}",
+            c.variant,
+            c.baseline,
+            c.verdict,
+            improvement(c.improvement_pct),
+            c.ratio,
+            results.confidence * 100.0,
+            c.ci_low,
+            c.ci_high,
+            p_value(c.p_value)
+        );
+    }
+    out.push('\n');
+}
+
+fn variants(out: &mut String, results: &Results) {
+    let _ = writeln!(
+        out,
+        "## Variants\n\n| Variant | Optimize | CFLAGS | LDFLAGS |\n|---|---|---|---|"
+    );
+    for v in &results.variants {
+        let optimize: Vec<&str> = v.optimize.iter().map(|o| o.name()).collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | `{}` | `{}` |",
+            v.name,
+            optimize.join(" + "),
+            v.cflags,
+            v.ldflags
+        );
+    }
+    if let Some(v) = results.variants.first() {
+        let _ = writeln!(out, "\nCompiler: {}\n", v.compiler_version);
+    }
+}
+
+fn rules(out: &mut String, results: &Results) {
+    let rules = unique(results.comparisons.iter().map(|c| c.rule.as_str()));
+    if rules.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## How verdicts are decided\n");
+    for rule in rules {
+        let _ = writeln!(out, "- {rule}");
+    }
+    out.push('\n');
+}
+
+fn warnings(out: &mut String, results: &Results) {
+    if results.warnings.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Warnings\n");
+    for w in &results.warnings {
+        let context: Vec<String> = [&w.workload, &w.metric, &w.variant]
+            .iter()
+            .filter_map(|s| s.as_ref().map(|s| format!("`{s}`")))
+            .collect();
+        if context.is_empty() {
+            let _ = writeln!(out, "- {}", w.message);
+        } else {
+            let _ = writeln!(out, "- {}: {}", context.join(" / "), w.message);
+        }
+    }
+    out.push('\n');
+}

@@ -1,0 +1,49 @@
+//! Reports of a bench run: `results.json`, `report.md` and a terminal
+//! summary, all rendered from the same [`Results`].
+
+mod format;
+mod json;
+mod markdown;
+pub mod results;
+mod terminal;
+
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+
+pub use json::Json;
+pub use markdown::Markdown;
+pub use results::{analyze, Results};
+pub use terminal::Terminal;
+
+use crate::bench::{read_raw, BenchMeta};
+use crate::pipeline::Context;
+use crate::workdir::{META_FILE, RAW_FILE, REPORT_FILE, RESULTS_FILE};
+
+/// A pure renderer of results into bytes; the caller decides where they go.
+pub trait Exporter {
+    fn render(&self, results: &Results) -> Result<Vec<u8>>;
+}
+
+/// Analyse `run_dir` from its `meta.json` and `raw.jsonl`, write
+/// `results.json` and `report.md` beside them, print the terminal summary.
+pub fn report(cx: &Context, run_dir: &Path) -> Result<Results> {
+    let _ = cx;
+    let results = load_results(run_dir)?;
+    fs_err::write(run_dir.join(RESULTS_FILE), Json.render(&results)?)?;
+    fs_err::write(run_dir.join(REPORT_FILE), Markdown.render(&results)?)?;
+    let summary = Terminal.render(&results)?;
+    print!("{}", String::from_utf8_lossy(&summary));
+    println!("results: {}", run_dir.join(RESULTS_FILE).display());
+    println!("report:  {}", run_dir.join(REPORT_FILE).display());
+    Ok(results)
+}
+
+/// Redraw results from a run directory's raw files alone.
+pub fn load_results(run_dir: &Path) -> Result<Results> {
+    let meta_path = run_dir.join(META_FILE);
+    let meta: BenchMeta = serde_json::from_slice(&fs_err::read(&meta_path)?)
+        .with_context(|| format!("{} is not a bench run's metadata", meta_path.display()))?;
+    let runs = read_raw(&run_dir.join(RAW_FILE))?;
+    Ok(analyze(&meta, &runs))
+}

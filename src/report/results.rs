@@ -1,0 +1,246 @@
+//! `results.json`: the analysed outcome of one bench run. Documented field by
+//! field here and in `docs/results-schema.md`; `schema_version` changes on any
+//! incompatible change.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::{BenchMeta, VariantInfo};
+use crate::env::Environment;
+use crate::measure::{InstructionCounter, Metric, RunRecord};
+use crate::stats::{self, CompareOptions, Summary, Verdict};
+
+/// Everything a report shows, derived from `meta.json` and `raw.jsonl` alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// Version of this format (see `docs/results-schema.md`).
+    pub schema_version: u32,
+    pub run_id: String,
+    pub target: String,
+    /// The experiment file.
+    pub experiment: PathBuf,
+    /// Seed of the round order shuffle and the bootstrap.
+    pub seed: u64,
+    /// Confidence level of intervals and tests, e.g. 0.95.
+    pub confidence: f64,
+    /// Counted repetitions per variant and workload.
+    pub repetitions: u32,
+    /// Uncounted warmup runs per variant and workload.
+    pub warmup: u32,
+    pub instruction_counter: InstructionCounter,
+    pub environment: Environment,
+    /// The baseline variant's name.
+    pub baseline: String,
+    pub variants: Vec<VariantInfo>,
+    /// Samples and summary per workload, metric and variant.
+    pub measurements: Vec<Measurement>,
+    /// Each non-baseline variant against the baseline, per workload and metric.
+    pub comparisons: Vec<ComparisonEntry>,
+    pub warnings: Vec<WarningEntry>,
+    /// Counts of the runs in `raw.jsonl`.
+    pub runs: RunCounts,
+}
+
+/// One variant's samples of one metric on one workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub workload: String,
+    pub metric: Metric,
+    pub variant: String,
+    /// Round of each sample (same order as `samples`).
+    pub rounds: Vec<u32>,
+    /// Values in the metric's unit, warmup excluded.
+    pub samples: Vec<f64>,
+    pub summary: Summary,
+}
+
+/// A variant against the baseline on one workload and metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonEntry {
+    pub workload: String,
+    /// Metric name.
+    pub metric: String,
+    /// Unit of the metric.
+    pub unit: String,
+    pub variant: String,
+    pub baseline: String,
+    /// mean(variant) / mean(baseline): the seeds' Opt/Default.
+    pub ratio: f64,
+    /// Improvement in percent; positive is better whatever the metric's direction.
+    pub improvement_pct: f64,
+    /// Lower bound of the ratio's confidence interval.
+    pub ci_low: f64,
+    /// Upper bound of the ratio's confidence interval.
+    pub ci_high: f64,
+    /// Two-sided Mann-Whitney U p-value (absent when not computed).
+    pub p_value: Option<f64>,
+    pub verdict: Verdict,
+    /// The rule that produced the verdict, in words.
+    pub rule: String,
+    /// Whether samples were paired by round (interleaved runs).
+    pub paired: bool,
+}
+
+/// A warning about one comparison, or the run as a whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarningEntry {
+    pub workload: Option<String>,
+    pub metric: Option<String>,
+    pub variant: Option<String>,
+    pub message: String,
+}
+
+/// How many runs `raw.jsonl` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunCounts {
+    pub total: usize,
+    pub warmup: usize,
+    pub failed: usize,
+}
+
+/// Analyse a bench run.
+pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
+    let baseline = meta
+        .variants
+        .first()
+        .map(|v| v.name.clone())
+        .unwrap_or_default();
+    let mut measurements = Vec::new();
+    let mut comparisons = Vec::new();
+    let mut warnings = Vec::new();
+    for workload in &meta.workloads {
+        for metric in &meta.metrics {
+            let per_variant: Vec<Measurement> = meta
+                .variants
+                .iter()
+                .filter_map(|v| measurement(workload, metric, &v.name, runs))
+                .collect();
+            let Some(base) = per_variant.iter().find(|m| m.variant == baseline).cloned() else {
+                measurements.extend(per_variant);
+                continue;
+            };
+            for m in per_variant.iter().filter(|m| m.variant != baseline) {
+                match compare(meta, &base, m) {
+                    Ok((entry, found)) => {
+                        comparisons.push(entry);
+                        warnings.extend(found);
+                    }
+                    Err(warning) => warnings.push(warning),
+                }
+            }
+            measurements.extend(per_variant);
+        }
+    }
+    let failed = runs.iter().filter(|r| !r.success).count();
+    if failed > 0 {
+        warnings.push(WarningEntry {
+            workload: None,
+            metric: None,
+            variant: None,
+            message: format!("{failed} run(s) failed and are left out of the statistics; see raw.jsonl and logs/"),
+        });
+    }
+    Results {
+        schema_version: crate::bench::SCHEMA_VERSION,
+        run_id: meta.run_id.clone(),
+        target: meta.target.clone(),
+        experiment: meta.experiment.clone(),
+        seed: meta.seed,
+        confidence: meta.confidence,
+        repetitions: meta.repetitions,
+        warmup: meta.warmup,
+        instruction_counter: meta.instruction_counter,
+        environment: meta.environment.clone(),
+        baseline,
+        variants: meta.variants.clone(),
+        measurements,
+        comparisons,
+        warnings,
+        runs: RunCounts {
+            total: runs.len(),
+            warmup: runs.iter().filter(|r| r.warmup).count(),
+            failed,
+        },
+    }
+}
+
+fn measurement(
+    workload: &str,
+    metric: &Metric,
+    variant: &str,
+    runs: &[RunRecord],
+) -> Option<Measurement> {
+    let mut pairs: Vec<(u32, f64)> = runs
+        .iter()
+        .filter(|r| r.workload == workload && r.variant == variant && !r.warmup && r.success)
+        .filter_map(|r| metric.value(r).map(|v| (r.round, v)))
+        .collect();
+    pairs.sort_by_key(|p| p.0);
+    let samples: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+    let summary = stats::summarize(&samples)?;
+    Some(Measurement {
+        workload: workload.to_owned(),
+        metric: metric.clone(),
+        variant: variant.to_owned(),
+        rounds: pairs.iter().map(|p| p.0).collect(),
+        samples,
+        summary,
+    })
+}
+
+fn compare(
+    meta: &BenchMeta,
+    base: &Measurement,
+    m: &Measurement,
+) -> Result<(ComparisonEntry, Vec<WarningEntry>), WarningEntry> {
+    let paired = base.rounds == m.rounds;
+    let options = CompareOptions {
+        confidence: meta.confidence,
+        paired,
+        precision: m.metric.precision,
+        lower_is_better: m.metric.lower_is_better,
+        resamples: 10_000,
+        seed: meta.seed,
+    };
+    let Some(c) = stats::compare(&base.samples, &m.samples, &options) else {
+        let warning = WarningEntry {
+            workload: Some(m.workload.clone()),
+            metric: Some(m.metric.name.clone()),
+            variant: Some(m.variant.clone()),
+            message: format!("no ratio: the baseline's mean {} is zero", m.metric.name),
+        };
+        return Err(warning);
+    };
+    let warnings = stats::warnings(
+        &base.summary,
+        &m.summary,
+        &c,
+        m.metric.precision,
+        meta.confidence,
+    )
+    .into_iter()
+    .map(|w| WarningEntry {
+        workload: Some(m.workload.clone()),
+        metric: Some(m.metric.name.clone()),
+        variant: Some(m.variant.clone()),
+        message: w.to_string(),
+    })
+    .collect();
+    let entry = ComparisonEntry {
+        workload: m.workload.clone(),
+        metric: m.metric.name.clone(),
+        unit: m.metric.unit.clone(),
+        variant: m.variant.clone(),
+        baseline: base.variant.clone(),
+        ratio: c.ratio,
+        improvement_pct: c.improvement_pct,
+        ci_low: c.ci_low,
+        ci_high: c.ci_high,
+        p_value: c.p_value,
+        verdict: c.verdict,
+        rule: c.rule,
+        paired,
+    };
+    Ok((entry, warnings))
+}

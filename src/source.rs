@@ -1,0 +1,277 @@
+//! Fetch a target's source: a local path, a Debian source package, a git
+//! repository at a revision, or a tarball checked against its SHA-256.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+
+use crate::experiment::Source;
+use crate::process::{capture, capture_command};
+use crate::toolchain::tools::{self, Tool};
+
+const FETCH_TIMEOUT: Duration = Duration::from_mins(30);
+/// Written last into a fetched tree, so a half-fetched one is never reused.
+const MARKER: &str = ".afterburner-fetched";
+
+/// Return the directory holding the source tree, fetching it into
+/// `<workdir>/src/` unless a complete earlier fetch is there.
+pub fn fetch(source: &Source, workdir: &Path) -> Result<PathBuf> {
+    if let Source::Path(path) = source {
+        if !path.is_dir() {
+            bail!(
+                "source path {} is not a directory\nhint: set source = {{ path = \"…\" }} relative to the experiment file",
+                path.display()
+            );
+        }
+        return Ok(path.clone());
+    }
+    let dest = workdir.join("src").join(slug(source));
+    if dest.join(MARKER).exists() {
+        return Ok(dest);
+    }
+    if dest.exists() {
+        fs_err::remove_dir_all(&dest)?;
+    }
+    fs_err::create_dir_all(workdir.join("src"))?;
+    match source {
+        Source::Path(_) => unreachable!("handled above"),
+        Source::Apt(package) => fetch_apt(package, &dest)?,
+        Source::Git { url, rev } => fetch_git(url, rev.as_deref(), &dest)?,
+        Source::Url { url, sha256 } => fetch_url(url, sha256, &dest)?,
+    }
+    fs_err::write(dest.join(MARKER), format!("{source:?}\n"))?;
+    Ok(dest)
+}
+
+/// A stable directory name for a source.
+fn slug(source: &Source) -> String {
+    let text = match source {
+        Source::Path(p) => p.display().to_string(),
+        Source::Apt(p) => format!("apt-{p}"),
+        Source::Git { url, rev } => format!("git-{url}-{}", rev.as_deref().unwrap_or("HEAD")),
+        Source::Url { sha256, .. } => format!("url-{}", &sha256[..16.min(sha256.len())]),
+    };
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn fetch_apt(package: &str, dest: &Path) -> Result<()> {
+    tools::ensure(&[tools::DPKG_SOURCE])?;
+    let staging = dest.with_extension("download");
+    if staging.exists() {
+        fs_err::remove_dir_all(&staging)?;
+    }
+    fs_err::create_dir_all(&staging)?;
+    let mut out = apt_source(package, &staging)?;
+    if !out.success() && out.stderr.contains("deb-src") {
+        enable_deb_src()?;
+        out = apt_source(package, &staging)?;
+    }
+    if !out.success() {
+        bail!(
+            "`apt-get source {package}` failed:\n{}\n{}\n{}\nhint: check the package name with `apt-cache showsrc {package}`",
+            DIVIDER,
+            out.stderr.trim(),
+            DIVIDER
+        );
+    }
+    let unpacked = fs_err::read_dir(&staging)?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .with_context(|| {
+            format!(
+                "`apt-get source {package}` unpacked no directory in {}",
+                staging.display()
+            )
+        })?;
+    fs_err::rename(&unpacked, dest)?;
+    fs_err::remove_dir_all(&staging)?;
+    Ok(())
+}
+
+const DIVIDER: &str = "----------------------------------------";
+
+fn apt_source(package: &str, dir: &Path) -> Result<crate::process::Captured> {
+    let mut command = std::process::Command::new("apt-get");
+    command.args(["source", "--yes", package]).current_dir(dir);
+    capture_command(&mut command, FETCH_TIMEOUT).context("running apt-get source")
+}
+
+/// The deb-src entry afterburner adds: the system's own sources, as source.
+const DEB_SRC_LIST: &str = "/etc/apt/sources.list.d/afterburner-deb-src.sources";
+
+fn enable_deb_src() -> Result<()> {
+    let system = Path::new("/etc/apt/sources.list.d/debian.sources");
+    let commands = format!(
+        "sed 's/^Types: deb$/Types: deb-src/' {} | sudo tee {DEB_SRC_LIST}\nsudo apt-get update",
+        system.display()
+    );
+    if !tools::is_root() {
+        bail!("apt has no deb-src entry, so `apt-get source` cannot fetch source packages\nhint: add one and refresh, then run again:\n{commands}");
+    }
+    let text = fs_err::read_to_string(system).with_context(|| {
+        format!("apt has no deb-src entry and {} is missing\nhint: add a deb-src line for your distribution, then run `apt-get update`", system.display())
+    })?;
+    let deb_src: String = text
+        .lines()
+        .map(|l| {
+            if l.trim() == "Types: deb" {
+                "Types: deb-src"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    eprintln!("adding deb-src entry {DEB_SRC_LIST} and running apt-get update");
+    fs_err::write(DEB_SRC_LIST, deb_src + "\n")?;
+    let update = capture("apt-get", &["update"], FETCH_TIMEOUT)?;
+    if !update.success() {
+        bail!("apt-get update failed:\n{}", update.stderr.trim());
+    }
+    Ok(())
+}
+
+fn fetch_git(url: &str, rev: Option<&str>, dest: &Path) -> Result<()> {
+    tools::ensure(&[tools::GIT])?;
+    let dest_text = dest.to_string_lossy();
+    run_checked(&tools::GIT, &["clone", "--quiet", url, &dest_text], None)?;
+    if let Some(rev) = rev {
+        run_checked(
+            &tools::GIT,
+            &[
+                "-c",
+                "advice.detachedHead=false",
+                "checkout",
+                "--quiet",
+                rev,
+            ],
+            Some(dest),
+        )?;
+    }
+    Ok(())
+}
+
+fn fetch_url(url: &str, sha256: &str, dest: &Path) -> Result<()> {
+    tools::ensure(&[tools::CURL, tools::TAR])?;
+    let archive = dest.with_extension("archive");
+    let archive_text = archive.to_string_lossy();
+    run_checked(
+        &tools::CURL,
+        &["-fsSL", "--retry", "2", "-o", &archive_text, url],
+        None,
+    )?;
+    let actual = sha256_file(&archive)?;
+    if actual != sha256 {
+        bail!(
+            "{url} has sha256 {actual}, but the experiment expects {sha256}\nhint: if the new file is the one you want, update sha256 in the experiment file"
+        );
+    }
+    fs_err::create_dir_all(dest)?;
+    let dest_text = dest.to_string_lossy();
+    run_checked(
+        &tools::TAR,
+        &[
+            "xf",
+            &archive_text,
+            "-C",
+            &dest_text,
+            "--strip-components=1",
+        ],
+        None,
+    )?;
+    fs_err::remove_file(&archive)?;
+    Ok(())
+}
+
+/// Hex SHA-256 of a file's content.
+pub fn sha256_file(path: &Path) -> Result<String> {
+    let mut file = fs_err::File::open(path)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(hex(&hasher.finalize()))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn run_checked(tool: &Tool, args: &[&str], dir: Option<&Path>) -> Result<()> {
+    let mut command = std::process::Command::new(tool.command);
+    command.args(args);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let out = capture_command(&mut command, FETCH_TIMEOUT)?;
+    if !out.success() {
+        bail!(
+            "`{} {}` failed:\n{DIVIDER}\n{}\n{DIVIDER}",
+            tool.command,
+            args.join(" "),
+            out.stderr.trim()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_source_rejects_a_wrong_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let tarball = dir.path().join("t.tar.gz");
+        let content = dir.path().join("pkg");
+        fs_err::create_dir_all(&content).unwrap();
+        fs_err::write(content.join("hello.c"), "int main(void){return 0;}\n").unwrap();
+        let status = std::process::Command::new("tar")
+            .args([
+                "czf",
+                &tarball.to_string_lossy(),
+                "-C",
+                &dir.path().to_string_lossy(),
+                "pkg",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let url = format!("file://{}", tarball.display());
+        let good = sha256_file(&tarball).unwrap();
+        let work = dir.path().join("work");
+        let wrong = Source::Url {
+            url: url.clone(),
+            sha256: "0".repeat(64),
+        };
+        let err = fetch(&wrong, &work).unwrap_err().to_string();
+        assert!(err.contains("expects 0000"), "{err}");
+        let right = Source::Url { url, sha256: good };
+        let tree = fetch(&right, &work).unwrap();
+        assert!(tree.join("hello.c").exists());
+        assert!(tree.join(MARKER).exists());
+    }
+
+    #[test]
+    fn missing_path_says_so() {
+        let err = fetch(
+            &Source::Path(PathBuf::from("/no/such/dir")),
+            Path::new("/tmp"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("is not a directory"));
+    }
+}

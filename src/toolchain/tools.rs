@@ -1,0 +1,129 @@
+//! External tools afterburner runs: find them, and install the missing ones
+//! with apt-get when running as root, or say the exact command otherwise.
+
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+/// A command-line tool and the Debian package that provides it.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    pub command: &'static str,
+    pub package: &'static str,
+}
+
+pub const MAKE: Tool = Tool {
+    command: "make",
+    package: "make",
+};
+pub const GCC: Tool = Tool {
+    command: "gcc",
+    package: "gcc",
+};
+pub const GXX: Tool = Tool {
+    command: "g++",
+    package: "g++",
+};
+pub const CLANG: Tool = Tool {
+    command: "clang",
+    package: "clang",
+};
+pub const VALGRIND: Tool = Tool {
+    command: "valgrind",
+    package: "valgrind",
+};
+pub const DPKG_SOURCE: Tool = Tool {
+    command: "dpkg-source",
+    package: "dpkg-dev",
+};
+pub const GIT: Tool = Tool {
+    command: "git",
+    package: "git",
+};
+pub const CURL: Tool = Tool {
+    command: "curl",
+    package: "curl",
+};
+pub const TAR: Tool = Tool {
+    command: "tar",
+    package: "tar",
+};
+
+/// Whether `command` is on `PATH`.
+pub fn is_installed(command: &str) -> bool {
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        let candidate = dir.join(command);
+        fs_err::metadata(&candidate).is_ok_and(|m| m.is_file())
+    })
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Make sure every tool is present: install what is missing with apt-get as
+/// root, else fail naming the command that would.
+pub fn ensure(tools: &[Tool]) -> Result<()> {
+    let mut missing: Vec<&str> = tools
+        .iter()
+        .filter(|t| !is_installed(t.command))
+        .map(|t| t.package)
+        .collect();
+    missing.dedup();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let packages = missing.join(" ");
+    if !is_root() {
+        bail!(
+            "missing tools: {}\nhint: install them with `sudo apt-get install -y {packages}`",
+            tools
+                .iter()
+                .filter(|t| !is_installed(t.command))
+                .map(|t| t.command)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    eprintln!("installing {packages} with apt-get");
+    apt_install(&missing)
+}
+
+/// `apt-get install -y PACKAGES` (after an `apt-get update`), as root.
+pub fn apt_install(packages: &[&str]) -> Result<()> {
+    let timeout = Duration::from_mins(20);
+    let update = crate::process::capture("apt-get", &["update"], timeout)
+        .context("running apt-get update")?;
+    if !update.success() {
+        bail!("apt-get update failed:\n{}", update.stderr.trim());
+    }
+    let mut args = vec!["install", "-y", "--no-install-recommends"];
+    args.extend_from_slice(packages);
+    let mut command = std::process::Command::new("apt-get");
+    command.args(&args).env("DEBIAN_FRONTEND", "noninteractive");
+    let out = crate::process::capture_command(&mut command, timeout)
+        .context("running apt-get install")?;
+    if !out.success() {
+        bail!(
+            "`apt-get {}` failed:\n{}",
+            args.join(" "),
+            out.stderr.trim()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_sh_and_not_nonsense() {
+        assert!(is_installed("sh"));
+        assert!(!is_installed("surely-not-a-command-afterburner"));
+    }
+}

@@ -1,0 +1,78 @@
+//! The work directory's layout, in one place:
+//! `src/`, `variants/<name>/{instrumented,build,profile,logs}`, `runs/<id>/`.
+
+use std::path::{Path, PathBuf};
+
+use crate::toolchain::Stage;
+
+/// Paths under one experiment's work directory.
+#[derive(Debug, Clone)]
+pub struct Workdir {
+    pub root: PathBuf,
+}
+
+impl Workdir {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    pub fn variant(&self, name: &str) -> PathBuf {
+        self.root.join("variants").join(name)
+    }
+
+    /// Where the build command of a variant's stage runs.
+    pub fn build_dir(&self, variant: &str, stage: Stage) -> PathBuf {
+        let leaf = match stage {
+            Stage::Instrumented => "instrumented",
+            Stage::Final => "build",
+        };
+        self.variant(variant).join(leaf)
+    }
+
+    /// The record of a finished build of that stage.
+    pub fn build_record(&self, variant: &str, stage: Stage) -> PathBuf {
+        self.variant(variant).join(format!("{}.json", stage.name()))
+    }
+
+    pub fn profile_dir(&self, variant: &str) -> PathBuf {
+        self.variant(variant).join("profile")
+    }
+
+    pub fn variant_logs(&self, variant: &str) -> PathBuf {
+        self.variant(variant).join("logs")
+    }
+
+    pub fn runs(&self) -> PathBuf {
+        self.root.join("runs")
+    }
+
+    pub fn run(&self, id: &str) -> PathBuf {
+        self.runs().join(id)
+    }
+
+    /// The most recent run directory (run ids sort by time).
+    pub fn latest_run(&self) -> Option<PathBuf> {
+        let mut ids: Vec<PathBuf> = fs_err::read_dir(self.runs())
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join(RAW_FILE).exists())
+            .collect();
+        ids.sort();
+        ids.pop()
+    }
+}
+
+/// One JSON line per finished run.
+pub const RAW_FILE: &str = "raw.jsonl";
+/// Bench metadata written before the first run.
+pub const META_FILE: &str = "meta.json";
+pub const RESULTS_FILE: &str = "results.json";
+pub const REPORT_FILE: &str = "report.md";
+
+/// The last `lines` lines of a text file, for error messages.
+pub fn tail(path: &Path, lines: usize) -> String {
+    let text = fs_err::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}

@@ -1,0 +1,85 @@
+//! Bad input gets a clear error naming the file, the line and what to do;
+//! failures keep their logs; nothing hangs.
+
+use crate::support::{only_run_dir, Sandbox};
+
+const BASE: &str = r#"
+[target]
+name = "hotpath"
+source = { path = "src" }
+build = "make"
+binaries = { hotpath = "hotpath" }
+
+[[workload]]
+name = "loop"
+run = "{bin.hotpath} 1000"
+
+[bench]
+repetitions = 2
+warmup = 0
+"#;
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write(
+        "afterburner.toml",
+        &BASE.replace("build = \"make\"", "build = \"make\"\nbuild_comand = \"x\""),
+    );
+    let run = sandbox.afterburner(&["build"]);
+    run.assert_fails_with("afterburner.toml")
+        .assert_fails_with("line 6")
+        .assert_fails_with("build_comand");
+}
+
+#[test]
+fn missing_experiment_file_is_named() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox
+        .afterburner(&["run", "nope.toml"])
+        .assert_fails_with("nope.toml");
+}
+
+#[test]
+fn failing_build_shows_compiler_error_and_log() {
+    let sandbox = Sandbox::with_fixture("fails");
+    let text = BASE
+        .replace("hotpath = \"hotpath\"", "broken = \"broken\"")
+        .replace("{bin.hotpath}", "{bin.broken}");
+    sandbox.write("afterburner.toml", &text);
+    let run = sandbox.afterburner(&["build"]);
+    run.assert_fails_with("building variant `baseline` (final stage) failed with exit code")
+        .assert_fails_with("missing_symbol_here")
+        .assert_fails_with("build-final.log");
+}
+
+#[test]
+fn failing_workload_is_recorded_and_reported() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let text = BASE.replace(
+        "run = \"{bin.hotpath} 1000\"",
+        "run = \"sh -c 'echo boom >&2; exit 3'\"",
+    );
+    sandbox.write("afterburner.toml", &text);
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_fails_with("workload `loop` failed on variant `baseline` with exit code 3")
+        .assert_fails_with("boom");
+    let raw = std::fs::read_to_string(only_run_dir(&sandbox).join("raw.jsonl")).unwrap();
+    assert_eq!(raw.lines().count(), 1, "the failed run is kept: {raw}");
+    assert!(raw.contains("\"success\":false"));
+}
+
+#[test]
+fn hanging_workload_is_killed_at_its_timeout() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let text = BASE.replace(
+        "run = \"{bin.hotpath} 1000\"",
+        "run = \"sleep 60\"\ntimeout = \"1s\"",
+    );
+    sandbox.write("afterburner.toml", &text);
+    let start = std::time::Instant::now();
+    sandbox
+        .afterburner(&["run"])
+        .assert_fails_with("did not finish within 1s");
+    assert!(start.elapsed().as_secs() < 30);
+}

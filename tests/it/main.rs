@@ -1,0 +1,7 @@
+//! Integration tests: the real binary on tiny C fixtures, real gcc, real
+//! valgrind. One test binary (ripgrep-style `autotests = false`).
+#![allow(clippy::unwrap_used)]
+
+mod errors;
+mod pgo;
+mod support;

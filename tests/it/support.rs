@@ -1,0 +1,155 @@
+//! Helpers: a temp dir per test holding a copy of a fixture and an
+//! experiment file, and a runner for the real `afterburner` binary that
+//! prints its output (and keeps the dir) when an assertion fails.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use afterburner::process::capture_command;
+
+pub struct Sandbox {
+    dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Sandbox {
+    /// A failing test keeps its directory and says where it is.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Some(dir) = self.dir.take() {
+                eprintln!("kept test directory: {}", dir.keep().display());
+            }
+        }
+    }
+}
+
+impl Sandbox {
+    /// A temp dir with `tests/fixtures/<fixture>` copied into `src/`.
+    pub fn with_fixture(fixture: &str) -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("afterburner-it-")
+            .tempdir()
+            .unwrap();
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(fixture);
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(&from)
+            .arg(dir.path().join("src"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Self { dir: Some(dir) }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir
+            .as_ref()
+            .expect("invariant: taken only on drop")
+            .path()
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Run `afterburner ARGS` in the sandbox, with a generous timeout.
+    pub fn afterburner(&self, args: &[&str]) -> Run {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_afterburner"));
+        command
+            .args(args)
+            .current_dir(self.path())
+            .env("NO_COLOR", "1");
+        let out = capture_command(&mut command, Duration::from_mins(10)).unwrap();
+        Run {
+            output: Output {
+                status: out.status,
+                stdout: out.stdout.into_bytes(),
+                stderr: out.stderr.into_bytes(),
+            },
+            dir: self.path().to_path_buf(),
+        }
+    }
+}
+
+pub struct Run {
+    pub output: Output,
+    dir: PathBuf,
+}
+
+impl Run {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    fn dump(&self) -> String {
+        format!(
+            "dir: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.dir.display(),
+            self.stdout(),
+            self.stderr()
+        )
+    }
+
+    #[track_caller]
+    pub fn assert_ok(&self) -> &Self {
+        assert!(
+            self.output.status.success(),
+            "afterburner failed\n{}",
+            self.dump()
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn assert_fails_with(&self, needle: &str) -> &Self {
+        assert!(
+            !self.output.status.success(),
+            "afterburner should have failed\n{}",
+            self.dump()
+        );
+        assert!(
+            self.stderr().contains(needle),
+            "stderr lacks {needle:?}\n{}",
+            self.dump()
+        );
+        self
+    }
+}
+
+/// The single run directory under `.afterburner/runs/`.
+pub fn only_run_dir(sandbox: &Sandbox) -> PathBuf {
+    let runs = sandbox.path().join(".afterburner/runs");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    dirs.pop().unwrap()
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The comparison entry for a workload, metric and variant.
+pub fn comparison<'a>(
+    results: &'a serde_json::Value,
+    workload: &str,
+    metric: &str,
+    variant: &str,
+) -> &'a serde_json::Value {
+    results["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == workload && c["metric"] == metric && c["variant"] == variant)
+        .unwrap_or_else(|| panic!("no comparison for {workload}/{metric}/{variant} in {results:#}"))
+}
