@@ -195,7 +195,7 @@ fn bench_meta(
         .variants
         .iter()
         .map(|v| {
-            let record = build::load_record(&cx.workdir.build_record(&v.name, Stage::Final))
+            let record = build::current(&cx.workdir, &v.name, Stage::Final)
                 .context("invariant: bindings were loaded from this record")?;
             Ok(VariantInfo {
                 name: v.name.clone(),

@@ -65,15 +65,15 @@ struct Inputs<'a> {
     profile: String,
 }
 
-/// Build `stage` of `variant` from `source_dir`, unless its record says the
-/// same inputs were built already.
-pub fn build_stage(
+/// Compute the key of `stage` of `variant`: a hash of every input. A final
+/// stage that needs a profile fails here when there is none.
+fn plan(
     experiment: &Experiment,
     variant: &Variant,
     stage: Stage,
     source_dir: &Path,
     workdir: &Workdir,
-) -> Result<Outcome> {
+) -> Result<BuildFlags> {
     let compiler = experiment.target.compiler;
     let compiler_version = compiler.version().with_context(|| {
         format!(
@@ -83,7 +83,7 @@ pub fn build_stage(
         )
     })?;
     let dirs = StageDirs {
-        build: workdir.build_dir(&variant.name, stage),
+        build: workdir.build_dir(&variant.name),
         profile: workdir.profile_dir(&variant.name),
     };
     let (cflags, ldflags) = compose_flags(experiment, variant, stage, &dirs);
@@ -108,30 +108,69 @@ pub fn build_stage(
         profile,
     };
     let key = hex(&Sha256::digest(serde_json::to_vec(&inputs)?));
-    let record_path = workdir.build_record(&variant.name, stage);
-    if let Some(record) = load_record(&record_path) {
-        if record.key == key && record.binaries.values().all(|b| b.is_file()) {
+    Ok(BuildFlags {
+        key,
+        compiler_version,
+        cflags,
+        ldflags,
+    })
+}
+
+/// The key `stage` of `variant` would be built with now.
+pub fn stage_key(
+    experiment: &Experiment,
+    variant: &Variant,
+    stage: Stage,
+    source_dir: &Path,
+    workdir: &Workdir,
+) -> Result<String> {
+    plan(experiment, variant, stage, source_dir, workdir).map(|f| f.key)
+}
+
+/// The record of `stage` if the variant's build directory holds exactly
+/// that build now (its marker names the record's key and the binaries exist).
+pub fn current(workdir: &Workdir, variant: &str, stage: Stage) -> Option<BuildRecord> {
+    let record = load_record(&workdir.build_record(variant, stage))?;
+    let marker = fs_err::read_to_string(workdir.build_dir(variant).join(BUILT_MARKER)).ok()?;
+    (marker == record.key && record.binaries.values().all(|b| b.is_file())).then_some(record)
+}
+
+/// Names the key of the build a variant's build directory holds.
+const BUILT_MARKER: &str = ".afterburner-built";
+
+/// Build `stage` of `variant` from `source_dir`, unless the build directory
+/// already holds a build of the same inputs.
+///
+/// Both stages of a profiled variant are built in the same directory, one
+/// after the other: gcc checksums each function's source path into its
+/// profile, so the final build must compile the very paths the instrumented
+/// one did (absolute paths, as CMake and libtool use, would otherwise fail
+/// with `-Werror=coverage-mismatch`).
+pub fn build_stage(
+    experiment: &Experiment,
+    variant: &Variant,
+    stage: Stage,
+    source_dir: &Path,
+    workdir: &Workdir,
+) -> Result<Outcome> {
+    let flags = plan(experiment, variant, stage, source_dir, workdir)?;
+    if let Some(record) = current(workdir, &variant.name, stage) {
+        if record.key == flags.key {
             return Ok(Outcome::UpToDate(record));
         }
     }
-    if stage == Stage::Instrumented && dirs.profile.exists() {
+    let profile_dir = workdir.profile_dir(&variant.name);
+    if stage == Stage::Instrumented && profile_dir.exists() {
         // Counters from another instrumented binary would not match this one.
-        fs_err::remove_dir_all(&dirs.profile)?;
+        fs_err::remove_dir_all(&profile_dir)?;
     }
-    let record = run_build(
-        experiment,
-        variant,
-        stage,
-        source_dir,
-        workdir,
-        BuildFlags {
-            key,
-            compiler_version,
-            cflags,
-            ldflags,
-        },
+    let key = flags.key.clone();
+    let record = run_build(experiment, variant, stage, source_dir, workdir, flags)?;
+    fs_err::write(
+        workdir.build_record(&variant.name, stage),
+        serde_json::to_vec_pretty(&record)?,
     )?;
-    fs_err::write(&record_path, serde_json::to_vec_pretty(&record)?)?;
+    fs_err::write(workdir.build_dir(&variant.name).join(BUILT_MARKER), key)?;
     Ok(Outcome::Built(record))
 }
 
@@ -150,7 +189,7 @@ fn run_build(
     workdir: &Workdir,
     flags: BuildFlags,
 ) -> Result<BuildRecord> {
-    let build_dir = workdir.build_dir(&variant.name, stage);
+    let build_dir = workdir.build_dir(&variant.name);
     if build_dir.exists() {
         fs_err::remove_dir_all(&build_dir)?;
     }

@@ -44,9 +44,10 @@ impl Context {
         })
     }
 
-    /// Bindings of a variant's binaries for `stage`, from its build record.
+    /// Bindings of a variant's binaries for `stage`, which its build
+    /// directory must hold now.
     pub fn bindings(&self, variant: &Variant, stage: Stage) -> Result<Bindings> {
-        let record = build::load_record(&self.workdir.build_record(&variant.name, stage)).with_context(|| {
+        let record = build::current(&self.workdir, &variant.name, stage).with_context(|| {
             let phase = if stage == Stage::Final && variant.needs_profile() { "train" } else { "build" };
             format!(
                 "variant `{}` has no {} build in {}\nhint: run `afterburner {phase}` first (or `afterburner run`)",
@@ -75,14 +76,37 @@ pub fn build(cx: &Context) -> Result<()> {
     eprintln!("fetching source of `{}`", e.target.name);
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in &e.variants {
-        let stage = if variant.needs_profile() {
-            Stage::Instrumented
+        if !variant.needs_profile() {
+            build_one(cx, variant, Stage::Final, &source_dir)?;
+        } else if profile_is_current(cx, variant, &source_dir)?
+            && build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
+                build::stage_key(e, variant, Stage::Final, &source_dir, &cx.workdir)
+                    .is_ok_and(|k| k == r.key)
+            })
+        {
+            eprintln!("building {} (final) … up to date", variant.name);
         } else {
-            Stage::Final
-        };
-        build_one(cx, variant, stage, &source_dir)?;
+            build_one(cx, variant, Stage::Instrumented, &source_dir)?;
+        }
     }
     Ok(())
+}
+
+/// Marker: the instrumented build's key the profile was trained with.
+const TRAINED_MARKER: &str = ".afterburner-trained";
+
+/// Whether the variant's profile was trained on the instrumented build that
+/// the current inputs would produce.
+fn profile_is_current(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<bool> {
+    let key = build::stage_key(
+        &cx.experiment,
+        variant,
+        Stage::Instrumented,
+        source_dir,
+        &cx.workdir,
+    )?;
+    let marker = cx.workdir.profile_dir(&variant.name).join(TRAINED_MARKER);
+    Ok(fs_err::read_to_string(marker).is_ok_and(|k| k == key))
 }
 
 fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
@@ -113,26 +137,26 @@ pub fn train(cx: &Context) -> Result<()> {
     }
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in profiled {
-        train_variant(cx, variant, &trainers)?;
+        if profile_is_current(cx, variant, &source_dir)? {
+            eprintln!("training {}: profile up to date", variant.name);
+        } else {
+            // The build directory may hold the final build of an older
+            // profile; the instrumented build comes back first.
+            build_one(cx, variant, Stage::Instrumented, &source_dir)?;
+            train_variant(cx, variant, &trainers)?;
+        }
         build_one(cx, variant, Stage::Final, &source_dir)?;
     }
     Ok(())
 }
 
-/// Marker: the instrumented build's key the profile was trained with.
-const TRAINED_MARKER: &str = ".afterburner-trained";
-
 fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Result<()> {
-    let instrumented =
-        build::load_record(&cx.workdir.build_record(&variant.name, Stage::Instrumented));
     let bindings = cx.bindings(variant, Stage::Instrumented)?;
-    let key = instrumented.map(|r| r.key).unwrap_or_default();
+    let key = build::current(&cx.workdir, &variant.name, Stage::Instrumented)
+        .map(|r| r.key)
+        .unwrap_or_default();
     let profile_dir = cx.workdir.profile_dir(&variant.name);
     let marker = profile_dir.join(TRAINED_MARKER);
-    if fs_err::read_to_string(&marker).is_ok_and(|k| k == key) {
-        eprintln!("training {}: profile up to date", variant.name);
-        return Ok(());
-    }
     if profile_dir.exists() {
         // Counters accumulate across runs; start from nothing.
         fs_err::remove_dir_all(&profile_dir)?;

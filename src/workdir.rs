@@ -1,5 +1,5 @@
 //! The work directory's layout, in one place:
-//! `src/`, `variants/<name>/{instrumented,build,profile,logs}`, `runs/<id>/`.
+//! `src/`, `variants/<name>/{build,profile,logs}`, `runs/<id>/`.
 
 use std::path::{Path, PathBuf};
 
@@ -20,13 +20,9 @@ impl Workdir {
         self.root.join("variants").join(name)
     }
 
-    /// Where the build command of a variant's stage runs.
-    pub fn build_dir(&self, variant: &str, stage: Stage) -> PathBuf {
-        let leaf = match stage {
-            Stage::Instrumented => "instrumented",
-            Stage::Final => "build",
-        };
-        self.variant(variant).join(leaf)
+    /// Where a variant's build command runs, for every stage in turn.
+    pub fn build_dir(&self, variant: &str) -> PathBuf {
+        self.variant(variant).join("build")
     }
 
     /// The record of a finished build of that stage.

@@ -83,3 +83,48 @@ fn hanging_workload_is_killed_at_its_timeout() {
         .assert_fails_with("did not finish within 1s");
     assert!(start.elapsed().as_secs() < 30);
 }
+
+#[test]
+fn kill_9_mid_bench_loses_no_finished_run() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let text = BASE
+        .replace("run = \"{bin.hotpath} 1000\"", "run = \"sleep 0.2\"")
+        .replace("repetitions = 2", "repetitions = 50");
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["build"]).assert_ok();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_afterburner"))
+        .arg("bench")
+        .current_dir(sandbox.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs = sandbox.path().join(".afterburner/runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let lines = loop {
+        let raw = std::fs::read_dir(&runs)
+            .ok()
+            .and_then(|mut d| d.next())
+            .map(|e| e.unwrap().path().join("raw.jsonl"));
+        let count = raw
+            .and_then(|r| std::fs::read_to_string(r).ok())
+            .map_or(0, |t| t.lines().count());
+        if count >= 3 || std::time::Instant::now() > deadline {
+            break count;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(lines >= 3, "bench never got going");
+    let run_dir = only_run_dir(&sandbox);
+    let raw = std::fs::read_to_string(run_dir.join("raw.jsonl")).unwrap();
+    let kept = raw.lines().count();
+    assert!(kept >= lines && kept < 50, "{kept} lines");
+    for line in raw.lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    }
+    // The report redraws from what was kept.
+    sandbox.afterburner(&["report"]).assert_ok();
+    let results = crate::support::read_json(&run_dir.join("results.json"));
+    assert_eq!(results["runs"]["total"].as_u64().unwrap() as usize, kept);
+}
