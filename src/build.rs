@@ -144,7 +144,7 @@ const BUILT_MARKER: &str = ".afterburner-built";
 /// Both stages of a profiled variant are built in the same directory, one
 /// after the other: gcc checksums each function's source path into its
 /// profile, so the final build must compile the very paths the instrumented
-/// one did (absolute paths, as CMake and libtool use, would otherwise fail
+/// one did (absolute paths, as `CMake` and libtool use, would otherwise fail
 /// with `-Werror=coverage-mismatch`).
 pub fn build_stage(
     experiment: &Experiment,
