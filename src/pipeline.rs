@@ -96,7 +96,7 @@ pub fn build(cx: &Context) -> Result<()> {
 const TRAINED_MARKER: &str = ".afterburner-trained";
 
 /// Whether the variant's profile was trained on the instrumented build that
-/// the current inputs would produce.
+/// the current inputs would produce, by the current training workloads.
 fn profile_is_current(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<bool> {
     let key = build::stage_key(
         &cx.experiment,
@@ -106,7 +106,21 @@ fn profile_is_current(cx: &Context, variant: &Variant, source_dir: &Path) -> Res
         &cx.workdir,
     )?;
     let marker = cx.workdir.profile_dir(&variant.name).join(TRAINED_MARKER);
-    Ok(fs_err::read_to_string(marker).is_ok_and(|k| k == key))
+    Ok(fs_err::read_to_string(marker).is_ok_and(|k| k == training_key(cx, variant, &key)))
+}
+
+/// A hash of what made a profile: the instrumented build, and each training
+/// command with its parameters and environment.
+fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(instrumented_key.as_bytes());
+    for workload in cx.experiment.workloads.iter().filter(|w| w.role.trains()) {
+        let template = workload.train_run.as_ref().unwrap_or(&workload.run);
+        hasher.update(format!("\n{}\t{}", workload.name, template.text).as_bytes());
+    }
+    hasher.update(format!("\n{:?}\n{:?}", cx.experiment.params, variant.env).as_bytes());
+    crate::source::hex(&hasher.finalize())
 }
 
 fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
@@ -199,7 +213,7 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
         variant.name,
         profile_dir.display()
     );
-    fs_err::write(&marker, key)?;
+    fs_err::write(&marker, training_key(cx, variant, &key))?;
     Ok(())
 }
 

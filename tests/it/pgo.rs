@@ -85,6 +85,17 @@ fn pgo_lowers_instructions_on_the_hot_path() {
     assert!(again.stderr().contains("up to date"), "{}", again.stderr());
     assert!(!again.stderr().contains("done in"), "{}", again.stderr());
 
+    // A changed training command makes the profile stale: train again.
+    sandbox.write("afterburner.toml", &HOTPATH.replace("300000", "200000"));
+    let retrain = sandbox.afterburner(&["train"]);
+    retrain.assert_ok();
+    assert!(
+        retrain.stderr().contains("training pgo on loop"),
+        "{}",
+        retrain.stderr()
+    );
+    sandbox.write("afterburner.toml", HOTPATH);
+
     // `report` redraws the same results from the raw records alone.
     std::fs::remove_file(run_dir.join("results.json")).unwrap();
     sandbox.afterburner(&["report"]).assert_ok();
