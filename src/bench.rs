@@ -59,6 +59,8 @@ pub struct VariantInfo {
     pub env: BTreeMap<String, String>,
     /// Binary name → path.
     pub binaries: BTreeMap<String, PathBuf>,
+    /// The final build's log.
+    pub build_log: PathBuf,
 }
 
 /// Run the benchmark; returns the run directory.
@@ -205,6 +207,7 @@ fn bench_meta(
                 ldflags: record.ldflags,
                 env: v.env.clone(),
                 binaries: record.binaries,
+                build_log: record.log,
             })
         })
         .collect::<Result<_>>()?;

@@ -73,6 +73,7 @@ pub fn build(cx: &Context) -> Result<()> {
         Compiler::Clang => [tools::CLANG, tools::CLANG],
     });
     tools::ensure(&needed)?;
+    tools::ensure_packages(&e.target.packages)?;
     eprintln!("fetching source of `{}`", e.target.name);
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in &e.variants {

@@ -69,6 +69,8 @@ pub struct Target {
     pub ldflags: String,
     /// Upper bound for one build command.
     pub build_timeout: Duration,
+    /// Debian packages the build needs; installed as root when missing.
+    pub packages: Vec<String>,
 }
 
 /// Where the source comes from.

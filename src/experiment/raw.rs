@@ -36,6 +36,9 @@ pub struct RawTarget {
     pub cflags: Option<String>,
     pub ldflags: Option<String>,
     pub build_timeout: Option<Spanned<String>>,
+    /// Debian packages the build needs.
+    #[serde(default)]
+    pub packages: Vec<String>,
 }
 
 /// Exactly one of `path`, `apt`, `git` (+ `rev`), `url` (+ `sha256`).

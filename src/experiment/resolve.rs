@@ -205,6 +205,7 @@ impl Cx<'_> {
             cflags: raw.cflags.clone().unwrap_or_else(|| "-O2".to_owned()),
             ldflags: raw.ldflags.clone().unwrap_or_default(),
             build_timeout: self.duration(raw.build_timeout.as_ref(), DEFAULT_BUILD_TIMEOUT)?,
+            packages: raw.packages.clone(),
         })
     }
 

@@ -68,29 +68,53 @@ pub fn is_root() -> bool {
 /// Make sure every tool is present: install what is missing with apt-get as
 /// root, else fail naming the command that would.
 pub fn ensure(tools: &[Tool]) -> Result<()> {
-    let mut missing: Vec<&str> = tools
+    let missing: Vec<&Tool> = tools.iter().filter(|t| !is_installed(t.command)).collect();
+    let what = missing
         .iter()
-        .filter(|t| !is_installed(t.command))
-        .map(|t| t.package)
+        .map(|t| t.command)
+        .collect::<Vec<_>>()
+        .join(", ");
+    install_missing(
+        &format!("missing tools: {what}"),
+        missing.iter().map(|t| t.package).collect(),
+    )
+}
+
+/// Make sure Debian packages a target's build needs are installed, the same way.
+pub fn ensure_packages(packages: &[String]) -> Result<()> {
+    let missing: Vec<&str> = packages
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !package_installed(p))
         .collect();
-    missing.dedup();
-    if missing.is_empty() {
+    install_missing(
+        &format!("missing packages: {}", missing.join(", ")),
+        missing,
+    )
+}
+
+fn install_missing(what: &str, mut packages: Vec<&str>) -> Result<()> {
+    packages.sort_unstable();
+    packages.dedup();
+    if packages.is_empty() {
         return Ok(());
     }
-    let packages = missing.join(" ");
+    let list = packages.join(" ");
     if !is_root() {
-        bail!(
-            "missing tools: {}\nhint: install them with `sudo apt-get install -y {packages}`",
-            tools
-                .iter()
-                .filter(|t| !is_installed(t.command))
-                .map(|t| t.command)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        bail!("{what}\nhint: install them with `sudo apt-get install -y {list}`");
     }
-    eprintln!("installing {packages} with apt-get");
-    apt_install(&missing)
+    eprintln!("installing {list} with apt-get");
+    apt_install(&packages)
+}
+
+/// Whether dpkg lists `package` as installed.
+pub fn package_installed(package: &str) -> bool {
+    crate::process::capture(
+        "dpkg-query",
+        &["-W", "-f=${Status}", package],
+        Duration::from_secs(30),
+    )
+    .is_ok_and(|out| out.success() && out.stdout.contains("install ok installed"))
 }
 
 /// `apt-get install -y PACKAGES` (after an `apt-get update`), as root.

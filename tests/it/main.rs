@@ -3,5 +3,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod errors;
+mod figures;
 mod pgo;
 mod support;

@@ -1,0 +1,65 @@
+//! Batch workloads that print their own figures (sysbench's "transactions:
+//! N (X per sec.)"): read with a regex, judged in their own direction.
+
+use crate::support::{comparison, only_run_dir, read_json, Sandbox};
+
+const FIGURES: &str = r#"
+[target]
+name = "figures"
+source = { path = "src" }
+build = "make"
+binaries = { hotpath = "hotpath" }
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "o3"
+optimize = ["o3"]
+
+[[workload]]
+name = "tps"
+run = "sh -c '{bin.hotpath} 1000 >/dev/null; echo \"transactions: 1200 (1,234.5 per sec.)\"'"
+figures = [{ name = "tps", regex = "\\(([0-9.,]+) per sec", unit = "tx/s", better = "higher" }]
+
+[bench]
+repetitions = 4
+warmup = 0
+metrics = ["wall"]
+"#;
+
+#[test]
+fn figures_are_read_from_output_and_compared_higher_is_better() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", FIGURES);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let tps: Vec<_> = results["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["metric"]["name"] == "tps")
+        .collect();
+    assert_eq!(tps.len(), 2);
+    assert_eq!(
+        tps[0]["samples"],
+        serde_json::json!([1234.5, 1234.5, 1234.5, 1234.5])
+    );
+    assert_eq!(tps[0]["metric"]["lower_is_better"], false);
+    let c = comparison(&results, "tps", "tps", "o3");
+    assert_eq!(c["verdict"], "no significant difference");
+    assert_eq!(c["ratio"], 1.0);
+}
+
+#[test]
+fn a_figure_missing_from_the_output_is_an_error_naming_the_regex() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write(
+        "afterburner.toml",
+        &FIGURES.replace("per sec.)", "per minute)"),
+    );
+    sandbox
+        .afterburner(&["run"])
+        .assert_fails_with("figure `tps`")
+        .assert_fails_with("found no number");
+}
