@@ -16,6 +16,7 @@ use crate::env::{self, Environment};
 use crate::experiment::{Bindings, MetricKind, Workload};
 use crate::measure::{self, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot};
 use crate::pipeline::Context;
+use crate::process::quote_output;
 use crate::rng::Rng;
 use crate::toolchain::{tools, Optimization, Stage};
 use crate::workdir::{tail, META_FILE, RAW_FILE};
@@ -156,16 +157,14 @@ fn check_success(record: &RunRecord, command: &str) -> Result<()> {
         return Ok(());
     }
     bail!(
-        "workload `{}` failed on variant `{}` with {} (the run is kept in raw.jsonl)\ncommand: {command}\n{DIVIDER}\n{}\n{DIVIDER}\nlogs: {}\nhint: run the command by hand to see why; every workload run must exit 0",
+        "workload `{}` failed on variant `{}` with {} (the run is kept in raw.jsonl)\ncommand: {command}\n{}\nlogs: {}\nhint: run the command by hand to see why; every workload run must exit 0",
         record.workload,
         record.variant,
         record.exit,
-        tail(&record.stderr_log, 20),
+        quote_output(&tail(&record.stderr_log, 20)),
         record.stderr_log.display()
     )
 }
-
-const DIVIDER: &str = "----------------------------------------";
 
 fn bench_meta(
     cx: &Context,

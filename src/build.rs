@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::experiment::{Experiment, Source, Variant};
-use crate::process::{describe_status, run_timed, TimedIo};
+use crate::process::{describe_status, quote_output, run_timed, TimedIo};
 use crate::source::hex;
 use crate::toolchain::{self, optimization_flags, Stage, StageDirs};
 use crate::workdir::{tail, Workdir};
@@ -223,11 +223,11 @@ fn run_build(
         })?;
     if !timed.status.success() {
         bail!(
-            "building variant `{}` ({} stage) failed with {}\n{DIVIDER}\n{}\n{DIVIDER}\nfull log: {}\nhint: the build ran `{}` in {} with CFLAGS=\"{}\" LDFLAGS=\"{}\"",
+            "building variant `{}` ({} stage) failed with {}\n{}\nfull log: {}\nhint: the build ran `{}` in {} with CFLAGS=\"{}\" LDFLAGS=\"{}\"",
             variant.name,
             stage.name(),
             describe_status(timed.status),
-            tail(&log, 20),
+            quote_output(&tail(&log, 20)),
             log.display(),
             experiment.target.build,
             build_dir.display(),
@@ -249,8 +249,6 @@ fn run_build(
         log,
     })
 }
-
-const DIVIDER: &str = "----------------------------------------";
 
 fn locate_binaries(
     experiment: &Experiment,

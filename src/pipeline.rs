@@ -8,7 +8,7 @@ use anyhow::{bail, Context as _, Result};
 use crate::build::{self, build_stage, Outcome};
 use crate::experiment::{self, Bindings, Experiment, Variant, Workload};
 use crate::measure::command_for;
-use crate::process::{describe_status, run_timed, TimedIo};
+use crate::process::{describe_status, quote_output, run_timed, TimedIo};
 use crate::source;
 use crate::toolchain::{self, tools, Compiler, Stage};
 use crate::workdir::{tail, Workdir};
@@ -198,11 +198,11 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
             })?;
         if !timed.status.success() {
             bail!(
-                "training run of workload `{}` on variant `{}` failed with {}\ncommand: {line}\n{DIVIDER}\n{}\n{DIVIDER}\nlogs: {}",
+                "training run of workload `{}` on variant `{}` failed with {}\ncommand: {line}\n{}\nlogs: {}",
                 workload.name,
                 variant.name,
                 describe_status(timed.status),
-                tail(&io.stderr, 20),
+                quote_output(&tail(&io.stderr, 20)),
                 io.stderr.display()
             );
         }
@@ -217,8 +217,6 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
     fs_err::write(&marker, training_key(cx, variant, &key))?;
     Ok(())
 }
-
-const DIVIDER: &str = "----------------------------------------";
 
 /// The whole pipeline: build, train, bench, report. Returns the run directory.
 pub fn run(cx: &Context) -> Result<PathBuf> {

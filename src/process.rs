@@ -62,6 +62,13 @@ pub struct Timed {
     pub usage: Usage,
 }
 
+/// A failed command's output between divider lines, trimmed, so it stands
+/// apart from afterburner's own words (ripgrep's style).
+pub fn quote_output(text: &str) -> String {
+    const DIVIDER: &str = "----------------------------------------";
+    format!("{DIVIDER}\n{}\n{DIVIDER}", text.trim())
+}
+
 /// Describe an exit status the way a user reads it: "exit code 3" or "signal 9 (SIGKILL)".
 pub fn describe_status(status: ExitStatus) -> String {
     if let Some(code) = status.code() {

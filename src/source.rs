@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 
 use crate::experiment::Source;
-use crate::process::{capture, capture_command};
+use crate::process::{capture, capture_command, quote_output};
 use crate::toolchain::tools::{self, Tool};
 
 const FETCH_TIMEOUT: Duration = Duration::from_mins(30);
@@ -78,10 +78,8 @@ fn fetch_apt(package: &str, dest: &Path) -> Result<()> {
     }
     if !out.success() {
         bail!(
-            "`apt-get source {package}` failed:\n{}\n{}\n{}\nhint: check the package name with `apt-cache showsrc {package}`",
-            DIVIDER,
-            out.stderr.trim(),
-            DIVIDER
+            "`apt-get source {package}` failed:\n{}\nhint: check the package name with `apt-cache showsrc {package}`",
+            quote_output(&out.stderr)
         );
     }
     let unpacked = fs_err::read_dir(&staging)?
@@ -98,8 +96,6 @@ fn fetch_apt(package: &str, dest: &Path) -> Result<()> {
     fs_err::remove_dir_all(&staging)?;
     Ok(())
 }
-
-const DIVIDER: &str = "----------------------------------------";
 
 fn apt_source(package: &str, dir: &Path) -> Result<crate::process::Captured> {
     let mut command = std::process::Command::new("apt-get");
@@ -137,7 +133,7 @@ fn enable_deb_src() -> Result<()> {
     fs_err::write(DEB_SRC_LIST, deb_src + "\n")?;
     let update = capture("apt-get", &["update"], FETCH_TIMEOUT)?;
     if !update.success() {
-        bail!("apt-get update failed:\n{}", update.stderr.trim());
+        bail!("apt-get update failed:\n{}", quote_output(&update.stderr));
     }
     Ok(())
 }
@@ -219,10 +215,10 @@ fn run_checked(tool: &Tool, args: &[&str], dir: Option<&Path>) -> Result<()> {
     let out = capture_command(&mut command, FETCH_TIMEOUT)?;
     if !out.success() {
         bail!(
-            "`{} {}` failed:\n{DIVIDER}\n{}\n{DIVIDER}",
+            "`{} {}` failed:\n{}",
             tool.command,
             args.join(" "),
-            out.stderr.trim()
+            quote_output(&out.stderr)
         );
     }
     Ok(())

@@ -119,7 +119,7 @@ fn table(
             comparisons
                 .iter()
                 .find(|c| c.variant == m.variant)
-                .map_or("n/a".to_owned(), |c| format!("{:.3}", c.ratio))
+                .map_or("n/a".to_owned(), |c| format!("{:.3}", c.outcome.ratio))
         }
     }));
     out.push('\n');
@@ -129,13 +129,13 @@ fn table(
             "- `{}` vs `{}`: **{}** — {}, ratio {:.3} ({:.0}% CI {:.3}–{:.3}), Mann-Whitney p = {}",
             c.variant,
             c.baseline,
-            c.verdict,
-            improvement(c.improvement_pct),
-            c.ratio,
+            c.outcome.verdict,
+            improvement(c.outcome.improvement_pct),
+            c.outcome.ratio,
             results.confidence * 100.0,
-            c.ci_low,
-            c.ci_high,
-            p_value(c.p_value)
+            c.outcome.ci_low,
+            c.outcome.ci_high,
+            p_value(c.outcome.p_value)
         );
     }
     out.push('\n');
@@ -163,7 +163,7 @@ fn variants(out: &mut String, results: &Results) {
 }
 
 fn rules(out: &mut String, results: &Results) {
-    let rules = unique(results.comparisons.iter().map(|c| c.rule.as_str()));
+    let rules = unique(results.comparisons.iter().map(|c| c.outcome.rule.as_str()));
     if rules.is_empty() {
         return;
     }

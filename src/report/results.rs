@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench::{BenchMeta, VariantInfo};
 use crate::env::Environment;
 use crate::measure::{InstructionCounter, Metric, RunRecord};
-use crate::stats::{self, CompareOptions, Summary, Verdict};
+use crate::stats::{self, CompareOptions, Comparison, Summary};
 
 /// Everything a report shows, derived from `meta.json` and `raw.jsonl` alone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,19 +65,9 @@ pub struct ComparisonEntry {
     pub unit: String,
     pub variant: String,
     pub baseline: String,
-    /// mean(variant) / mean(baseline): the seeds' Opt/Default.
-    pub ratio: f64,
-    /// Improvement in percent; positive is better whatever the metric's direction.
-    pub improvement_pct: f64,
-    /// Lower bound of the ratio's confidence interval.
-    pub ci_low: f64,
-    /// Upper bound of the ratio's confidence interval.
-    pub ci_high: f64,
-    /// Two-sided Mann-Whitney U p-value (absent when not computed).
-    pub p_value: Option<f64>,
-    pub verdict: Verdict,
-    /// The rule that produced the verdict, in words.
-    pub rule: String,
+    /// Ratio, interval, p-value, verdict and rule (flattened into this object).
+    #[serde(flatten)]
+    pub outcome: Comparison,
     /// Whether samples were paired by round (interleaved runs).
     pub paired: bool,
 }
@@ -233,13 +223,7 @@ fn compare(
         unit: m.metric.unit.clone(),
         variant: m.variant.clone(),
         baseline: base.variant.clone(),
-        ratio: c.ratio,
-        improvement_pct: c.improvement_pct,
-        ci_low: c.ci_low,
-        ci_high: c.ci_high,
-        p_value: c.p_value,
-        verdict: c.verdict,
-        rule: c.rule,
+        outcome: c,
         paired,
     };
     Ok((entry, warnings))

@@ -42,17 +42,25 @@ impl Exporter for Terminal {
                 let _ = write!(
                     line,
                     "  ratio {:.3} [{:.3}, {:.3}]  {}: {}",
-                    c.ratio,
-                    c.ci_low,
-                    c.ci_high,
-                    c.verdict,
-                    improvement(c.improvement_pct)
+                    c.outcome.ratio,
+                    c.outcome.ci_low,
+                    c.outcome.ci_high,
+                    c.outcome.verdict,
+                    improvement(c.outcome.improvement_pct)
                 );
             }
             let _ = writeln!(out, "{line}");
         }
         for w in &results.warnings {
-            let _ = writeln!(out, "warning: {}", w.message);
+            let context: Vec<&str> = [&w.workload, &w.metric, &w.variant]
+                .into_iter()
+                .filter_map(Option::as_deref)
+                .collect();
+            if context.is_empty() {
+                let _ = writeln!(out, "warning: {}", w.message);
+            } else {
+                let _ = writeln!(out, "warning: {}: {}", context.join(" / "), w.message);
+            }
         }
         out.push('\n');
         Ok(out.into_bytes())

@@ -123,7 +123,10 @@ pub fn apt_install(packages: &[&str]) -> Result<()> {
     let update = crate::process::capture("apt-get", &["update"], timeout)
         .context("running apt-get update")?;
     if !update.success() {
-        bail!("apt-get update failed:\n{}", update.stderr.trim());
+        bail!(
+            "apt-get update failed:\n{}",
+            crate::process::quote_output(&update.stderr)
+        );
     }
     let mut args = vec!["install", "-y", "--no-install-recommends"];
     args.extend_from_slice(packages);
@@ -135,7 +138,7 @@ pub fn apt_install(packages: &[&str]) -> Result<()> {
         bail!(
             "`apt-get {}` failed:\n{}",
             args.join(" "),
-            out.stderr.trim()
+            crate::process::quote_output(&out.stderr)
         );
     }
     Ok(())
