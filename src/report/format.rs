@@ -28,11 +28,7 @@ pub fn scale_for(unit: &str, typical: f64) -> Scale {
             unit: "s",
             decimals: 3,
         },
-        "instructions" if typical >= 1e9 => Scale {
-            factor: 1e-6,
-            unit: "M instr",
-            decimals: 1,
-        },
+        // Exact counts are shown whole: their differences are the point.
         "instructions" => Scale {
             factor: 1.0,
             unit: "instr",

@@ -9,6 +9,7 @@ use anyhow::Result;
 use super::format::{improvement, p_value, scale_for};
 use super::results::{ComparisonEntry, Measurement};
 use super::{Exporter, Results};
+use crate::stats::Precision;
 
 /// Renders results as Markdown.
 pub struct Markdown;
@@ -123,10 +124,14 @@ fn table(
         }
     }));
     out.push('\n');
+    let judged_by = |c: &ComparisonEntry| match metric.precision {
+        Precision::Noisy => format!("Mann-Whitney p = {}", p_value(c.outcome.p_value)),
+        Precision::Exact => "exact metric, judged by resolution".to_owned(),
+    };
     for c in comparisons {
         let _ = writeln!(
             out,
-            "- `{}` vs `{}`: **{}** — {}, ratio {:.3} ({:.0}% CI {:.3}–{:.3}), Mann-Whitney p = {}",
+            "- `{}` vs `{}`: **{}** — {}, ratio {:.3} ({:.0}% CI {:.3}–{:.3}), {}",
             c.variant,
             c.baseline,
             c.outcome.verdict,
@@ -135,7 +140,7 @@ fn table(
             results.confidence * 100.0,
             c.outcome.ci_low,
             c.outcome.ci_high,
-            p_value(c.outcome.p_value)
+            judged_by(c)
         );
     }
     out.push('\n');
@@ -146,15 +151,22 @@ fn variants(out: &mut String, results: &Results) {
         out,
         "## Variants\n\n| Variant | Optimize | CFLAGS | LDFLAGS |\n|---|---|---|---|"
     );
+    let flags = |f: &str| {
+        if f.is_empty() {
+            "(none)".to_owned()
+        } else {
+            format!("`{f}`")
+        }
+    };
     for v in &results.variants {
         let optimize: Vec<&str> = v.optimize.iter().map(|o| o.name()).collect();
         let _ = writeln!(
             out,
-            "| `{}` | {} | `{}` | `{}` |",
+            "| `{}` | {} | {} | {} |",
             v.name,
             optimize.join(" + "),
-            v.cflags,
-            v.ldflags
+            flags(&v.cflags),
+            flags(&v.ldflags)
         );
     }
     if let Some(v) = results.variants.first() {
