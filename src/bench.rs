@@ -60,7 +60,8 @@ pub struct VariantInfo {
     pub env: BTreeMap<String, String>,
     /// Binary name → path.
     pub binaries: BTreeMap<String, PathBuf>,
-    /// The final build's log.
+    /// The final build's log (absent in runs recorded before it was added).
+    #[serde(default)]
     pub build_log: PathBuf,
 }
 
