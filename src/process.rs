@@ -2,10 +2,10 @@
 //! with the kernel's resource accounting (`wait4`) for CPU time and peak RSS.
 
 use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -175,9 +175,8 @@ pub fn run_timed(
         .stdout(stdout)
         .stderr(stderr)
         .process_group(0);
-    // Arm the watchdog before starting the clock so its thread start-up is
-    // not timed; wall time includes the spawn, as hyperfine's does.
     let watchdog = Watchdog::arm(timeout);
+    // Wall time includes the spawn, as hyperfine's does.
     let start = Instant::now();
     let child = command.spawn().map_err(|source| ProcessError::Spawn {
         program: program.clone(),
@@ -186,57 +185,36 @@ pub fn run_timed(
     watchdog.wait(child.id(), &program, start)
 }
 
-/// A thread that kills a child's process group when it outlives its timeout.
+/// Waits for a child with a deadline, killing its process group when the
+/// deadline passes. It `poll`s a pidfd (Linux ≥ 5.3), so waiting needs no
+/// helper thread that would compete with the timed child for a core.
 struct Watchdog {
     timeout: Duration,
-    pid_tx: mpsc::Sender<libc::pid_t>,
-    done_tx: mpsc::Sender<()>,
-    thread: thread::JoinHandle<bool>,
 }
 
 impl Watchdog {
     fn arm(timeout: Duration) -> Self {
-        let (pid_tx, pid_rx) = mpsc::channel::<libc::pid_t>();
-        let (done_tx, done_rx) = mpsc::channel::<()>();
-        let thread = thread::spawn(move || {
-            let Ok(pid) = pid_rx.recv() else {
-                return false;
-            };
-            if done_rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
-                // The child is not reaped yet (we wait with WNOWAIT first), so
-                // its pid and process group cannot have been reused.
-                kill_group(pid);
-                true
-            } else {
-                false
-            }
-        });
-        Self {
-            timeout,
-            pid_tx,
-            done_tx,
-            thread,
-        }
+        Self { timeout }
     }
 
     /// Block until `pid` exits or the timeout passes (then kill its group).
     /// Reaps the child with `wait4` to read its resource usage; wall time is
-    /// measured from `start`.
+    /// measured from `start` to the moment the exit was seen.
     fn wait(self, pid: u32, program: &str, start: Instant) -> Result<Timed, ProcessError> {
         let pid = libc::pid_t::try_from(pid).expect("invariant: Linux pids fit in pid_t");
-        let _ = self.pid_tx.send(pid);
-        let exited = wait_no_reap(pid);
-        let wall = start.elapsed();
-        let _ = self.done_tx.send(());
-        let timed_out = self.thread.join().unwrap_or(false);
         let wait_error = |source| ProcessError::Wait {
             program: program.to_owned(),
             source,
         };
-        exited.map_err(wait_error)?;
-        // Kill whatever the child left behind in its group (background jobs);
-        // the unreaped leader still holds the group id, so it cannot be reused.
+        let timed_out = wait_exit(pid, self.timeout).map_err(wait_error)?;
+        let wall = start.elapsed();
+        // Kill whatever the child left behind in its group (background jobs),
+        // or the child itself on timeout; the unreaped leader still holds the
+        // group id, so it cannot have been reused.
         kill_group(pid);
+        if timed_out {
+            wait_no_reap(pid).map_err(wait_error)?;
+        }
         let timed = reap(pid, wall).map_err(wait_error)?;
         if timed_out {
             return Err(ProcessError::Timeout {
@@ -245,6 +223,81 @@ impl Watchdog {
             });
         }
         Ok(timed)
+    }
+}
+
+/// Wait, without reaping, until `pid` exits (`Ok(false)`) or `timeout`
+/// passes (`Ok(true)`).
+fn wait_exit(pid: libc::pid_t, timeout: Duration) -> std::io::Result<bool> {
+    let deadline = Instant::now() + timeout;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let Ok(raw) = libc::c_int::try_from(raw) else {
+        return Err(std::io::Error::other(
+            "pidfd_open returned an out-of-range fd",
+        ));
+    };
+    if raw < 0 {
+        return poll_exit(pid, deadline);
+    }
+    // SAFETY: pidfd_open just returned this fd and nothing else owns it.
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+    loop {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        // Round up so a sub-millisecond remainder still waits.
+        let millis =
+            libc::c_int::try_from(remaining.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
+        let mut pollfd = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let rc = unsafe { libc::poll(&raw mut pollfd, 1, millis) };
+        if rc > 0 {
+            return Ok(false);
+        }
+        if rc == 0 && remaining.is_zero() {
+            return Ok(true);
+        }
+        if rc < 0 {
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+    }
+}
+
+/// Fallback for kernels without pidfds: check every millisecond.
+fn poll_exit(pid: libc::pid_t, deadline: Instant) -> std::io::Result<bool> {
+    let id = libc::id_t::try_from(pid).expect("invariant: pids are positive");
+    loop {
+        // SAFETY: siginfo_t is plain data; waitid fills it in.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to a zeroed siginfo_t.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                id,
+                &raw mut info,
+                libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+            )
+        };
+        // SAFETY: waitid filled the union's pid field (0 when nothing exited).
+        if rc == 0 && unsafe { info.si_pid() } != 0 {
+            return Ok(false);
+        }
+        if rc < 0 {
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+        if Instant::now() >= deadline {
+            return Ok(true);
+        }
+        thread::sleep(Duration::from_millis(1));
     }
 }
 

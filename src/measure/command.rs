@@ -30,9 +30,24 @@ pub fn prefixed_command(prefix: &[String], line: &str) -> Command {
         .unwrap_or_else(|| vec!["sh".to_owned(), "-c".to_owned(), line.to_owned()]);
     let mut all = prefix.iter().cloned().chain(words);
     let program = all.next().expect("invariant: at least one word");
-    let mut command = Command::new(program);
+    let mut command = Command::new(resolve(&program));
     command.args(all);
     command
+}
+
+/// The program's path, searched on `PATH` now rather than by every spawn:
+/// a failed `execve` per `PATH` entry would otherwise be timed with the run.
+fn resolve(program: &str) -> std::path::PathBuf {
+    if program.contains('/') {
+        return program.into();
+    }
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(program))
+                .find(|candidate| candidate.is_file())
+        })
+        .unwrap_or_else(|| program.into())
 }
 
 #[cfg(test)]
@@ -58,13 +73,16 @@ mod tests {
             assert_eq!(direct_words(line), None, "{line}");
         }
         let c = command_for("echo hi | cat");
-        assert_eq!(c.get_program(), "sh");
+        assert!(std::path::Path::new(c.get_program()).ends_with("sh"));
     }
 
     #[test]
     fn prefix_comes_first() {
         let c = prefixed_command(&["valgrind".into(), "-q".into()], "/bin/app 1");
-        assert_eq!(c.get_program(), "valgrind");
+        assert!(
+            std::path::Path::new(c.get_program()).ends_with("valgrind")
+                || c.get_program() == "valgrind"
+        );
         let args: Vec<_> = c.get_args().collect();
         assert_eq!(args, ["-q", "/bin/app", "1"]);
     }
