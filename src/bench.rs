@@ -157,6 +157,13 @@ fn check_success(record: &RunRecord, command: &str) -> Result<()> {
     if record.success {
         return Ok(());
     }
+    if let Some(error) = &record.error {
+        bail!(
+            "workload `{}` on variant `{}`: {error} (the run is kept in raw.jsonl)",
+            record.workload,
+            record.variant
+        );
+    }
     bail!(
         "workload `{}` failed on variant `{}` with {} (the run is kept in raw.jsonl)\ncommand: {command}\n{}\nlogs: {}\nhint: run the command by hand to see why; every workload run must exit 0",
         record.workload,

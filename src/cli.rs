@@ -81,7 +81,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(a) => {
             let cx = open(&a)?;
             let run_dir = crate::bench::bench(&cx)?;
-            crate::report::report(&cx, &run_dir).map(|_| ())
+            crate::report::report(&run_dir).map(|_| ())
         }
         Command::Report(a) => {
             let cx = open(&a.phase)?;
@@ -94,7 +94,7 @@ pub fn run(cli: Cli) -> Result<()> {
                     )
                 })?,
             };
-            crate::report::report(&cx, &run_dir).map(|_| ())
+            crate::report::report(&run_dir).map(|_| ())
         }
         Command::Env { json } => {
             let env = crate::env::capture();

@@ -223,6 +223,6 @@ pub fn run(cx: &Context) -> Result<PathBuf> {
     build(cx)?;
     train(cx)?;
     let run_dir = crate::bench::bench(cx)?;
-    crate::report::report(cx, &run_dir)?;
+    crate::report::report(&run_dir)?;
     Ok(run_dir)
 }

@@ -61,6 +61,9 @@ pub struct RunRecord {
     /// Figures read from the workload's output, by name.
     #[serde(default)]
     pub figures: BTreeMap<String, f64>,
+    /// Why a run that exited 0 still failed (e.g. a figure missing from its output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// The command's stdout and stderr.
     pub stdout_log: PathBuf,
     pub stderr_log: PathBuf,
@@ -178,6 +181,7 @@ pub fn measure(slot: &RunSlot, setup: &RunSetup) -> anyhow::Result<RunRecord> {
         instructions: None,
         instruction_source: None,
         figures: BTreeMap::new(),
+        error: None,
         stdout_log: io.stdout.clone(),
         stderr_log: io.stderr.clone(),
     };
@@ -193,7 +197,14 @@ pub fn measure(slot: &RunSlot, setup: &RunSetup) -> anyhow::Result<RunRecord> {
             record.sys_ns = Some(nanos(timed.usage.sys));
             record.max_rss_kib = Some(timed.usage.max_rss_kib);
             if record.success {
-                record.figures = read_figures(&slot.workload.figures, &io.stdout)?;
+                // A missing figure fails the run, but the run is still recorded.
+                match read_figures(&slot.workload.figures, &io.stdout) {
+                    Ok(figures) => record.figures = figures,
+                    Err(error) => {
+                        record.success = false;
+                        record.error = Some(format!("{error:#}"));
+                    }
+                }
             }
         }
         RunKind::Instructions => {

@@ -17,7 +17,6 @@ pub use results::{analyze, Results};
 pub use terminal::Terminal;
 
 use crate::bench::{read_raw, BenchMeta};
-use crate::pipeline::Context;
 use crate::workdir::{META_FILE, RAW_FILE, REPORT_FILE, RESULTS_FILE};
 
 /// A pure renderer of results into bytes; the caller decides where they go.
@@ -27,8 +26,7 @@ pub trait Exporter {
 
 /// Analyse `run_dir` from its `meta.json` and `raw.jsonl`, write
 /// `results.json` and `report.md` beside them, print the terminal summary.
-pub fn report(cx: &Context, run_dir: &Path) -> Result<Results> {
-    let _ = cx;
+pub fn report(run_dir: &Path) -> Result<Results> {
     let results = load_results(run_dir)?;
     fs_err::write(run_dir.join(RESULTS_FILE), Json.render(&results)?)?;
     fs_err::write(run_dir.join(REPORT_FILE), Markdown.render(&results)?)?;

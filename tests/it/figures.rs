@@ -62,4 +62,10 @@ fn a_figure_missing_from_the_output_is_an_error_naming_the_regex() {
         .afterburner(&["run"])
         .assert_fails_with("figure `tps`")
         .assert_fails_with("found no number");
+    let raw = std::fs::read_to_string(only_run_dir(&sandbox).join("raw.jsonl")).unwrap();
+    assert_eq!(raw.lines().count(), 1, "the failed run is kept: {raw}");
+    assert!(
+        raw.contains("\"success\":false") && raw.contains("found no number"),
+        "{raw}"
+    );
 }
