@@ -82,14 +82,10 @@ fn plan(
             compiler.package()
         )
     })?;
-    let dirs = StageDirs {
-        build: workdir.build_dir(&variant.name),
-        profile: workdir.profile_dir(&variant.name),
-    };
+    let dirs = workdir.stage_dirs(&variant.name);
     let (cflags, ldflags) = compose_flags(experiment, variant, stage, &dirs);
     let profile = if stage == Stage::Final && variant.needs_profile() {
-        toolchain::check_profile(&dirs.profile).map_err(anyhow::Error::msg)?;
-        fingerprint_files(&toolchain::find_gcda_files(&dirs.profile))?
+        fingerprint_files(&toolchain::pgo_for(compiler).profile_files(&dirs.profile)?)?
     } else {
         String::new()
     };

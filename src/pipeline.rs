@@ -68,12 +68,25 @@ impl Context {
 pub fn build(cx: &Context) -> Result<()> {
     let e = &cx.experiment;
     let mut needed = vec![tools::MAKE];
-    needed.extend(match e.target.compiler {
-        Compiler::Gcc => [tools::GCC, tools::GXX],
-        Compiler::Clang => [tools::CLANG, tools::CLANG],
-    });
+    match e.target.compiler {
+        Compiler::Gcc => needed.extend([tools::GCC, tools::GXX]),
+        Compiler::Clang => needed.push(tools::CLANG),
+    }
+    let clang_pgo =
+        e.target.compiler == Compiler::Clang && e.variants.iter().any(Variant::needs_profile);
+    if clang_pgo {
+        needed.push(tools::LLVM_PROFDATA);
+    }
     tools::ensure(&needed)?;
     tools::ensure_packages(&e.target.packages)?;
+    if let Some(major) = Compiler::Clang
+        .version()
+        .and_then(|v| toolchain::clang_major(&v))
+        .filter(|_| clang_pgo)
+    {
+        // Debian ships clang's profile runtime apart from clang itself.
+        tools::ensure_packages(&[format!("libclang-rt-{major}-dev")])?;
+    }
     eprintln!("fetching source of `{}`", e.target.name);
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in &e.variants {
@@ -179,6 +192,8 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
     fs_err::create_dir_all(&profile_dir)?;
     let logs = cx.workdir.variant_logs(&variant.name);
     fs_err::create_dir_all(&logs)?;
+    let pgo = toolchain::pgo_for(cx.experiment.target.compiler);
+    let dirs = cx.workdir.stage_dirs(&variant.name);
     for workload in trainers {
         let template = workload.train_run.as_ref().unwrap_or(&workload.run);
         let line = template.expand(&bindings)?;
@@ -188,7 +203,10 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
             stderr: logs.join(format!("train-{}.err", workload.name)),
         };
         let mut command = command_for(&line);
-        command.envs(&variant.env).current_dir(&cx.experiment.dir);
+        command
+            .envs(&variant.env)
+            .envs(pgo.training_env(&dirs))
+            .current_dir(&cx.experiment.dir);
         let timed = run_timed(&mut command, &io, workload.timeout.saturating_mul(10))
             .with_context(|| {
                 format!(
@@ -208,7 +226,7 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
         }
         eprintln!("{:.1} s", timed.usage.wall.as_secs_f64());
     }
-    let files = toolchain::check_profile(&profile_dir).map_err(anyhow::Error::msg)?;
+    let files = pgo.merge(&dirs)?.len();
     eprintln!(
         "profile of {}: {files} files in {}",
         variant.name,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::toolchain::Stage;
+use crate::toolchain::{Stage, StageDirs};
 
 /// Paths under one experiment's work directory.
 #[derive(Debug, Clone)]
@@ -32,6 +32,14 @@ impl Workdir {
 
     pub fn profile_dir(&self, variant: &str) -> PathBuf {
         self.variant(variant).join("profile")
+    }
+
+    /// A variant's build and profile directories.
+    pub fn stage_dirs(&self, variant: &str) -> StageDirs {
+        StageDirs {
+            build: self.build_dir(variant),
+            profile: self.profile_dir(variant),
+        }
     }
 
     pub fn variant_logs(&self, variant: &str) -> PathBuf {

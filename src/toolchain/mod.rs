@@ -1,6 +1,7 @@
 //! Compilers and feedback-directed optimizations: which exist, what flags
 //! each adds at which build stage, and where profiles live.
 
+mod clang_pgo;
 mod gcc_pgo;
 pub mod tools;
 
@@ -9,7 +10,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use gcc_pgo::{find_gcda_files, GCDA_EXTENSION};
+pub use clang_pgo::{clang_major, find_llvm_profdata, ClangPgo};
+pub use gcc_pgo::GccPgo;
 
 /// The C/C++ compiler family an experiment builds with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -113,17 +115,6 @@ impl Optimization {
     pub fn needs_profile(self) -> bool {
         self == Optimization::Pgo
     }
-
-    /// Whether `compiler` can apply it here; the error is a hint.
-    pub fn supported_by(self, compiler: Compiler) -> Result<(), String> {
-        match (self, compiler) {
-            (Optimization::Pgo, Compiler::Clang) => Err(
-                "clang PGO (llvm-profdata) is not built yet; use compiler = \"gcc\" for pgo"
-                    .to_owned(),
-            ),
-            _ => Ok(()),
-        }
-    }
 }
 
 /// Which build of a variant is being made.
@@ -180,8 +171,10 @@ pub fn optimization_flags(
     let mut flags = Flags::default();
     for o in optimize {
         match (o, stage) {
-            (Optimization::Pgo, Stage::Instrumented) => gcc_pgo::instrument_flags(&mut flags, dirs),
-            (Optimization::Pgo, Stage::Final) => gcc_pgo::use_flags(&mut flags, dirs),
+            (Optimization::Pgo, Stage::Instrumented) => {
+                pgo_for(compiler).instrument(&mut flags, dirs);
+            }
+            (Optimization::Pgo, Stage::Final) => pgo_for(compiler).use_profile(&mut flags, dirs),
             (_, Stage::Instrumented) => {}
             (Optimization::Lto, Stage::Final) => match compiler {
                 Compiler::Gcc => flags.both(&["-flto=auto"]),
@@ -194,16 +187,57 @@ pub fn optimization_flags(
     flags
 }
 
-/// Check that a training run left a profile; the error tells what to do.
-pub fn check_profile(profile_dir: &Path) -> Result<usize, String> {
-    let found = find_gcda_files(profile_dir).len();
-    if found == 0 {
-        return Err(format!(
-            "no profile (*.{GCDA_EXTENSION}) was written to {}.\nhint: did the training workloads run the instrumented binaries ({{bin.NAME}}) and exit normally? A process killed by a signal writes no profile.",
-            profile_dir.display()
-        ));
+/// An instrumented profile-guided optimizer: instrument → collect (training
+/// runs) → merge → use. One implementation per compiler.
+pub trait Pgo {
+    /// Add the instrumented build's flags.
+    fn instrument(&self, flags: &mut Flags, dirs: &StageDirs);
+    /// Environment for training runs of the instrumented binaries.
+    fn training_env(&self, dirs: &StageDirs) -> Vec<(String, String)>;
+    /// After training: turn what the runs wrote into what the final build
+    /// reads; returns those files. Fails, saying why, when training left none.
+    fn merge(&self, dirs: &StageDirs) -> anyhow::Result<Vec<PathBuf>>;
+    /// The merged profile's files, for the build key; fails when absent.
+    fn profile_files(&self, profile_dir: &Path) -> anyhow::Result<Vec<PathBuf>>;
+    /// Add the final build's flags.
+    fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs);
+}
+
+/// The PGO implementation of a compiler.
+pub fn pgo_for(compiler: Compiler) -> &'static dyn Pgo {
+    match compiler {
+        Compiler::Gcc => &GccPgo,
+        Compiler::Clang => &ClangPgo,
     }
-    Ok(found)
+}
+
+/// The error when training left no profile, with what to check.
+fn no_profile_error(dir: &Path, extension: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "no profile (*.{extension}) was written to {}\nhint: did the training workloads run the instrumented binaries ({{bin.NAME}}) and exit normally? A process killed by a signal writes no profile.",
+        dir.display()
+    )
+}
+
+/// All files under `dir` with `extension`, sorted.
+pub fn find_files(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs_err::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == extension) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 #[cfg(test)]
@@ -255,6 +289,5 @@ mod tests {
         assert!(Optimization::from_name("fast")
             .unwrap_err()
             .contains("pgo, lto"));
-        assert!(Optimization::Pgo.supported_by(Compiler::Clang).is_err());
     }
 }

@@ -24,6 +24,10 @@ pub const GXX: Tool = Tool {
     command: "g++",
     package: "g++",
 };
+pub const LLVM_PROFDATA: Tool = Tool {
+    command: "llvm-profdata",
+    package: "llvm",
+};
 pub const CLANG: Tool = Tool {
     command: "clang",
     package: "clang",

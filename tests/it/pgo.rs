@@ -156,3 +156,38 @@ fn a_a_pair_shows_no_significant_difference() {
         );
     }
 }
+
+#[test]
+fn clang_pgo_merges_raw_profiles_and_lowers_instructions() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let text = HOTPATH
+        .replace(
+            "binaries = { hotpath = \"hotpath\" }",
+            "binaries = { hotpath = \"hotpath\" }\ncompiler = \"clang\"",
+        )
+        .replace("repetitions = 6", "repetitions = 3")
+        .replace(
+            "metrics = [\"wall\", \"instructions\"]",
+            "metrics = [\"instructions\"]",
+        );
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let profile = sandbox.path().join(".afterburner/variants/pgo/profile");
+    let raw = std::fs::read_dir(profile.join("raw")).unwrap().count();
+    assert!(raw >= 1, "no raw profile");
+    let merged: Vec<_> = std::fs::read_dir(&profile)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("merged-") && n.ends_with(".profdata"))
+        .collect();
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let instr = comparison(&results, "loop", "instructions", "pgo");
+    assert_eq!(instr["verdict"], "faster", "{instr:#}");
+    assert!(instr["ratio"].as_f64().unwrap() < 0.97, "{instr:#}");
+    let cflags = results["variants"][1]["cflags"].as_str().unwrap();
+    assert!(
+        cflags.contains("-fprofile-use=") && cflags.contains(&merged[0]),
+        "{cflags}"
+    );
+}

@@ -1,0 +1,155 @@
+//! clang's IR-level instrumented PGO: `-fprofile-generate`, training with
+//! `LLVM_PROFILE_FILE` naming one raw profile per process (`%p`) and binary
+//! (`%m`) so concurrent processes never clobber each other, `llvm-profdata
+//! merge` into `merged-<hash>.profdata`, then `-fprofile-use=` that file.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use super::{find_files, no_profile_error, Compiler, Flags, Pgo, StageDirs};
+use crate::process::{capture, quote_output};
+use crate::source::sha256_file;
+
+/// clang's `-fprofile-generate` / `-fprofile-use=`.
+pub struct ClangPgo;
+
+const RAW_EXTENSION: &str = "profraw";
+const MERGED_PREFIX: &str = "merged-";
+const MERGED_EXTENSION: &str = "profdata";
+
+fn raw_dir(dirs: &StageDirs) -> PathBuf {
+    dirs.profile.join("raw")
+}
+
+impl Pgo for ClangPgo {
+    fn instrument(&self, flags: &mut Flags, _dirs: &StageDirs) {
+        flags.cflags.push("-fprofile-generate".to_owned());
+        flags.cflags.push("-fprofile-update=atomic".to_owned());
+        flags.ldflags.push("-fprofile-generate".to_owned());
+    }
+
+    fn training_env(&self, dirs: &StageDirs) -> Vec<(String, String)> {
+        let pattern = raw_dir(dirs).join(format!("%p-%m.{RAW_EXTENSION}"));
+        vec![(
+            "LLVM_PROFILE_FILE".to_owned(),
+            pattern.to_string_lossy().into_owned(),
+        )]
+    }
+
+    fn merge(&self, dirs: &StageDirs) -> Result<Vec<PathBuf>> {
+        let raw = find_files(&raw_dir(dirs), RAW_EXTENSION);
+        if raw.is_empty() {
+            return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
+        }
+        let tool = find_llvm_profdata()?;
+        let staging = dirs.profile.join("merging.tmp");
+        let mut args = vec![
+            "merge".to_owned(),
+            "-o".to_owned(),
+            staging.to_string_lossy().into_owned(),
+        ];
+        args.extend(raw.iter().map(|p| p.to_string_lossy().into_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = capture(&tool, &args, Duration::from_mins(10))
+            .with_context(|| format!("running {tool}"))?;
+        if !out.success() {
+            bail!(
+                "`{tool} merge` failed on {} raw profiles:\n{}",
+                raw.len(),
+                quote_output(&out.stderr)
+            );
+        }
+        for old in find_files(&dirs.profile, MERGED_EXTENSION) {
+            fs_err::remove_file(old)?;
+        }
+        // Named by content, so build keys and people notice a changed profile.
+        let hash = sha256_file(&staging)?;
+        let merged = dirs
+            .profile
+            .join(format!("{MERGED_PREFIX}{}.{MERGED_EXTENSION}", &hash[..16]));
+        fs_err::rename(&staging, &merged)?;
+        Ok(vec![merged])
+    }
+
+    fn profile_files(&self, profile_dir: &Path) -> Result<Vec<PathBuf>> {
+        let merged = find_files(profile_dir, MERGED_EXTENSION);
+        if merged.is_empty() {
+            return Err(no_profile_error(profile_dir, MERGED_EXTENSION));
+        }
+        Ok(merged)
+    }
+
+    fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
+        let merged = find_files(&dirs.profile, MERGED_EXTENSION)
+            .into_iter()
+            .next();
+        let merged = merged.unwrap_or_else(|| {
+            dirs.profile
+                .join(format!("{MERGED_PREFIX}missing.{MERGED_EXTENSION}"))
+        });
+        flags
+            .cflags
+            .push(format!("-fprofile-use={}", merged.display()));
+        flags
+            .ldflags
+            .push(format!("-fprofile-use={}", merged.display()));
+    }
+}
+
+/// `llvm-profdata` matching the installed clang: `llvm-profdata-<major>`
+/// first (raw profile formats change between LLVM versions), else the
+/// unversioned one.
+pub fn find_llvm_profdata() -> Result<String> {
+    let major = Compiler::Clang.version().and_then(|v| clang_major(&v));
+    let mut candidates: Vec<String> = major
+        .map(|m| format!("llvm-profdata-{m}"))
+        .into_iter()
+        .collect();
+    candidates.push("llvm-profdata".to_owned());
+    candidates
+        .into_iter()
+        .find(|c| super::tools::is_installed(c))
+        .with_context(|| {
+            let package = major.map_or("llvm".to_owned(), |m| format!("llvm-{m}"));
+            format!("llvm-profdata is missing, so clang's raw profiles cannot be merged\nhint: install it with `apt-get install -y {package}`")
+        })
+}
+
+/// The major version in `clang --version`'s first line.
+pub fn clang_major(version_line: &str) -> Option<u32> {
+    let at = version_line.find("version ")? + "version ".len();
+    version_line[at..].split('.').next()?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_clang_major() {
+        assert_eq!(clang_major("Debian clang version 14.0.6"), Some(14));
+        assert_eq!(
+            clang_major("clang version 18.1.3 (Fedora 18.1.3-1)"),
+            Some(18)
+        );
+        assert_eq!(clang_major("gcc (Debian 12.2.0) 12.2.0"), None);
+    }
+
+    #[test]
+    fn training_env_names_one_file_per_process_and_binary() {
+        let dirs = StageDirs {
+            build: "/b".into(),
+            profile: "/p".into(),
+        };
+        let env = ClangPgo.training_env(&dirs);
+        assert_eq!(
+            env,
+            vec![(
+                "LLVM_PROFILE_FILE".to_owned(),
+                "/p/raw/%p-%m.profraw".to_owned()
+            )]
+        );
+    }
+}
