@@ -33,6 +33,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What each optimization needs, what is here, and how to install the rest.
+    Doctor {
+        /// Install what is missing with apt-get (as root).
+        #[arg(long)]
+        fix: bool,
+    },
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),
 }
@@ -102,6 +108,19 @@ pub fn run(cli: Cli) -> Result<()> {
                 println!("{}", serde_json::to_string_pretty(&env)?);
             } else {
                 print!("{}", env.render_text());
+            }
+            Ok(())
+        }
+        Command::Doctor { fix } => {
+            let sections = crate::doctor::diagnose(&crate::env::capture());
+            if fix {
+                crate::doctor::fix(&sections)?;
+                print!(
+                    "{}",
+                    crate::doctor::render(&crate::doctor::diagnose(&crate::env::capture()))
+                );
+            } else {
+                print!("{}", crate::doctor::render(&sections));
             }
             Ok(())
         }

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod build;
 pub mod cli;
+pub mod doctor;
 pub mod env;
 pub mod experiment;
 pub mod measure;
