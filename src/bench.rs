@@ -46,6 +46,9 @@ pub struct BenchMeta {
     pub variants: Vec<VariantInfo>,
     /// Benchmark workloads, in order.
     pub workloads: Vec<String>,
+    /// Workloads that trained the profiles (role train or both).
+    #[serde(default)]
+    pub training_workloads: Vec<String>,
     pub environment: Environment,
 }
 
@@ -231,6 +234,12 @@ fn bench_meta(
         instruction_counter: counter,
         metrics,
         variants,
+        training_workloads: e
+            .workloads
+            .iter()
+            .filter(|w| w.role.trains())
+            .map(|w| w.name.clone())
+            .collect(),
         workloads: e
             .workloads
             .iter()

@@ -51,6 +51,7 @@ impl Exporter for Markdown {
                 table(&mut out, results, &rows, &comparisons);
             }
         }
+        unseen(&mut out, results);
         variants(&mut out, results);
         rules(&mut out, results);
         warnings(&mut out, results);
@@ -141,6 +142,54 @@ fn table(
             c.outcome.ci_low,
             c.outcome.ci_high,
             judged_by(c)
+        );
+    }
+    out.push('\n');
+}
+
+/// The gain of profiled variants on benchmark workloads that did not train
+/// them: the honest test of a profile.
+fn unseen(out: &mut String, results: &Results) {
+    let profiled = |name: &str| {
+        results
+            .variants
+            .iter()
+            .any(|v| v.name == name && v.optimize.iter().any(|o| o.needs_profile()))
+    };
+    let entries: Vec<&ComparisonEntry> = results
+        .comparisons
+        .iter()
+        .filter(|c| profiled(&c.variant) && !results.training_workloads.contains(&c.workload))
+        .collect();
+    if entries.is_empty() || results.training_workloads.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Gain on workloads the profile never saw
+
+Profiles were trained on {}.
+
+| Workload | Metric | Variant | Opt/Default | {:.0}% CI | Verdict |\n|---|---|---|---:|---|---|",
+        results
+            .training_workloads
+            .iter()
+            .map(|w| format!("`{w}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        results.confidence * 100.0
+    );
+    for c in entries {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | `{}` | {:.3} | {:.3}–{:.3} | {} |",
+            c.workload,
+            c.metric,
+            c.variant,
+            c.outcome.ratio,
+            c.outcome.ci_low,
+            c.outcome.ci_high,
+            c.outcome.verdict
         );
     }
     out.push('\n');

@@ -33,6 +33,9 @@ pub struct Results {
     /// The baseline variant's name.
     pub baseline: String,
     pub variants: Vec<VariantInfo>,
+    /// Workloads that trained the profiles; the others were never seen by them.
+    #[serde(default)]
+    pub training_workloads: Vec<String>,
     /// Samples and summary per workload, metric and variant.
     pub measurements: Vec<Measurement>,
     /// Each non-baseline variant against the baseline, per workload and metric.
@@ -144,6 +147,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         environment: meta.environment.clone(),
         baseline,
         variants: meta.variants.clone(),
+        training_workloads: meta.training_workloads.clone(),
         measurements,
         comparisons,
         warnings,

@@ -191,3 +191,59 @@ fn clang_pgo_merges_raw_profiles_and_lowers_instructions() {
         "{cflags}"
     );
 }
+
+/// Train on one input, judge on another: the report shows the gain on the
+/// workload the profile never saw in a section of its own.
+const UNSEEN: &str = r#"
+[target]
+name = "unseen"
+source = { path = "src" }
+build = "make"
+binaries = { hotpath = "hotpath" }
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+
+[[workload]]
+name = "teach"
+role = "train"
+run = "{bin.hotpath} 200000 1000"
+
+[[workload]]
+name = "exam"
+role = "bench"
+run = "{bin.hotpath} 500000 700"
+
+[bench]
+repetitions = 3
+warmup = 0
+metrics = ["instructions"]
+"#;
+
+#[test]
+fn report_shows_gain_on_workloads_the_profile_never_saw() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", UNSEEN);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let run_dir = only_run_dir(&sandbox);
+    let results = read_json(&run_dir.join("results.json"));
+    assert_eq!(results["training_workloads"], serde_json::json!(["teach"]));
+    assert!(results["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["workload"] == "exam"));
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    let section = report
+        .split("## Gain on workloads the profile never saw")
+        .nth(1)
+        .expect(&report);
+    assert!(
+        section.contains("| `exam` | instructions | `pgo` |"),
+        "{section}"
+    );
+}
