@@ -60,6 +60,9 @@ pub struct VariantInfo {
     pub compiler_version: String,
     pub cflags: String,
     pub ldflags: String,
+    /// Go build flags (`GOFLAGS`); empty for C and C++.
+    #[serde(default)]
+    pub goflags: String,
     pub env: BTreeMap<String, String>,
     /// Binary name → path.
     pub binaries: BTreeMap<String, PathBuf>,
@@ -215,6 +218,7 @@ fn bench_meta(
                 compiler_version: record.compiler_version,
                 cflags: record.cflags,
                 ldflags: record.ldflags,
+                goflags: record.goflags,
                 env: v.env.clone(),
                 binaries: record.binaries,
                 build_log: record.log,

@@ -29,6 +29,9 @@ pub struct BuildRecord {
     pub compiler_version: String,
     pub cflags: String,
     pub ldflags: String,
+    /// Go build flags; empty for C and C++.
+    #[serde(default)]
+    pub goflags: String,
     /// Binary name → absolute path.
     pub binaries: BTreeMap<String, PathBuf>,
     /// How long the build command ran, in seconds.
@@ -60,8 +63,7 @@ struct Inputs<'a> {
     build: &'a str,
     cc: &'a str,
     compiler_version: &'a str,
-    cflags: &'a str,
-    ldflags: &'a str,
+    flags: &'a Composed,
     profile: String,
 }
 
@@ -83,7 +85,7 @@ fn plan(
         )
     })?;
     let dirs = workdir.stage_dirs(&variant.name);
-    let (cflags, ldflags) = compose_flags(experiment, variant, stage, &dirs);
+    let composed = compose_flags(experiment, variant, stage, &dirs);
     let profile = if stage == Stage::Final && variant.needs_profile() {
         fingerprint_files(&toolchain::pgo_for(compiler).profile_files(&dirs.profile)?)?
     } else {
@@ -99,16 +101,14 @@ fn plan(
         build: &experiment.target.build,
         cc: compiler.cc(),
         compiler_version: &compiler_version,
-        cflags: &cflags,
-        ldflags: &ldflags,
+        flags: &composed,
         profile,
     };
     let key = hex(&Sha256::digest(serde_json::to_vec(&inputs)?));
     Ok(BuildFlags {
         key,
         compiler_version,
-        cflags,
-        ldflags,
+        composed,
     })
 }
 
@@ -173,8 +173,16 @@ pub fn build_stage(
 struct BuildFlags {
     key: String,
     compiler_version: String,
-    cflags: String,
-    ldflags: String,
+    composed: Composed,
+}
+
+/// The flags a build gets, each a space-separated string.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Composed {
+    pub cflags: String,
+    pub ldflags: String,
+    /// Go build flags (`GOFLAGS`); empty for C and C++.
+    pub goflags: String,
 }
 
 fn run_build(
@@ -200,9 +208,12 @@ fn run_build(
         .current_dir(&build_dir)
         .env("CC", compiler.cc())
         .env("CXX", compiler.cxx())
-        .env("CFLAGS", &flags.cflags)
-        .env("CXXFLAGS", &flags.cflags)
-        .env("LDFLAGS", &flags.ldflags);
+        .env("CFLAGS", &flags.composed.cflags)
+        .env("CXXFLAGS", &flags.composed.cflags)
+        .env("LDFLAGS", &flags.composed.ldflags);
+    if !flags.composed.goflags.is_empty() {
+        command.env("GOFLAGS", &flags.composed.goflags);
+    }
     let io = TimedIo {
         stdout: log.clone(),
         stderr: log.clone(),
@@ -219,7 +230,7 @@ fn run_build(
         })?;
     if !timed.status.success() {
         bail!(
-            "building variant `{}` ({} stage) failed with {}\n{}\nfull log: {}\nhint: the build ran `{}` in {} with CFLAGS=\"{}\" LDFLAGS=\"{}\"",
+            "building variant `{}` ({} stage) failed with {}\n{}\nfull log: {}\nhint: the build ran `{}` in {} with CFLAGS=\"{}\" LDFLAGS=\"{}\" GOFLAGS=\"{}\"",
             variant.name,
             stage.name(),
             describe_status(timed.status),
@@ -227,8 +238,9 @@ fn run_build(
             log.display(),
             experiment.target.build,
             build_dir.display(),
-            flags.cflags,
-            flags.ldflags,
+            flags.composed.cflags,
+            flags.composed.ldflags,
+            flags.composed.goflags,
         );
     }
     let binaries = locate_binaries(experiment, &build_dir, &log)?;
@@ -238,8 +250,9 @@ fn run_build(
         key: flags.key,
         cc: compiler.cc().to_owned(),
         compiler_version: flags.compiler_version,
-        cflags: flags.cflags,
-        ldflags: flags.ldflags,
+        cflags: flags.composed.cflags,
+        ldflags: flags.composed.ldflags,
+        goflags: flags.composed.goflags,
         binaries,
         seconds: start.elapsed().as_secs_f64(),
         log,
@@ -274,7 +287,7 @@ pub fn compose_flags(
     variant: &Variant,
     stage: Stage,
     dirs: &StageDirs,
-) -> (String, String) {
+) -> Composed {
     let opt = optimization_flags(experiment.target.compiler, &variant.optimize, stage, dirs);
     let join = |parts: Vec<String>| {
         parts
@@ -300,7 +313,12 @@ pub fn compose_flags(
         ]
         .concat(),
     );
-    (cflags, ldflags)
+    let goflags = join([vec![user("GOFLAGS")], opt.goflags].concat());
+    Composed {
+        cflags,
+        ldflags,
+        goflags,
+    }
 }
 
 /// Read a build record; a missing or unreadable one means "not built".

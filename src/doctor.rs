@@ -125,7 +125,7 @@ pub fn diagnose(env: &Environment) -> Vec<Section> {
             checks: vec![tool("llvm-bolt-16", "bolt-16")],
         },
         Section {
-            title: "go pgo (planned: not built yet)",
+            title: "go: pgo (go build -pgo, Go ≥ 1.21)",
             checks: vec![tool("go", "golang-go")],
         },
     ]

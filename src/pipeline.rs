@@ -59,6 +59,7 @@ impl Context {
         Ok(Bindings {
             binaries: record.binaries,
             params: self.experiment.params.clone(),
+            profile: None,
         })
     }
 }
@@ -71,6 +72,7 @@ pub fn build(cx: &Context) -> Result<()> {
     match e.target.compiler {
         Compiler::Gcc => needed.extend([tools::GCC, tools::GXX]),
         Compiler::Clang => needed.push(tools::CLANG),
+        Compiler::Go => needed.push(tools::GO),
     }
     let clang_pgo =
         e.target.compiler == Compiler::Clang && e.variants.iter().any(Variant::needs_profile);
@@ -179,7 +181,7 @@ pub fn train(cx: &Context) -> Result<()> {
 }
 
 fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Result<()> {
-    let bindings = cx.bindings(variant, Stage::Instrumented)?;
+    let mut bindings = cx.bindings(variant, Stage::Instrumented)?;
     let key = build::current(&cx.workdir, &variant.name, Stage::Instrumented)
         .map(|r| r.key)
         .unwrap_or_default();
@@ -196,6 +198,7 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
     let dirs = cx.workdir.stage_dirs(&variant.name);
     for workload in trainers {
         let template = workload.train_run.as_ref().unwrap_or(&workload.run);
+        bindings.profile = Some(toolchain::go_profile_path(&dirs, &workload.name));
         let line = template.expand(&bindings)?;
         eprint!("training {} on {} … ", variant.name, workload.name);
         let io = TimedIo {

@@ -41,7 +41,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let quick_section = std::mem::take(&mut raw.quick);
     let params = cx.params(&raw.params, quick.then_some(&quick_section))?;
     let target = cx.target(&raw.target, &dir)?;
-    let mut variants = cx.variants(&raw.variants)?;
+    let mut variants = cx.variants(&raw.variants, target.compiler)?;
     if quick {
         variants = cx.quick_variants(variants, &quick_section)?;
     }
@@ -257,7 +257,11 @@ impl Cx<'_> {
         })
     }
 
-    fn variants(&self, raw: &[RawVariant]) -> Result<Vec<Variant>, ExperimentError> {
+    fn variants(
+        &self,
+        raw: &[RawVariant],
+        compiler: Compiler,
+    ) -> Result<Vec<Variant>, ExperimentError> {
         if raw.is_empty() {
             return Ok(vec![Variant {
                 name: "baseline".to_owned(),
@@ -289,7 +293,7 @@ impl Cx<'_> {
                         "give each [[variant]] its own name",
                     ));
                 }
-                let optimize = self.optimizations(v)?;
+                let optimize = self.optimizations(v, compiler)?;
                 Ok(Variant {
                     name: name.clone(),
                     optimize,
@@ -301,7 +305,11 @@ impl Cx<'_> {
             .collect()
     }
 
-    fn optimizations(&self, v: &RawVariant) -> Result<Vec<Optimization>, ExperimentError> {
+    fn optimizations(
+        &self,
+        v: &RawVariant,
+        compiler: Compiler,
+    ) -> Result<Vec<Optimization>, ExperimentError> {
         let mut out: Vec<Optimization> = Vec::new();
         for word in &v.optimize {
             let o = Optimization::from_name(word.get_ref()).map_err(|hint| {
@@ -316,6 +324,17 @@ impl Cx<'_> {
                     word.span(),
                     format!("`{}` is listed twice", word.get_ref()),
                     "list each optimization once",
+                ));
+            }
+            if let Err(hint) = o.supported_by(compiler) {
+                return Err(self.invalid(
+                    word.span(),
+                    format!(
+                        "`{}` is not available with {}",
+                        word.get_ref(),
+                        compiler.name()
+                    ),
+                    hint,
                 ));
             }
             out.push(o);

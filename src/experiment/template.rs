@@ -28,6 +28,9 @@ pub struct Bindings {
     pub binaries: BTreeMap<String, PathBuf>,
     /// `{params.KEY}` → value.
     pub params: BTreeMap<String, String>,
+    /// `{profile}` → a fresh file for the run to write a profile to (Go's
+    /// `-cpuprofile`); `None` outside training, where it expands to a scratch file.
+    pub profile: Option<PathBuf>,
 }
 
 fn placeholder_regex() -> &'static Regex {
@@ -54,6 +57,7 @@ impl Template {
             let known = match (&caps[1], caps.get(2)) {
                 ("bin", Some(name)) => binaries(name.as_str()),
                 ("params", Some(key)) => params(key.as_str()),
+                ("profile", None) => true,
                 _ => false,
             };
             if !known {
@@ -78,6 +82,10 @@ impl Template {
                     .get(name.as_str())
                     .map(|path| shell_quote(&path.to_string_lossy())),
                 ("params", Some(key)) => bindings.params.get(key.as_str()).cloned(),
+                ("profile", None) => Some(bindings.profile.as_ref().map_or_else(
+                    || "/dev/null".to_owned(),
+                    |p| shell_quote(&p.to_string_lossy()),
+                )),
                 _ => None,
             };
             let value = value.ok_or_else(|| UnknownPlaceholder {

@@ -3,6 +3,7 @@
 
 mod clang_pgo;
 mod gcc_pgo;
+mod go_pgo;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -12,13 +13,16 @@ use serde::Serialize;
 
 pub use clang_pgo::{clang_major, find_llvm_profdata, ClangPgo};
 pub use gcc_pgo::GccPgo;
+pub use go_pgo::{profile_path as go_profile_path, GoPgo};
 
-/// The C/C++ compiler family an experiment builds with.
+/// The toolchain an experiment builds with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Compiler {
     Gcc,
     Clang,
+    /// The Go toolchain (`go build`); cgo code compiles with gcc.
+    Go,
 }
 
 impl Compiler {
@@ -26,6 +30,7 @@ impl Compiler {
         match name {
             "gcc" => Some(Compiler::Gcc),
             "clang" => Some(Compiler::Clang),
+            "go" => Some(Compiler::Go),
             _ => None,
         }
     }
@@ -34,18 +39,22 @@ impl Compiler {
         match self {
             Compiler::Gcc => "gcc",
             Compiler::Clang => "clang",
+            Compiler::Go => "go",
         }
     }
 
-    /// The C compiler command (`CC`).
+    /// The C compiler command (`CC`; for Go, what cgo uses).
     pub fn cc(self) -> &'static str {
-        self.name()
+        match self {
+            Compiler::Gcc | Compiler::Go => "gcc",
+            Compiler::Clang => "clang",
+        }
     }
 
     /// The C++ compiler command (`CXX`).
     pub fn cxx(self) -> &'static str {
         match self {
-            Compiler::Gcc => "g++",
+            Compiler::Gcc | Compiler::Go => "g++",
             Compiler::Clang => "clang++",
         }
     }
@@ -55,13 +64,18 @@ impl Compiler {
         match self {
             Compiler::Gcc => "gcc g++",
             Compiler::Clang => "clang",
+            Compiler::Go => "golang-go (PGO needs Go 1.21 or newer)",
         }
     }
 
-    /// First line of `CC --version`, or `None` when the compiler is missing.
+    /// First line of `CC --version` (`go version` for Go), or `None` when
+    /// the compiler is missing.
     pub fn version(self) -> Option<String> {
-        let out =
-            crate::process::capture(self.cc(), &["--version"], Duration::from_secs(10)).ok()?;
+        let (program, arg) = match self {
+            Compiler::Go => ("go", "version"),
+            _ => (self.cc(), "--version"),
+        };
+        let out = crate::process::capture(program, &[arg], Duration::from_secs(10)).ok()?;
         out.success().then(|| {
             out.stdout
                 .lines()
@@ -115,6 +129,17 @@ impl Optimization {
     pub fn needs_profile(self) -> bool {
         self == Optimization::Pgo
     }
+
+    /// Whether `compiler` can apply it; the error is a hint.
+    pub fn supported_by(self, compiler: Compiler) -> Result<(), String> {
+        match (self, compiler) {
+            (Optimization::Pgo, _) | (_, Compiler::Gcc | Compiler::Clang) => Ok(()),
+            (_, Compiler::Go) => Err(format!(
+                "`{}` applies to C and C++ compilers; with compiler = \"go\" use optimize = [\"pgo\"]",
+                self.name()
+            )),
+        }
+    }
 }
 
 /// Which build of a variant is being made.
@@ -141,6 +166,8 @@ impl Stage {
 pub struct Flags {
     pub cflags: Vec<String>,
     pub ldflags: Vec<String>,
+    /// For the Go toolchain (`GOFLAGS`).
+    pub goflags: Vec<String>,
 }
 
 impl Flags {
@@ -177,7 +204,7 @@ pub fn optimization_flags(
             (Optimization::Pgo, Stage::Final) => pgo_for(compiler).use_profile(&mut flags, dirs),
             (_, Stage::Instrumented) => {}
             (Optimization::Lto, Stage::Final) => match compiler {
-                Compiler::Gcc => flags.both(&["-flto=auto"]),
+                Compiler::Gcc | Compiler::Go => flags.both(&["-flto=auto"]),
                 Compiler::Clang => flags.both(&["-flto=thin"]),
             },
             (Optimization::March, Stage::Final) => flags.both(&["-march=native", "-mtune=native"]),
@@ -208,6 +235,7 @@ pub fn pgo_for(compiler: Compiler) -> &'static dyn Pgo {
     match compiler {
         Compiler::Gcc => &GccPgo,
         Compiler::Clang => &ClangPgo,
+        Compiler::Go => &GoPgo,
     }
 }
 

@@ -28,6 +28,10 @@ pub const LLVM_PROFDATA: Tool = Tool {
     command: "llvm-profdata",
     package: "llvm",
 };
+pub const GO: Tool = Tool {
+    command: "go",
+    package: "golang-go",
+};
 pub const CLANG: Tool = Tool {
     command: "clang",
     package: "clang",

@@ -247,3 +247,57 @@ fn report_shows_gain_on_workloads_the_profile_never_saw() {
         "{section}"
     );
 }
+
+const GO: &str = r#"
+[target]
+name = "gohot"
+source = { path = "src" }
+build = "go build -o gohot ."
+binaries = { gohot = "gohot" }
+compiler = "go"
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+
+[[workload]]
+name = "loop"
+run = "{bin.gohot} -n 2000000"
+train_run = "{bin.gohot} -n 50000000 -cpuprofile {profile}"
+
+[bench]
+repetitions = 3
+warmup = 0
+metrics = ["instructions"]
+"#;
+
+#[test]
+fn go_pgo_merges_cpu_profiles_and_devirtualizes_the_hot_call() {
+    let sandbox = Sandbox::with_fixture("gohot");
+    sandbox.write("afterburner.toml", GO);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let goflags = results["variants"][1]["goflags"].as_str().unwrap();
+    assert!(
+        goflags.contains("-pgo=") && goflags.contains("merged-"),
+        "{goflags}"
+    );
+    let instr = comparison(&results, "loop", "instructions", "pgo");
+    assert_eq!(instr["verdict"], "faster", "{instr:#}");
+    assert!(instr["ratio"].as_f64().unwrap() < 0.9, "{instr:#}");
+}
+
+#[test]
+fn c_only_optimizations_are_refused_for_go() {
+    let sandbox = Sandbox::with_fixture("gohot");
+    sandbox.write(
+        "afterburner.toml",
+        &GO.replace("optimize = [\"pgo\"]", "optimize = [\"pgo\", \"lto\"]"),
+    );
+    sandbox
+        .afterburner(&["build"])
+        .assert_fails_with("`lto` is not available with go");
+}
