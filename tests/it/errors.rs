@@ -128,3 +128,19 @@ fn kill_9_mid_bench_loses_no_finished_run() {
     let results = crate::support::read_json(&run_dir.join("results.json"));
     assert_eq!(results["runs"]["total"].as_u64().unwrap(), kept as u64);
 }
+
+#[test]
+fn every_recipe_is_a_valid_experiment() {
+    let recipes = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&recipes).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            for quick in [false, true] {
+                afterburner::experiment::load(&path, quick).unwrap_or_else(|e| panic!("{e}"));
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "recipes/ should hold sqlite and redis");
+}
