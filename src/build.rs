@@ -87,7 +87,9 @@ fn plan(
     let dirs = workdir.stage_dirs(&variant.name);
     let composed = compose_flags(experiment, variant, stage, &dirs);
     let profile = if stage == Stage::Final && variant.needs_profile() {
-        fingerprint_files(&toolchain::pgo_for(compiler).profile_files(&dirs.profile)?)?
+        let profiler = toolchain::profiler(&variant.optimize, compiler)
+            .expect("invariant: a variant that needs a profile has a profiler");
+        fingerprint_files(&profiler.profile_files(&dirs.profile)?)?
     } else {
         String::new()
     };
@@ -244,6 +246,10 @@ fn run_build(
         );
     }
     let binaries = locate_binaries(experiment, &build_dir, &log)?;
+    if let Some(profiler) = toolchain::profiler(&variant.optimize, compiler) {
+        let paths: Vec<PathBuf> = binaries.values().cloned().collect();
+        profiler.post_link(stage, &paths, &workdir.stage_dirs(&variant.name))?;
+    }
     Ok(BuildRecord {
         variant: variant.name.clone(),
         stage,

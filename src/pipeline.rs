@@ -79,6 +79,13 @@ pub fn build(cx: &Context) -> Result<()> {
     if clang_pgo {
         needed.push(tools::LLVM_PROFDATA);
     }
+    let bolt = e
+        .variants
+        .iter()
+        .any(|v| v.optimize.contains(&toolchain::Optimization::Bolt));
+    if bolt && toolchain::bolt::find_tool("llvm-bolt").is_err() {
+        needed.push(tools::LLVM_BOLT);
+    }
     tools::ensure(&needed)?;
     tools::ensure_packages(&e.target.packages)?;
     if let Some(major) = Compiler::Clang
@@ -194,7 +201,8 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
     fs_err::create_dir_all(&profile_dir)?;
     let logs = cx.workdir.variant_logs(&variant.name);
     fs_err::create_dir_all(&logs)?;
-    let pgo = toolchain::pgo_for(cx.experiment.target.compiler);
+    let pgo = toolchain::profiler(&variant.optimize, cx.experiment.target.compiler)
+        .expect("invariant: only variants that need a profile train");
     let dirs = cx.workdir.stage_dirs(&variant.name);
     for workload in trainers {
         let template = workload.train_run.as_ref().unwrap_or(&workload.run);

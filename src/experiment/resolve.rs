@@ -339,6 +339,17 @@ impl Cx<'_> {
             }
             out.push(o);
         }
+        if out.contains(&Optimization::Pgo) && out.contains(&Optimization::Bolt) {
+            let span = v
+                .optimize
+                .first()
+                .map_or(v.name.span(), toml::Spanned::span);
+            return Err(self.invalid(
+                span,
+                "stacking pgo and bolt needs two training rounds, which afterburner does not do yet",
+                "make them two variants, optimize = [\"pgo\", \"lto\"] and optimize = [\"lto\", \"bolt\"]",
+            ));
+        }
         Ok(out)
     }
 

@@ -1,6 +1,7 @@
 //! Compilers and feedback-directed optimizations: which exist, what flags
 //! each adds at which build stage, and where profiles live.
 
+pub mod bolt;
 mod clang_pgo;
 mod gcc_pgo;
 mod go_pgo;
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub use bolt::Bolt;
 pub use clang_pgo::{clang_major, find_llvm_profdata, ClangPgo};
 pub use gcc_pgo::GccPgo;
 pub use go_pgo::{profile_path as go_profile_path, GoPgo};
@@ -99,6 +101,8 @@ pub enum Optimization {
     March,
     /// `-O3` instead of the project's level.
     O3,
+    /// Post-link layout optimization with `llvm-bolt`, from an instrumented run.
+    Bolt,
 }
 
 impl Optimization {
@@ -109,10 +113,12 @@ impl Optimization {
             "lto" => Ok(Optimization::Lto),
             "march" => Ok(Optimization::March),
             "o3" | "O3" => Ok(Optimization::O3),
-            "bolt" | "autofdo" | "cspgo" | "csirpgo" => Err(format!(
-                "`{name}` is planned but not built yet; available now: pgo, lto, march, o3"
+            "bolt" => Ok(Optimization::Bolt),
+            "autofdo" => Err("`autofdo` is planned but not built yet (it also needs hardware counters, ideally LBR: see `afterburner doctor`); available now: pgo, lto, march, o3, bolt".to_owned()),
+            "cspgo" | "csirpgo" => Err(format!(
+                "`{name}` is planned but not built yet; available now: pgo, lto, march, o3, bolt"
             )),
-            _ => Err("available optimizations: pgo, lto, march, o3".to_owned()),
+            _ => Err("available optimizations: pgo, lto, march, o3, bolt".to_owned()),
         }
     }
 
@@ -122,18 +128,20 @@ impl Optimization {
             Optimization::Lto => "lto",
             Optimization::March => "march",
             Optimization::O3 => "o3",
+            Optimization::Bolt => "bolt",
         }
     }
 
     /// Whether this optimization needs a training profile before its final build.
     pub fn needs_profile(self) -> bool {
-        self == Optimization::Pgo
+        matches!(self, Optimization::Pgo | Optimization::Bolt)
     }
 
     /// Whether `compiler` can apply it; the error is a hint.
     pub fn supported_by(self, compiler: Compiler) -> Result<(), String> {
         match (self, compiler) {
             (Optimization::Pgo, _) | (_, Compiler::Gcc | Compiler::Clang) => Ok(()),
+            (Optimization::Bolt, Compiler::Go) => Err("BOLT on Go binaries is not supported here; use optimize = [\"pgo\"]".to_owned()),
             (_, Compiler::Go) => Err(format!(
                 "`{}` applies to C and C++ compilers; with compiler = \"go\" use optimize = [\"pgo\"]",
                 self.name()
@@ -186,9 +194,11 @@ pub struct StageDirs {
     pub profile: PathBuf,
 }
 
-/// The flags `optimize` adds for `stage`. The instrumented stage applies only
-/// the instrumentation (LTO and friends would slow training for nothing);
-/// the final stage applies the whole stack in order.
+/// The flags `optimize` adds for `stage`. For compiler PGO the instrumented
+/// stage applies only the instrumentation (LTO and friends would slow
+/// training for nothing); BOLT instruments the finished binary, so there the
+/// instrumented stage is built exactly like the final one. The final stage
+/// applies the whole stack in order.
 pub fn optimization_flags(
     compiler: Compiler,
     optimize: &[Optimization],
@@ -196,19 +206,22 @@ pub fn optimization_flags(
     dirs: &StageDirs,
 ) -> Flags {
     let mut flags = Flags::default();
+    let whole_stack = stage == Stage::Final || optimize.contains(&Optimization::Bolt);
     for o in optimize {
         match (o, stage) {
             (Optimization::Pgo, Stage::Instrumented) => {
                 pgo_for(compiler).instrument(&mut flags, dirs);
             }
             (Optimization::Pgo, Stage::Final) => pgo_for(compiler).use_profile(&mut flags, dirs),
-            (_, Stage::Instrumented) => {}
-            (Optimization::Lto, Stage::Final) => match compiler {
+            // BOLT rewrites the linked binary; it needs the relocations kept.
+            (Optimization::Bolt, _) => Bolt.instrument(&mut flags, dirs),
+            (_, Stage::Instrumented) if !whole_stack => {}
+            (Optimization::Lto, _) => match compiler {
                 Compiler::Gcc | Compiler::Go => flags.both(&["-flto=auto"]),
                 Compiler::Clang => flags.both(&["-flto=thin"]),
             },
-            (Optimization::March, Stage::Final) => flags.both(&["-march=native", "-mtune=native"]),
-            (Optimization::O3, Stage::Final) => flags.cflags.push("-O3".to_owned()),
+            (Optimization::March, _) => flags.both(&["-march=native", "-mtune=native"]),
+            (Optimization::O3, _) => flags.cflags.push("-O3".to_owned()),
         }
     }
     flags
@@ -228,6 +241,28 @@ pub trait Pgo {
     fn profile_files(&self, profile_dir: &Path) -> anyhow::Result<Vec<PathBuf>>;
     /// Add the final build's flags.
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs);
+    /// Rewrite the linked binaries of `stage` in place (BOLT); most
+    /// optimizers work at compile time and do nothing here.
+    fn post_link(
+        &self,
+        _stage: Stage,
+        _binaries: &[PathBuf],
+        _dirs: &StageDirs,
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// The profile-guided optimizer of a variant, if it has one: BOLT, or the
+/// compiler's PGO.
+pub fn profiler(optimize: &[Optimization], compiler: Compiler) -> Option<&'static dyn Pgo> {
+    if optimize.contains(&Optimization::Bolt) {
+        Some(&Bolt)
+    } else if optimize.contains(&Optimization::Pgo) {
+        Some(pgo_for(compiler))
+    } else {
+        None
+    }
 }
 
 /// The PGO implementation of a compiler.
@@ -311,7 +346,7 @@ mod tests {
 
     #[test]
     fn unknown_words_get_hints() {
-        assert!(Optimization::from_name("bolt")
+        assert!(Optimization::from_name("autofdo")
             .unwrap_err()
             .contains("not built yet"));
         assert!(Optimization::from_name("fast")

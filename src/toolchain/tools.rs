@@ -28,6 +28,10 @@ pub const LLVM_PROFDATA: Tool = Tool {
     command: "llvm-profdata",
     package: "llvm",
 };
+pub const LLVM_BOLT: Tool = Tool {
+    command: "llvm-bolt-16",
+    package: "bolt-16",
+};
 pub const GO: Tool = Tool {
     command: "go",
     package: "golang-go",

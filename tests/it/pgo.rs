@@ -301,3 +301,76 @@ fn c_only_optimizations_are_refused_for_go() {
         .afterburner(&["build"])
         .assert_fails_with("`lto` is not available with go");
 }
+
+/// BOLT from an instrumented run; the rewritten binary must still compute
+/// what the original does (the fixture prints a checksum).
+const BOLT: &str = r#"
+[target]
+name = "bolt"
+source = { path = "src" }
+build = "make"
+binaries = { hotpath = "hotpath" }
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "bolt"
+optimize = ["bolt"]
+
+[[workload]]
+name = "loop"
+run = "{bin.hotpath} 1000000"
+train_run = "{bin.hotpath} 300000"
+figures = [{ name = "checksum", regex = "checksum ([0-9]+)" }]
+
+[bench]
+repetitions = 3
+warmup = 0
+metrics = ["wall"]
+"#;
+
+#[test]
+fn bolt_rewrites_the_binary_which_still_passes_its_check() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", BOLT);
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_ok();
+    let profile = sandbox
+        .path()
+        .join(".afterburner/variants/bolt/profile/merged-hotpath.fdata");
+    assert!(
+        std::fs::metadata(&profile).unwrap().len() > 0,
+        "no merged BOLT profile"
+    );
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let checksum = comparison(&results, "loop", "checksum", "bolt");
+    assert_eq!(
+        checksum["ratio"], 1.0,
+        "BOLT changed the program's result: {checksum:#}"
+    );
+    let ldflags = results["variants"][1]["ldflags"].as_str().unwrap();
+    assert!(ldflags.contains("--emit-relocs"), "{ldflags}");
+    // The benchmarked binary is BOLT's: it carries BOLT's note section.
+    let binary = sandbox
+        .path()
+        .join(".afterburner/variants/bolt/build/hotpath");
+    let bytes = std::fs::read(binary).unwrap();
+    assert!(
+        bytes.windows(4).any(|w| w == b"BOLT"),
+        "binary was not rewritten by BOLT"
+    );
+}
+
+#[test]
+fn pgo_and_bolt_in_one_variant_are_refused_with_a_way_out() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write(
+        "afterburner.toml",
+        &BOLT.replace("optimize = [\"bolt\"]", "optimize = [\"pgo\", \"bolt\"]"),
+    );
+    sandbox
+        .afterburner(&["build"])
+        .assert_fails_with("two training rounds")
+        .assert_fails_with("hint:");
+}
