@@ -76,7 +76,7 @@ fn plan(
     source_dir: &Path,
     workdir: &Workdir,
 ) -> Result<BuildFlags> {
-    let compiler = experiment.target.compiler;
+    let compiler = variant.compiler;
     let compiler_version = compiler.version().with_context(|| {
         format!(
             "compiler `{}` not found\nhint: install it with `apt-get install -y {}`",
@@ -203,7 +203,7 @@ fn run_build(
     let logs = workdir.variant_logs(&variant.name);
     fs_err::create_dir_all(&logs)?;
     let log = logs.join(format!("build-{}.log", stage.name()));
-    let compiler = experiment.target.compiler;
+    let compiler = variant.compiler;
     let mut command = Command::new("sh");
     command
         .args(["-c", &experiment.target.build])
@@ -294,7 +294,7 @@ pub fn compose_flags(
     stage: Stage,
     dirs: &StageDirs,
 ) -> Composed {
-    let opt = optimization_flags(experiment.target.compiler, &variant.optimize, stage, dirs);
+    let opt = optimization_flags(variant.compiler, &variant.optimize, stage, dirs);
     let join = |parts: Vec<String>| {
         parts
             .into_iter()

@@ -10,7 +10,7 @@ use crate::experiment::{self, Bindings, Experiment, Variant, Workload};
 use crate::measure::command_for;
 use crate::process::{describe_status, quote_output, run_timed, TimedIo};
 use crate::source;
-use crate::toolchain::{self, tools, Compiler, Stage};
+use crate::toolchain::{self, tools, Compiler, Optimization, Stage};
 use crate::workdir::{tail, Workdir};
 
 /// Options shared by every phase.
@@ -64,38 +64,45 @@ impl Context {
     }
 }
 
+/// Install (as root) or name what the experiment's variants need.
+fn ensure_tools(e: &Experiment) -> Result<()> {
+    let mut needed = vec![tools::MAKE];
+    let mut packages = e.target.packages.clone();
+    for variant in &e.variants {
+        match variant.compiler {
+            Compiler::Gcc => needed.extend([tools::GCC, tools::GXX]),
+            Compiler::Clang => needed.push(tools::CLANG),
+            Compiler::Go => needed.push(tools::GO),
+        }
+        if variant.compiler == Compiler::Clang && variant.optimize.contains(&Optimization::Pgo) {
+            needed.push(tools::LLVM_PROFDATA);
+            // Debian ships clang's profile runtime apart from clang itself.
+            if let Some(major) = Compiler::Clang
+                .version()
+                .and_then(|v| toolchain::clang_major(&v))
+            {
+                packages.push(format!("libclang-rt-{major}-dev"));
+            }
+        }
+        if variant.optimize.contains(&Optimization::Bolt)
+            && toolchain::bolt::find_tool("llvm-bolt").is_err()
+        {
+            needed.push(tools::LLVM_BOLT);
+        }
+    }
+    needed.sort_by_key(|t| t.command);
+    needed.dedup_by_key(|t| t.command);
+    tools::ensure(&needed)?;
+    packages.sort();
+    packages.dedup();
+    tools::ensure_packages(&packages)
+}
+
 /// Build phase: fetch the source, then build every variant that needs no
 /// profile, and the instrumented stage of those that do.
 pub fn build(cx: &Context) -> Result<()> {
     let e = &cx.experiment;
-    let mut needed = vec![tools::MAKE];
-    match e.target.compiler {
-        Compiler::Gcc => needed.extend([tools::GCC, tools::GXX]),
-        Compiler::Clang => needed.push(tools::CLANG),
-        Compiler::Go => needed.push(tools::GO),
-    }
-    let clang_pgo =
-        e.target.compiler == Compiler::Clang && e.variants.iter().any(Variant::needs_profile);
-    if clang_pgo {
-        needed.push(tools::LLVM_PROFDATA);
-    }
-    let bolt = e
-        .variants
-        .iter()
-        .any(|v| v.optimize.contains(&toolchain::Optimization::Bolt));
-    if bolt && toolchain::bolt::find_tool("llvm-bolt").is_err() {
-        needed.push(tools::LLVM_BOLT);
-    }
-    tools::ensure(&needed)?;
-    tools::ensure_packages(&e.target.packages)?;
-    if let Some(major) = Compiler::Clang
-        .version()
-        .and_then(|v| toolchain::clang_major(&v))
-        .filter(|_| clang_pgo)
-    {
-        // Debian ships clang's profile runtime apart from clang itself.
-        tools::ensure_packages(&[format!("libclang-rt-{major}-dev")])?;
-    }
+    ensure_tools(e)?;
     eprintln!("fetching source of `{}`", e.target.name);
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in &e.variants {
@@ -201,7 +208,7 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
     fs_err::create_dir_all(&profile_dir)?;
     let logs = cx.workdir.variant_logs(&variant.name);
     fs_err::create_dir_all(&logs)?;
-    let pgo = toolchain::profiler(&variant.optimize, cx.experiment.target.compiler)
+    let pgo = toolchain::profiler(&variant.optimize, variant.compiler)
         .expect("invariant: only variants that need a profile train");
     let dirs = cx.workdir.stage_dirs(&variant.name);
     for workload in trainers {

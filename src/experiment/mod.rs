@@ -92,6 +92,8 @@ pub enum Source {
 pub struct Variant {
     /// Unique; also the directory name under `variants/`.
     pub name: String,
+    /// The compiler this variant builds with (the target's unless it says).
+    pub compiler: Compiler,
     /// Optimizations applied in order.
     pub optimize: Vec<Optimization>,
     /// Extra compile flags, appended after the optimizations'.

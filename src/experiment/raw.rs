@@ -57,6 +57,8 @@ pub struct RawSource {
 #[serde(deny_unknown_fields)]
 pub struct RawVariant {
     pub name: Spanned<String>,
+    /// Overrides the target's compiler for this variant.
+    pub compiler: Option<Spanned<String>>,
     #[serde(default)]
     pub optimize: Vec<Spanned<String>>,
     pub cflags: Option<String>,

@@ -188,13 +188,7 @@ impl Cx<'_> {
             .collect();
         let compiler = match &raw.compiler {
             None => Compiler::Gcc,
-            Some(c) => Compiler::from_name(c.get_ref()).ok_or_else(|| {
-                self.invalid(
-                    c.span(),
-                    format!("unknown compiler `{}`", c.get_ref()),
-                    "use compiler = \"gcc\" or \"clang\"",
-                )
-            })?,
+            Some(c) => self.compiler(c)?,
         };
         Ok(Target {
             name,
@@ -257,6 +251,16 @@ impl Cx<'_> {
         })
     }
 
+    fn compiler(&self, name: &Spanned<String>) -> Result<Compiler, ExperimentError> {
+        Compiler::from_name(name.get_ref()).ok_or_else(|| {
+            self.invalid(
+                name.span(),
+                format!("unknown compiler `{}`", name.get_ref()),
+                "use compiler = \"gcc\", \"clang\" or \"go\"",
+            )
+        })
+    }
+
     fn variants(
         &self,
         raw: &[RawVariant],
@@ -265,6 +269,7 @@ impl Cx<'_> {
         if raw.is_empty() {
             return Ok(vec![Variant {
                 name: "baseline".to_owned(),
+                compiler,
                 optimize: Vec::new(),
                 cflags: String::new(),
                 ldflags: String::new(),
@@ -293,9 +298,14 @@ impl Cx<'_> {
                         "give each [[variant]] its own name",
                     ));
                 }
+                let compiler = match &v.compiler {
+                    None => compiler,
+                    Some(c) => self.compiler(c)?,
+                };
                 let optimize = self.optimizations(v, compiler)?;
                 Ok(Variant {
                     name: name.clone(),
+                    compiler,
                     optimize,
                     cflags: v.cflags.clone().unwrap_or_default(),
                     ldflags: v.ldflags.clone().unwrap_or_default(),

@@ -196,10 +196,7 @@ Profiles were trained on {}.
 }
 
 fn variants(out: &mut String, results: &Results) {
-    let _ = writeln!(
-        out,
-        "## Variants\n\n| Variant | Optimize | CFLAGS | LDFLAGS |\n|---|---|---|---|"
-    );
+    let _ = writeln!(out, "## Variants\n\n| Variant | Optimize | Compiler | CFLAGS | LDFLAGS |\n|---|---|---|---|---|");
     let flags = |f: &str| {
         if f.is_empty() {
             "(none)".to_owned()
@@ -209,18 +206,20 @@ fn variants(out: &mut String, results: &Results) {
     };
     for v in &results.variants {
         let optimize: Vec<&str> = v.optimize.iter().map(|o| o.name()).collect();
+        let mut ldflags = flags(&v.ldflags);
+        if !v.goflags.is_empty() {
+            let _ = write!(ldflags, "; GOFLAGS `{}`", v.goflags);
+        }
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {ldflags} |",
             v.name,
             optimize.join(" + "),
-            flags(&v.cflags),
-            flags(&v.ldflags)
+            v.compiler_version,
+            flags(&v.cflags)
         );
     }
-    if let Some(v) = results.variants.first() {
-        let _ = writeln!(out, "\nCompiler: {}\n", v.compiler_version);
-    }
+    out.push('\n');
 }
 
 fn rules(out: &mut String, results: &Results) {

@@ -374,3 +374,41 @@ fn pgo_and_bolt_in_one_variant_are_refused_with_a_way_out() {
         .assert_fails_with("two training rounds")
         .assert_fails_with("hint:");
 }
+
+#[test]
+fn a_variant_may_build_with_another_compiler() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let text = BOLT
+        .replace(
+            "name = \"bolt\"\noptimize = [\"bolt\"]",
+            "name = \"clang-pgo\"\ncompiler = \"clang\"\noptimize = [\"pgo\"]",
+        )
+        .replace("metrics = [\"wall\"]", "metrics = [\"instructions\"]");
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let run_dir = only_run_dir(&sandbox);
+    let results = read_json(&run_dir.join("results.json"));
+    assert!(
+        results["variants"][0]["compiler_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("gcc"),
+        "{results:#}"
+    );
+    assert!(
+        results["variants"][1]["compiler_version"]
+            .as_str()
+            .unwrap()
+            .contains("clang"),
+        "{results:#}"
+    );
+    assert_eq!(
+        comparison(&results, "loop", "checksum", "clang-pgo")["ratio"],
+        1.0
+    );
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("| `clang-pgo` | pgo | Debian clang version"),
+        "{report}"
+    );
+}
