@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{find_files, no_profile_error, tools, Flags, Pgo, Stage, StageDirs};
+use super::{find_files, no_profile_error, require_merged, tools, Flags, Pgo, Stage, StageDirs};
 use crate::process::{capture_command, quote_output};
 
 /// `llvm-bolt` from an instrumented training run.
@@ -124,17 +124,7 @@ impl Pgo for Bolt {
     }
 
     fn profile_files(&self, profile_dir: &Path) -> Result<Vec<PathBuf>> {
-        let found: Vec<PathBuf> = find_files(profile_dir, FDATA)
-            .into_iter()
-            .filter(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(MERGED_PREFIX))
-            })
-            .collect();
-        if found.is_empty() {
-            return Err(no_profile_error(profile_dir, FDATA));
-        }
-        Ok(found)
+        require_merged(profile_dir, FDATA)
     }
 
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {

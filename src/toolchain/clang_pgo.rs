@@ -8,15 +8,16 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{find_files, no_profile_error, Compiler, Flags, Pgo, StageDirs};
+use super::{
+    find_files, merged_profiles, no_profile_error, require_merged, store_merged, Compiler, Flags,
+    Pgo, StageDirs,
+};
 use crate::process::{capture, quote_output};
-use crate::source::sha256_file;
 
 /// clang's `-fprofile-generate` / `-fprofile-use=`.
 pub struct ClangPgo;
 
 const RAW_EXTENSION: &str = "profraw";
-const MERGED_PREFIX: &str = "merged-";
 const MERGED_EXTENSION: &str = "profdata";
 
 fn raw_dir(dirs: &StageDirs) -> PathBuf {
@@ -61,33 +62,26 @@ impl Pgo for ClangPgo {
                 quote_output(&out.stderr)
             );
         }
-        for old in find_files(&dirs.profile, MERGED_EXTENSION) {
-            fs_err::remove_file(old)?;
-        }
-        // Named by content, so build keys and people notice a changed profile.
-        let hash = sha256_file(&staging)?;
-        let merged = dirs
-            .profile
-            .join(format!("{MERGED_PREFIX}{}.{MERGED_EXTENSION}", &hash[..16]));
-        fs_err::rename(&staging, &merged)?;
-        Ok(vec![merged])
+        Ok(vec![store_merged(
+            &dirs.profile,
+            &staging,
+            MERGED_EXTENSION,
+        )?])
     }
 
     fn profile_files(&self, profile_dir: &Path) -> Result<Vec<PathBuf>> {
-        let merged = find_files(profile_dir, MERGED_EXTENSION);
-        if merged.is_empty() {
-            return Err(no_profile_error(profile_dir, MERGED_EXTENSION));
-        }
-        Ok(merged)
+        require_merged(profile_dir, MERGED_EXTENSION)
     }
 
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
-        let merged = find_files(&dirs.profile, MERGED_EXTENSION)
+        // Training checked that the profile exists; name a missing one so
+        // clang's own error says what it looked for.
+        let merged = merged_profiles(&dirs.profile, MERGED_EXTENSION)
             .into_iter()
             .next();
         let merged = merged.unwrap_or_else(|| {
             dirs.profile
-                .join(format!("{MERGED_PREFIX}missing.{MERGED_EXTENSION}"))
+                .join(format!("merged-missing.{MERGED_EXTENSION}"))
         });
         flags
             .cflags

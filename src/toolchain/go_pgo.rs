@@ -9,15 +9,16 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{find_files, no_profile_error, Flags, Pgo, StageDirs};
+use super::{
+    find_files, merged_profiles, no_profile_error, require_merged, store_merged, Flags, Pgo,
+    StageDirs,
+};
 use crate::process::{capture_command, quote_output};
-use crate::source::sha256_file;
 
 /// `go build -pgo=FILE` from merged CPU profiles.
 pub struct GoPgo;
 
 const RAW_EXTENSION: &str = "pprof";
-const MERGED_PREFIX: &str = "merged-";
 
 /// Where training runs' `{profile}` files go.
 fn raw_dir(dirs: &StageDirs) -> PathBuf {
@@ -30,16 +31,6 @@ pub fn profile_path(dirs: &StageDirs, workload: &str) -> PathBuf {
     let dir = raw_dir(dirs);
     let _ = fs_err::create_dir_all(&dir);
     dir.join(format!("{workload}.{RAW_EXTENSION}"))
-}
-
-fn merged(profile_dir: &Path) -> Vec<PathBuf> {
-    find_files(profile_dir, RAW_EXTENSION)
-        .into_iter()
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(MERGED_PREFIX))
-        })
-        .collect()
 }
 
 impl Pgo for GoPgo {
@@ -70,27 +61,15 @@ impl Pgo for GoPgo {
                 quote_output(&out.stderr)
             );
         }
-        for old in merged(&dirs.profile) {
-            fs_err::remove_file(old)?;
-        }
-        let hash = sha256_file(&staging)?;
-        let target = dirs
-            .profile
-            .join(format!("{MERGED_PREFIX}{}.{RAW_EXTENSION}", &hash[..16]));
-        fs_err::rename(&staging, &target)?;
-        Ok(vec![target])
+        Ok(vec![store_merged(&dirs.profile, &staging, RAW_EXTENSION)?])
     }
 
     fn profile_files(&self, profile_dir: &Path) -> Result<Vec<PathBuf>> {
-        let found = merged(profile_dir);
-        if found.is_empty() {
-            return Err(no_profile_error(profile_dir, RAW_EXTENSION));
-        }
-        Ok(found)
+        require_merged(profile_dir, RAW_EXTENSION)
     }
 
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
-        if let Some(profile) = merged(&dirs.profile).first() {
+        if let Some(profile) = merged_profiles(&dirs.profile, RAW_EXTENSION).first() {
             flags.goflags.push(format!("-pgo={}", profile.display()));
         }
     }

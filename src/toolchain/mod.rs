@@ -282,6 +282,42 @@ fn no_profile_error(dir: &Path, extension: &str) -> anyhow::Error {
     )
 }
 
+/// Merged profiles are named `merged-…` (by content hash where one file
+/// serves the whole build), so build keys and people notice a changed profile.
+const MERGED_PREFIX: &str = "merged-";
+
+/// The merged profiles (`merged-*.<extension>`) under `dir`.
+fn merged_profiles(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    find_files(dir, extension)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(MERGED_PREFIX))
+        })
+        .collect()
+}
+
+/// The merged profiles under `dir`, or the error saying training left none.
+fn require_merged(dir: &Path, extension: &str) -> anyhow::Result<Vec<PathBuf>> {
+    let found = merged_profiles(dir, extension);
+    if found.is_empty() {
+        return Err(no_profile_error(dir, extension));
+    }
+    Ok(found)
+}
+
+/// Replace earlier merged profiles in `dir` with `staging`, renamed to
+/// `merged-<hash>.<extension>` after its content.
+fn store_merged(dir: &Path, staging: &Path, extension: &str) -> anyhow::Result<PathBuf> {
+    for old in merged_profiles(dir, extension) {
+        fs_err::remove_file(old)?;
+    }
+    let hash = crate::source::sha256_file(staging)?;
+    let merged = dir.join(format!("{MERGED_PREFIX}{}.{extension}", &hash[..16]));
+    fs_err::rename(staging, &merged)?;
+    Ok(merged)
+}
+
 /// All files under `dir` with `extension`, sorted.
 pub fn find_files(dir: &Path, extension: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
