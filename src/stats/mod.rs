@@ -1,0 +1,342 @@
+//! Statistics of repeated runs: summaries (mean, median, STDDEVP, CV), the
+//! Mann-Whitney U test, bootstrap intervals of a ratio of means, the verdict
+//! rule (rank test and interval for noisy metrics, resolution for exact ones)
+//! and the warnings a reader needs before trusting a verdict.
+//!
+//! Samples are finite values in the metric's unit (seconds, KiB, instructions,
+//! requests per second). For such input no function here panics or returns a
+//! NaN: degenerate cases (one sample, identical samples, all zeros) give "no
+//! significant difference", and an undefined ratio (a zero baseline mean with
+//! a non-zero variant) gives `None`.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rng::Rng;
+
+/// An exact metric's difference must exceed this many resolutions to count.
+const RESOLUTIONS: f64 = 3.0;
+/// The resolution of an exact metric is never taken below this fraction of
+/// the baseline mean: a spread of 0 in three runs does not prove that one
+/// instruction in a billion is a real difference.
+const RESOLUTION_FLOOR: f64 = 1e-6;
+
+/// Summary of one sample set; every field is in the metric's unit except `n`
+/// and `cv`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of samples (a count).
+    pub n: usize,
+    /// Arithmetic mean, in the metric's unit.
+    pub mean: f64,
+    /// Median (the mean of the two middle samples when `n` is even), in the
+    /// metric's unit.
+    pub median: f64,
+    /// Smallest sample, in the metric's unit.
+    pub min: f64,
+    /// Largest sample, in the metric's unit.
+    pub max: f64,
+    /// Population standard deviation (divisor n; the seeds' STDDEVP), in the
+    /// metric's unit.
+    pub stddevp: f64,
+    /// Coefficient of variation, stddevp / |mean|, as a fraction (0.05 = 5%);
+    /// 0 when the mean is 0.
+    pub cv: f64,
+}
+
+/// Summarize samples; `None` when there are none.
+pub fn summarize(samples: &[f64]) -> Option<Summary> {
+    let n = samples.len();
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let (&min, &max) = (sorted.first()?, sorted.last()?);
+    // A sum's rounding can put the mean of [0.1; 3] a hair above 0.1; keep it
+    // within the samples so identical samples have exactly zero spread.
+    let mean = mean(samples).clamp(min, max);
+    let variance = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+    let stddevp = variance.sqrt();
+    let median = if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        f64::midpoint(sorted[n / 2 - 1], sorted[n / 2])
+    };
+    let cv = if mean == 0.0 {
+        0.0
+    } else {
+        stddevp / mean.abs()
+    };
+    Some(Summary {
+        n,
+        mean,
+        median,
+        min,
+        max,
+        stddevp,
+        cv,
+    })
+}
+
+fn mean(samples: &[f64]) -> f64 {
+    samples.iter().sum::<f64>() / samples.len() as f64
+}
+
+/// How precise a metric is, which decides the verdict rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// Wall and CPU time, RSS, perf counts: judged by rank test and bootstrap
+    /// interval together.
+    Noisy,
+    /// Near-deterministic counts (callgrind instructions): judged by the
+    /// difference against the measured spread (resolution).
+    Exact,
+}
+
+/// The outcome of a comparison, from the user's side: "faster" means better
+/// even for a metric where higher is better (throughput).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// The variant is significantly better than the baseline.
+    #[serde(rename = "faster")]
+    Faster,
+    /// The variant is significantly worse than the baseline.
+    #[serde(rename = "slower")]
+    Slower,
+    /// The data do not show a difference (which is not proof of none).
+    #[serde(rename = "no significant difference")]
+    NoSignificantDifference,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoSignificantDifference => "no significant difference",
+        })
+    }
+}
+
+/// How to compare a variant with the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CompareOptions {
+    /// Confidence level of the interval and test, a fraction (0.95); the
+    /// test's significance level is 1 − confidence.
+    pub confidence: f64,
+    /// Sample i of both sets came from round i of an interleaved bench, so the
+    /// bootstrap resamples whole rounds; ignored when the lengths differ.
+    pub paired: bool,
+    /// Which verdict rule applies.
+    pub precision: Precision,
+    /// True for times and counts; false for throughput.
+    pub lower_is_better: bool,
+    /// Bootstrap resamples (a count, e.g. 10 000); 0 gives no interval, and so
+    /// no noisy verdict but "no significant difference".
+    pub resamples: usize,
+    /// Seed of the bootstrap's [`Rng`]; the same seed gives the same interval.
+    pub seed: u64,
+}
+
+/// A variant against the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// mean(variant) / mean(baseline), a unitless ratio: the seeds' Opt/Default.
+    /// 1 when both means are 0.
+    pub ratio: f64,
+    /// Improvement in percent; positive is better whatever the direction:
+    /// (1 − ratio)·100 when lower is better, (ratio − 1)·100 otherwise.
+    pub improvement_pct: f64,
+    /// Lower bound of the ratio's percentile bootstrap confidence interval
+    /// (unitless); equals `ratio` when no resample had a non-zero baseline.
+    pub ci_low: f64,
+    /// Upper bound of the ratio's percentile bootstrap confidence interval
+    /// (unitless).
+    pub ci_high: f64,
+    /// Two-sided Mann-Whitney U p-value (a probability). Always present from
+    /// [`compare`], for exact metrics too, but only noisy metrics are judged
+    /// by it.
+    pub p_value: Option<f64>,
+    /// Faster, slower, or no significant difference.
+    pub verdict: Verdict,
+    /// The rule that decided the verdict, one sentence for reports.
+    pub rule: String,
+}
+
+/// Compare `variant` with `baseline` (samples in the metric's unit).
+///
+/// Noisy metrics are faster (or slower) when the whole bootstrap interval of
+/// the ratio lies on the better (worse) side of 1 *and* the Mann-Whitney p is
+/// below 1 − confidence: both, so that an A/A pair is called different less
+/// than 5% of the time. Exact metrics are judged by the difference of means
+/// against 3× the [`resolution`].
+///
+/// `None` when either set is empty, or when the baseline's mean is zero but
+/// the variant's is not (the ratio is undefined; the caller reports why). Two
+/// all-zero sets compare as equal, with ratio 1.
+pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> Option<Comparison> {
+    let (b, v) = (summarize(baseline)?, summarize(variant)?);
+    let ratio = ratio_of_means(&b, &v)?;
+    let improvement_pct = if options.lower_is_better {
+        (1.0 - ratio) * 100.0
+    } else {
+        (ratio - 1.0) * 100.0
+    };
+    let paired = options.paired && baseline.len() == variant.len();
+    let interval = bootstrap_ratio(baseline, variant, paired, options);
+    let p_value = mann_whitney_u(baseline, variant).map(|m| m.p_value);
+    let direction = match options.precision {
+        Precision::Noisy => noisy_direction(interval, p_value, options.confidence),
+        Precision::Exact => exact_direction(&b, &v),
+    };
+    let verdict = match (direction, options.lower_is_better) {
+        (Ordering::Less, true) | (Ordering::Greater, false) => Verdict::Faster,
+        (Ordering::Greater, true) | (Ordering::Less, false) => Verdict::Slower,
+        (Ordering::Equal, _) => Verdict::NoSignificantDifference,
+    };
+    let (ci_low, ci_high) = interval.unwrap_or((ratio, ratio));
+    Some(Comparison {
+        ratio,
+        improvement_pct,
+        ci_low,
+        ci_high,
+        p_value,
+        verdict,
+        rule: rule(options, paired),
+    })
+}
+
+/// mean(variant) / mean(baseline); 1 for two zero means; `None` when only the
+/// baseline's is zero (or the ratio overflows).
+fn ratio_of_means(b: &Summary, v: &Summary) -> Option<f64> {
+    if b.mean == 0.0 {
+        return (v.mean == 0.0).then_some(1.0);
+    }
+    let ratio = v.mean / b.mean;
+    ratio.is_finite().then_some(ratio)
+}
+
+/// Where the variant's values lie against the baseline's, for a noisy metric:
+/// `Less` or `Greater` only when the interval excludes 1 and the test agrees.
+fn noisy_direction(
+    interval: Option<(f64, f64)>,
+    p_value: Option<f64>,
+    confidence: f64,
+) -> Ordering {
+    let significant = p_value.is_some_and(|p| p < 1.0 - confidence);
+    match interval {
+        Some((_, high)) if significant && high < 1.0 => Ordering::Less,
+        Some((low, _)) if significant && low > 1.0 => Ordering::Greater,
+        _ => Ordering::Equal,
+    }
+}
+
+/// Where the variant's values lie against the baseline's, for an exact metric:
+/// `Less` or `Greater` only when the difference exceeds 3 resolutions.
+fn exact_direction(b: &Summary, v: &Summary) -> Ordering {
+    let difference = v.mean - b.mean;
+    if difference.abs() <= RESOLUTIONS * resolution(b, v) {
+        Ordering::Equal
+    } else if difference < 0.0 {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    }
+}
+
+/// The smallest difference an exact metric can resolve, in its unit: the
+/// larger within-variant range (max − min), and never below a millionth of the
+/// baseline's |mean|. Zero only when every sample is 0.
+pub fn resolution(baseline: &Summary, variant: &Summary) -> f64 {
+    (baseline.max - baseline.min)
+        .max(variant.max - variant.min)
+        .max(RESOLUTION_FLOOR * baseline.mean.abs())
+}
+
+/// The verdict rule in one sentence; `paired` is whether rounds were
+/// resampled together.
+fn rule(options: &CompareOptions, paired: bool) -> String {
+    match options.precision {
+        Precision::Noisy => format!(
+            "Noisy metric: faster or slower only when the whole {}% bootstrap interval of the ratio of means ({}) lies on one side of 1 and the two-sided Mann-Whitney U p-value is below {}; otherwise no significant difference.",
+            tidy(options.confidence * 100.0),
+            if paired { "resampling whole interleaved rounds" } else { "resampling each variant independently" },
+            tidy(1.0 - options.confidence),
+        ),
+        Precision::Exact => format!(
+            "Exact metric (callgrind instruction counts): faster or slower only when the difference of means exceeds {RESOLUTIONS}× the resolution, the larger within-variant range of the samples (at least a millionth of the baseline mean); otherwise, identical samples included, no significant difference."
+        ),
+    }
+}
+
+/// A level like 0.95 or 95.0 without float noise (0.050000000000000044).
+fn tidy(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// Percentile bootstrap interval of mean(variant) / mean(baseline) at
+/// `options.confidence`; `None` without resamples, or when every resample of
+/// the baseline summed to zero.
+fn bootstrap_ratio(
+    baseline: &[f64],
+    variant: &[f64],
+    paired: bool,
+    options: &CompareOptions,
+) -> Option<(f64, f64)> {
+    let mut rng = Rng::new(options.seed);
+    // Means over fixed counts: the ratio of sums, scaled, is the ratio of means.
+    let scale = baseline.len() as f64 / variant.len() as f64;
+    let mut ratios = Vec::with_capacity(options.resamples);
+    for _ in 0..options.resamples {
+        let (sb, sv) = if paired {
+            // Resample rounds: a round's baseline and variant stay together,
+            // so drift shared by both (a busy neighbour) cancels in the ratio.
+            (0..baseline.len()).fold((0.0, 0.0), |(sb, sv), _| {
+                let i = rng.below(baseline.len());
+                (sb + baseline[i], sv + variant[i])
+            })
+        } else {
+            (
+                resample_sum(baseline, &mut rng),
+                resample_sum(variant, &mut rng),
+            )
+        };
+        let ratio = sv / sb * scale;
+        if ratio.is_finite() {
+            ratios.push(ratio);
+        }
+    }
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let tail = ((1.0 - options.confidence) / 2.0).clamp(0.0, 0.5);
+    Some((quantile(&ratios, tail), quantile(&ratios, 1.0 - tail)))
+}
+
+fn resample_sum(samples: &[f64], rng: &mut Rng) -> f64 {
+    (0..samples.len())
+        .map(|_| samples[rng.below(samples.len())])
+        .sum()
+}
+
+/// Linear-interpolation quantile of sorted, non-empty data (numpy's default
+/// method); `q` is clamped to [0, 1].
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let position = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0 ≤ position < len
+    let low = position.floor() as usize;
+    let high = (low + 1).min(sorted.len() - 1);
+    let fraction = position - low as f64;
+    sorted[low] + (sorted[high] - sorted[low]) * fraction
+}
+
+mod mann_whitney;
+mod warnings;
+
+pub use mann_whitney::{mann_whitney_u, MannWhitney, UMethod};
+pub use warnings::{min_runs_for, warnings, Warning};
+
+#[cfg(test)]
+mod tests;
