@@ -1,0 +1,191 @@
+//! Environment capture tests: parsers on text from other machines, and a capture here.
+
+use super::*;
+
+/// Two sockets, one core each, two threads per core, numbered the way Linux
+/// enumerates them (cpu0 and cpu1 are different sockets, cpu2 is cpu0's
+/// sibling). Abbreviated from a dual-socket Xeon Gold 6248 under KVM.
+const TWO_SOCKETS: &str = "\
+processor\t: 0
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+model\t\t: 85
+model name\t: Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz
+stepping\t: 7
+cpu MHz\t\t: 2494.140
+cache size\t: 28160 KB
+physical id\t: 0
+siblings\t: 2
+core id\t\t: 0
+cpu cores\t: 1
+apicid\t\t: 0
+flags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sse sse2 ht syscall nx avx512f hypervisor lahf_lm
+bogomips\t: 4988.28
+
+processor\t: 1
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz
+physical id\t: 1
+siblings\t: 2
+core id\t\t: 0
+cpu cores\t: 1
+apicid\t\t: 64
+flags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sse sse2 ht syscall nx avx512f hypervisor lahf_lm
+
+processor\t: 2
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz
+physical id\t: 0
+siblings\t: 2
+core id\t\t: 0
+cpu cores\t: 1
+apicid\t\t: 1
+flags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sse sse2 ht syscall nx avx512f hypervisor lahf_lm
+
+processor\t: 3
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz
+physical id\t: 1
+siblings\t: 2
+core id\t\t: 0
+cpu cores\t: 1
+apicid\t\t: 65
+flags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sse sse2 ht syscall nx avx512f hypervisor lahf_lm
+";
+
+#[test]
+fn cpuinfo_two_sockets_counts_threads_and_cores() {
+    let info = parse_cpuinfo(TWO_SOCKETS);
+    assert_eq!(
+        info.model.as_deref(),
+        Some("Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz")
+    );
+    assert_eq!(info.logical, 4);
+    // Core id 0 on each socket: counting core ids alone would say 1.
+    assert_eq!(info.physical_cores, Some(2));
+    assert!(info.hypervisor);
+}
+
+#[test]
+fn cpuinfo_without_topology_or_model_name() {
+    // aarch64 cpuinfo: no `model name`, no physical/core ids, no `flags`.
+    let arm = "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd\n\n\
+               processor\t: 1\nBogoMIPS\t: 50.00\n\nHardware\t: BCM2835\n";
+    let info = parse_cpuinfo(arm);
+    assert_eq!(info.logical, 2);
+    assert_eq!(info.physical_cores, None);
+    assert_eq!(info.model.as_deref(), Some("BCM2835"));
+    assert!(!info.hypervisor);
+    assert_eq!(parse_cpuinfo(""), CpuInfo::default());
+}
+
+#[test]
+fn meminfo_total_in_bytes() {
+    let text = "MemTotal:       24579104 kB\nMemFree:         1048576 kB\n";
+    assert_eq!(parse_meminfo(text), Some(24_579_104 * 1024));
+    assert_eq!(parse_meminfo("MemFree: 1 kB\n"), None);
+}
+
+#[test]
+fn thp_selected_mode() {
+    assert_eq!(
+        parse_thp("always [madvise] never\n").as_deref(),
+        Some("madvise")
+    );
+    assert_eq!(
+        parse_thp("[always] madvise never").as_deref(),
+        Some("always")
+    );
+    assert_eq!(parse_thp("always madvise never"), None);
+}
+
+#[test]
+fn os_release_pretty_name() {
+    let text = "NAME=\"Debian GNU/Linux\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n";
+    assert_eq!(
+        parse_os_release(text).as_deref(),
+        Some("Debian GNU/Linux 12 (bookworm)")
+    );
+    assert_eq!(parse_os_release("NAME=x\n"), None);
+}
+
+#[test]
+fn cache_names() {
+    assert_eq!(format_cache("1", "Data", "32K"), "L1d 32K");
+    assert_eq!(format_cache("1", "Instruction", "32K"), "L1i 32K");
+    assert_eq!(format_cache("3", "Unified", "32768K"), "L3 32768K");
+}
+
+#[test]
+fn nvidia_smi_two_gpus() {
+    // `--format=csv,noheader` carries units; `nounits` does not; old drivers say [N/A].
+    let text = "NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB, 9.0\n\
+                NVIDIA A10, 550.54.15, 23028, [N/A]\n\n";
+    let gpus = parse_nvidia_smi(text);
+    assert_eq!(
+        gpus,
+        vec![
+            Gpu {
+                name: "NVIDIA H100 80GB HBM3".into(),
+                driver: "550.54.15".into(),
+                memory_mib: Some(81_559),
+                compute_capability: Some("9.0".into()),
+            },
+            Gpu {
+                name: "NVIDIA A10".into(),
+                driver: "550.54.15".into(),
+                memory_mib: Some(23_028),
+                compute_capability: None,
+            },
+        ]
+    );
+    assert!(parse_nvidia_smi("").is_empty());
+}
+
+#[test]
+fn perf_stat_with_a_count() {
+    let text = "# started on Sun Nov 22 12:34:56 2026\n\n253721,,instructions:u,399061,100.00,,\n";
+    assert_eq!(parse_perf_stat(text), Some(253_721));
+}
+
+#[test]
+fn perf_stat_without_counters() {
+    // What perf prints, with exit code 0, in a VM without a virtual PMU.
+    assert_eq!(
+        parse_perf_stat("<not supported>,,instructions:u,0,100.00,,\n"),
+        None
+    );
+    assert_eq!(
+        parse_perf_stat("<not counted>,,instructions:u,0,0.00,,\n"),
+        None
+    );
+    assert_eq!(parse_perf_stat(""), None);
+}
+
+#[test]
+fn utc_formatting() {
+    // Expected values from `date -u -d @SECS +%FT%TZ`.
+    assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+    assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(format_utc(1_795_350_896), "2026-11-22T12:34:56Z");
+    assert_eq!(format_utc(4_102_444_799), "2099-12-31T23:59:59Z");
+}
+
+#[test]
+fn environment_round_trips_through_json() {
+    let env = capture();
+    let json = serde_json::to_string(&env).unwrap();
+    assert_eq!(serde_json::from_str::<Environment>(&json).unwrap(), env);
+}
+
+#[test]
+fn capture_here_has_a_cpu() {
+    let env = capture();
+    assert!(env.logical_cpus >= 1);
+    assert!(env.cpu_model.as_deref().is_some_and(|m| !m.is_empty()));
+    assert_eq!(env.tools.len(), TOOLS.len());
+    let text = env.render_text();
+    assert!(text.contains("cpu:"), "{text}");
+    assert!(text.contains("perf counters:"), "{text}");
+    assert!(text.ends_with('\n'), "{text}");
+}
