@@ -54,6 +54,32 @@ pub struct PhaseArgs {
     /// Work directory (default: .afterburner/ beside the experiment file).
     #[arg(long)]
     pub workdir: Option<PathBuf>,
+    #[command(flatten)]
+    pub exports: ExportArgs,
+}
+
+/// Copies of the report in other formats, like hyperfine's `--export-*`.
+#[derive(Debug, Args, Default)]
+pub struct ExportArgs {
+    /// Also write the summary and comparisons as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Also write results.json to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write report.md to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+}
+
+impl ExportArgs {
+    fn exports(&self) -> crate::report::Exports {
+        crate::report::Exports {
+            csv: self.export_csv.clone(),
+            json: self.export_json.clone(),
+            markdown: self.export_markdown.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -81,13 +107,17 @@ pub const SQLITE_RECIPE: &str = include_str!("../recipes/sqlite.toml");
 /// Run the parsed command.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Run(a) => pipeline::run(&open(&a)?).map(|_| ()),
+        Command::Run(a) => {
+            let results = pipeline::run(&open(&a)?)?;
+            a.exports.exports().write(&results)
+        }
         Command::Build(a) => pipeline::build(&open(&a)?),
         Command::Train(a) => pipeline::train(&open(&a)?),
         Command::Bench(a) => {
             let cx = open(&a)?;
             let run_dir = crate::bench::bench(&cx)?;
-            crate::report::report(&run_dir).map(|_| ())
+            let results = crate::report::report(&run_dir)?;
+            a.exports.exports().write(&results)
         }
         Command::Report(a) => {
             let cx = open(&a.phase)?;
@@ -100,7 +130,8 @@ pub fn run(cli: Cli) -> Result<()> {
                     )
                 })?,
             };
-            crate::report::report(&run_dir).map(|_| ())
+            let results = crate::report::report(&run_dir)?;
+            a.phase.exports.exports().write(&results)
         }
         Command::Env { json } => {
             let env = crate::env::capture();

@@ -254,11 +254,10 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
     Ok(())
 }
 
-/// The whole pipeline: build, train, bench, report. Returns the run directory.
-pub fn run(cx: &Context) -> Result<PathBuf> {
+/// The whole pipeline: build, train, bench, report. Returns the results.
+pub fn run(cx: &Context) -> Result<crate::report::Results> {
     build(cx)?;
     train(cx)?;
     let run_dir = crate::bench::bench(cx)?;
-    crate::report::report(&run_dir)?;
-    Ok(run_dir)
+    crate::report::report(&run_dir)
 }

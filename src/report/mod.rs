@@ -1,6 +1,7 @@
 //! Reports of a bench run: `results.json`, `report.md` and a terminal
 //! summary, all rendered from the same [`Results`].
 
+mod csv;
 mod format;
 mod json;
 mod markdown;
@@ -11,6 +12,7 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 
+pub use csv::Csv;
 pub use json::Json;
 pub use markdown::Markdown;
 pub use results::{analyze, Results};
@@ -35,6 +37,32 @@ pub fn report(run_dir: &Path) -> Result<Results> {
     println!("results: {}", run_dir.join(RESULTS_FILE).display());
     println!("report:  {}", run_dir.join(REPORT_FILE).display());
     Ok(results)
+}
+
+/// Extra copies of a report that a user asked for, like hyperfine's
+/// `--export-*` options.
+#[derive(Debug, Clone, Default)]
+pub struct Exports {
+    pub csv: Option<std::path::PathBuf>,
+    pub json: Option<std::path::PathBuf>,
+    pub markdown: Option<std::path::PathBuf>,
+}
+
+impl Exports {
+    /// Write each requested format to its file.
+    pub fn write(&self, results: &Results) -> Result<()> {
+        let targets: [(&Option<std::path::PathBuf>, &dyn Exporter); 3] = [
+            (&self.csv, &Csv),
+            (&self.json, &Json),
+            (&self.markdown, &Markdown),
+        ];
+        for (path, exporter) in targets {
+            if let Some(path) = path {
+                fs_err::write(path, exporter.render(results)?)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Redraw results from a run directory's raw files alone.

@@ -69,3 +69,50 @@ fn a_figure_missing_from_the_output_is_an_error_naming_the_regex() {
         "{raw}"
     );
 }
+
+#[test]
+fn exports_write_csv_json_and_markdown_copies() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", FIGURES);
+    let args = [
+        "run",
+        "--export-csv",
+        "out.csv",
+        "--export-json",
+        "out.json",
+        "--export-markdown",
+        "out.md",
+    ];
+    sandbox.afterburner(&args).assert_ok();
+    let run_dir = only_run_dir(&sandbox);
+    assert_eq!(
+        read_json(&sandbox.path().join("out.json")),
+        read_json(&run_dir.join("results.json"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.path().join("out.md")).unwrap(),
+        std::fs::read_to_string(run_dir.join("report.md")).unwrap()
+    );
+    let csv = std::fs::read_to_string(sandbox.path().join("out.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].starts_with("workload,metric,unit,variant,n,mean"),
+        "{csv}"
+    );
+    // wall and tps for baseline and o3.
+    assert_eq!(lines.len(), 1 + 4, "{csv}");
+    let o3_tps = lines
+        .iter()
+        .find(|l| l.starts_with("tps,tps,tx/s,o3,4,1234.5,"))
+        .expect(&csv);
+    assert!(
+        o3_tps.ends_with(",1,1,1,1,no significant difference"),
+        "{o3_tps}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("tps,tps,tx/s,baseline,4,") && l.ends_with(",,,,,")),
+        "{csv}"
+    );
+}
