@@ -27,6 +27,13 @@ pub enum Command {
     Bench(PhaseArgs),
     /// Redraw results.json and report.md from a bench run's raw records.
     Report(ReportArgs),
+    /// Two runs side by side: B against A, per workload, metric and variant.
+    Compare {
+        /// A run directory (runs/<id>/) or a results.json.
+        a: PathBuf,
+        /// A run directory (runs/<id>/) or a results.json.
+        b: PathBuf,
+    },
     /// Print the machine and software capture.
     Env {
         /// Print JSON instead of text.
@@ -132,6 +139,20 @@ pub fn run(cli: Cli) -> Result<()> {
             };
             let results = crate::report::report(&run_dir)?;
             a.phase.exports.exports().write(&results)
+        }
+        Command::Compare { a, b } => {
+            let (ra, rb) = (
+                crate::report::compare::read_run(&a)?,
+                crate::report::compare::read_run(&b)?,
+            );
+            let table = crate::report::compare::compare_runs(
+                &ra,
+                &rb,
+                &a.display().to_string(),
+                &b.display().to_string(),
+            )?;
+            print!("{table}");
+            Ok(())
         }
         Command::Env { json } => {
             let env = crate::env::capture();

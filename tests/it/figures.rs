@@ -116,3 +116,36 @@ fn exports_write_csv_json_and_markdown_copies() {
         "{csv}"
     );
 }
+
+#[test]
+fn compare_puts_two_runs_side_by_side() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", FIGURES);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let first = only_run_dir(&sandbox);
+    // A second bench gets a new run id (the id has one-second resolution).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    sandbox.afterburner(&["bench"]).assert_ok();
+    let second = only_run_dir(&sandbox);
+    assert_ne!(first, second);
+    let (a, b) = (
+        first.to_string_lossy().into_owned(),
+        second.join("results.json").to_string_lossy().into_owned(),
+    );
+    let run = sandbox.afterburner(&["compare", &a, &b]);
+    run.assert_ok();
+    let table = run.stdout();
+    assert!(
+        table.contains("| `tps` | tps (tx/s) | `o3` | 1234.5 | 1234.5 | 1.000 |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| `tps` | wall (ms) | `baseline` |")
+            || table.contains("| `tps` | wall (µs) | `baseline` |"),
+        "{table}"
+    );
+    sandbox.write("junk.json", "{}");
+    sandbox
+        .afterburner(&["compare", &a, "junk.json"])
+        .assert_fails_with("is not an afterburner results.json");
+}
