@@ -2,7 +2,7 @@
 //! whose order is shuffled with a recorded seed, warmup first; each finished
 //! run is appended to `raw.jsonl` and synced before the next starts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::build;
 use crate::env::{self, Environment};
-use crate::experiment::{Bindings, MetricKind, Workload};
+use crate::experiment::{Bindings, MetricKind};
 use crate::measure::{self, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot};
 use crate::pipeline::Context;
 use crate::process::quote_output;
@@ -71,92 +71,222 @@ pub struct VariantInfo {
     pub build_log: PathBuf,
 }
 
-/// Run the benchmark; returns the run directory.
-pub fn bench(cx: &Context) -> Result<PathBuf> {
+/// A run already in `raw.jsonl`: (round, workload, variant, kind).
+type Slot = (u32, String, String, RunKind);
+
+/// Run the benchmark; returns the run directory. With `resume`, continue the
+/// latest run: same seed, so the same order, skipping every run that
+/// finished successfully.
+pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
     let e = &cx.experiment;
-    let wants_instructions = e.bench.metrics.contains(&MetricKind::Instructions);
-    let environment = env::capture();
-    let counter = InstructionCounter::detect(environment.perf_counters);
-    if wants_instructions && counter == InstructionCounter::Callgrind {
-        tools::ensure(&[tools::VALGRIND])?;
-    }
     let bindings: Vec<Bindings> = e
         .variants
         .iter()
         .map(|v| cx.bindings(v, Stage::Final))
         .collect::<Result<_>>()?;
-    let meta = bench_meta(cx, environment, counter)?;
-    let run_dir = cx.workdir.run(&meta.run_id);
-    let logs = run_dir.join("logs");
-    fs_err::create_dir_all(&logs)?;
-    fs_err::write(run_dir.join(META_FILE), serde_json::to_vec_pretty(&meta)?)?;
-    let mut raw = RawWriter::create(&run_dir.join(RAW_FILE))?;
-    let workloads: Vec<&Workload> = e.workloads.iter().filter(|w| w.role.benches()).collect();
+    let (meta, run_dir, done) = if resume {
+        resume_run(cx)?
+    } else {
+        start_run(cx)?
+    };
+    if e.bench.metrics.contains(&MetricKind::Instructions)
+        && meta.instruction_counter == InstructionCounter::Callgrind
+    {
+        tools::ensure(&[tools::VALGRIND])?;
+    }
+    let mut runner = Runner {
+        cx,
+        meta: &meta,
+        bindings: &bindings,
+        logs: run_dir.join("logs"),
+        scratch: run_dir.join("scratch"),
+        raw: RawWriter::create(&run_dir.join(RAW_FILE))?,
+        done,
+    };
+    fs_err::create_dir_all(&runner.logs)?;
     let mut rng = Rng::new(meta.seed);
-    let rounds = e.bench.warmup + e.bench.repetitions;
     eprintln!(
-        "benchmarking {} variants × {} workloads: {} warmup + {} rounds, order shuffled with seed {}",
+        "benchmarking {} variants × {} workloads: {} warmup + {} rounds, order shuffled with seed {}{}",
         e.variants.len(),
-        workloads.len(),
+        meta.workloads.len(),
         e.bench.warmup,
         e.bench.repetitions,
-        meta.seed
+        meta.seed,
+        if resume { format!(", resuming with {} runs done", runner.done.len()) } else { String::new() }
     );
-    for round in 0..rounds {
+    for round in 0..e.bench.warmup + e.bench.repetitions {
+        runner.round(round, &mut rng)?;
+    }
+    Ok(run_dir)
+}
+
+/// Create a new run directory and its `meta.json`.
+fn start_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
+    let environment = env::capture();
+    let counter = InstructionCounter::detect(environment.perf_counters);
+    let meta = bench_meta(cx, environment, counter)?;
+    let run_dir = cx.workdir.run(&meta.run_id);
+    fs_err::create_dir_all(&run_dir)?;
+    fs_err::write(run_dir.join(META_FILE), serde_json::to_vec_pretty(&meta)?)?;
+    Ok((meta, run_dir, HashSet::new()))
+}
+
+/// Reopen the latest run, if it is a run of this same plan.
+fn resume_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
+    let e = &cx.experiment;
+    let run_dir = cx.workdir.latest_run().with_context(|| {
+        format!(
+            "there is no bench run to resume in {}\nhint: run `afterburner bench` without --resume",
+            cx.workdir.runs().display()
+        )
+    })?;
+    let meta: BenchMeta = serde_json::from_slice(&fs_err::read(run_dir.join(META_FILE))?)
+        .with_context(|| {
+            format!(
+                "{} is not a bench run's metadata",
+                run_dir.join(META_FILE).display()
+            )
+        })?;
+    let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
+    let workloads: Vec<&str> = e
+        .workloads
+        .iter()
+        .filter(|w| w.role.benches())
+        .map(|w| w.name.as_str())
+        .collect();
+    let same = meta
+        .variants
+        .iter()
+        .map(|v| v.name.as_str())
+        .eq(names.iter().copied())
+        && meta
+            .workloads
+            .iter()
+            .map(String::as_str)
+            .eq(workloads.iter().copied())
+        && (meta.repetitions, meta.warmup, meta.instruction_repetitions)
+            == (
+                e.bench.repetitions,
+                e.bench.warmup,
+                e.bench.instruction_repetitions,
+            );
+    if !same {
+        bail!(
+            "the latest run {} was planned with other variants, workloads or repetitions than {}\nhint: resume with the experiment file as it was, or start a new run without --resume",
+            run_dir.display(),
+            e.file.display()
+        );
+    }
+    drop_torn_line(&run_dir.join(RAW_FILE))?;
+    let done = read_raw(&run_dir.join(RAW_FILE))?
+        .into_iter()
+        .filter(|r| r.success)
+        .map(|r| (r.round, r.workload, r.variant, r.kind))
+        .collect();
+    Ok((meta, run_dir, done))
+}
+
+/// Cut a last line that a crash left half-written, so appended runs start
+/// on a line of their own.
+fn drop_torn_line(path: &Path) -> Result<()> {
+    let bytes = fs_err::read(path)?;
+    if bytes.last().is_none_or(|b| *b == b'\n') {
+        return Ok(());
+    }
+    let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let file = fs_err::OpenOptions::new().write(true).open(path)?;
+    file.set_len(u64::try_from(keep).unwrap_or(u64::MAX))?;
+    Ok(())
+}
+
+/// Runs the rounds of one bench, appending each finished run.
+struct Runner<'a> {
+    cx: &'a Context,
+    meta: &'a BenchMeta,
+    bindings: &'a [Bindings],
+    logs: PathBuf,
+    scratch: PathBuf,
+    raw: RawWriter,
+    /// Runs that finished before a resume; skipped.
+    done: HashSet<Slot>,
+}
+
+impl Runner<'_> {
+    /// One round: every benchmark workload on every variant, in an order
+    /// shuffled by `rng` (drawn even when every run is done, so a resumed
+    /// bench keeps the original order).
+    fn round(&mut self, round: u32, rng: &mut Rng) -> Result<()> {
+        let e = &self.cx.experiment;
         let warmup = round < e.bench.warmup;
-        let counted_round = round.checked_sub(e.bench.warmup);
-        let count_instructions = wants_instructions
-            && counted_round.is_some_and(|c| c < e.bench.instruction_repetitions);
+        let count_instructions = e.bench.metrics.contains(&MetricKind::Instructions)
+            && round
+                .checked_sub(e.bench.warmup)
+                .is_some_and(|c| c < e.bench.instruction_repetitions);
+        let rounds = e.bench.warmup + e.bench.repetitions;
         let mut line = format!(
             "round {}/{rounds}{}:",
             round + 1,
             if warmup { " (warmup)" } else { "" }
         );
-        for workload in &workloads {
+        for workload in e.workloads.iter().filter(|w| w.role.benches()) {
             let mut order: Vec<usize> = (0..e.variants.len()).collect();
             rng.shuffle(&mut order);
             for (position, &index) in order.iter().enumerate() {
-                let variant = &e.variants[index];
-                let command = workload.run.expand(&bindings[index])?;
-                let setup = RunSetup {
-                    command: &command,
-                    env: &variant.env,
-                    cwd: &e.dir,
-                    logs: &logs,
-                    scratch: &run_dir.join("scratch"),
-                    counter,
+                let kinds: &[RunKind] = if count_instructions {
+                    &[RunKind::Timing, RunKind::Instructions]
+                } else {
+                    &[RunKind::Timing]
                 };
-                let mut kinds = vec![RunKind::Timing];
-                if count_instructions {
-                    kinds.push(RunKind::Instructions);
-                }
-                for kind in kinds {
+                for &kind in kinds {
                     let slot = RunSlot {
                         round,
                         warmup,
                         position: u32::try_from(position).unwrap_or(u32::MAX),
-                        variant: &variant.name,
+                        variant: &e.variants[index].name,
                         workload,
                         kind,
                     };
-                    let record = measure::measure(&slot, &setup).with_context(|| {
-                        format!(
-                            "run of workload `{}` on variant `{}`",
-                            workload.name, variant.name
-                        )
-                    })?;
-                    raw.append(&record)?;
-                    check_success(&record, &command)?;
-                    if kind == RunKind::Timing {
-                        let wall = record.wall_ns.unwrap_or(0) as f64 / 1e9;
-                        let _ = write!(line, " {}={wall:.3}s", variant.name);
+                    if let Some(wall) = self.run(&slot, index)? {
+                        let _ = write!(line, " {}={wall:.3}s", slot.variant);
                     }
                 }
             }
         }
         eprintln!("{line}");
+        Ok(())
     }
-    Ok(run_dir)
+
+    /// Run one slot unless it is done; returns the wall time of a timing run.
+    fn run(&mut self, slot: &RunSlot, index: usize) -> Result<Option<f64>> {
+        let key = (
+            slot.round,
+            slot.workload.name.clone(),
+            slot.variant.to_owned(),
+            slot.kind,
+        );
+        if self.done.contains(&key) {
+            return Ok(None);
+        }
+        let e = &self.cx.experiment;
+        let command = slot.workload.run.expand(&self.bindings[index])?;
+        let setup = RunSetup {
+            command: &command,
+            env: &e.variants[index].env,
+            cwd: &e.dir,
+            logs: &self.logs,
+            scratch: &self.scratch,
+            counter: self.meta.instruction_counter,
+        };
+        let record = measure::measure(slot, &setup).with_context(|| {
+            format!(
+                "run of workload `{}` on variant `{}`",
+                slot.workload.name, slot.variant
+            )
+        })?;
+        self.raw.append(&record)?;
+        check_success(&record, &command)?;
+        Ok((slot.kind == RunKind::Timing).then(|| record.wall_ns.unwrap_or(0) as f64 / 1e9))
+    }
 }
 
 fn check_success(record: &RunRecord, command: &str) -> Result<()> {
@@ -306,4 +436,20 @@ pub fn read_raw(path: &Path) -> Result<Vec<RunRecord>> {
         }
     }
     Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_torn_last_line_is_cut_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RAW_FILE);
+        fs_err::write(&path, "{\"a\":1}\n{\"b\":").unwrap();
+        drop_torn_line(&path).unwrap();
+        assert_eq!(fs_err::read_to_string(&path).unwrap(), "{\"a\":1}\n");
+        drop_torn_line(&path).unwrap();
+        assert_eq!(fs_err::read_to_string(&path).unwrap(), "{\"a\":1}\n");
+    }
 }

@@ -24,7 +24,7 @@ pub enum Command {
     /// Run the training workloads on instrumented builds, then build with the profiles.
     Train(PhaseArgs),
     /// Benchmark every variant, interleaved and repeated; writes runs/<id>/raw.jsonl.
-    Bench(PhaseArgs),
+    Bench(BenchArgs),
     /// Redraw results.json and report.md from a bench run's raw records.
     Report(ReportArgs),
     /// Two runs side by side: B against A, per workload, metric and variant.
@@ -90,6 +90,16 @@ impl ExportArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub phase: PhaseArgs,
+    /// Continue the latest run where it stopped (same seed and order),
+    /// keeping every finished run.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct ReportArgs {
     #[command(flatten)]
     pub phase: PhaseArgs,
@@ -121,10 +131,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Build(a) => pipeline::build(&open(&a)?),
         Command::Train(a) => pipeline::train(&open(&a)?),
         Command::Bench(a) => {
-            let cx = open(&a)?;
-            let run_dir = crate::bench::bench(&cx)?;
+            let cx = open(&a.phase)?;
+            let run_dir = crate::bench::bench(&cx, a.resume)?;
             let results = crate::report::report(&run_dir)?;
-            a.exports.exports().write(&results)
+            a.phase.exports.exports().write(&results)
         }
         Command::Report(a) => {
             let cx = open(&a.phase)?;

@@ -258,6 +258,6 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
 pub fn run(cx: &Context) -> Result<crate::report::Results> {
     build(cx)?;
     train(cx)?;
-    let run_dir = crate::bench::bench(cx)?;
+    let run_dir = crate::bench::bench(cx, false)?;
     crate::report::report(&run_dir)
 }

@@ -19,7 +19,7 @@ use crate::process::{describe_status, run_timed, TimedIo};
 use crate::stats::Precision;
 
 /// Which measurement a run was for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunKind {
     /// Native run: wall, user, sys, max RSS and figures.

@@ -85,11 +85,11 @@ fn hanging_workload_is_killed_at_its_timeout() {
 }
 
 #[test]
-fn kill_9_mid_bench_loses_no_finished_run() {
+fn kill_9_mid_bench_loses_no_finished_run_and_resume_completes_it() {
     let sandbox = Sandbox::with_fixture("hotpath");
     let text = BASE
         .replace("run = \"{bin.hotpath} 1000\"", "run = \"sleep 0.2\"")
-        .replace("repetitions = 2", "repetitions = 50");
+        .replace("repetitions = 2", "repetitions = 20");
     sandbox.write("afterburner.toml", &text);
     sandbox.afterburner(&["build"]).assert_ok();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_afterburner"))
@@ -119,7 +119,7 @@ fn kill_9_mid_bench_loses_no_finished_run() {
     let run_dir = only_run_dir(&sandbox);
     let raw = std::fs::read_to_string(run_dir.join("raw.jsonl")).unwrap();
     let kept = raw.lines().count();
-    assert!(kept >= lines && kept < 50, "{kept} lines");
+    assert!(kept >= lines && kept < 20, "{kept} lines");
     for line in raw.lines() {
         serde_json::from_str::<serde_json::Value>(line).unwrap();
     }
@@ -127,6 +127,27 @@ fn kill_9_mid_bench_loses_no_finished_run() {
     sandbox.afterburner(&["report"]).assert_ok();
     let results = crate::support::read_json(&run_dir.join("results.json"));
     assert_eq!(results["runs"]["total"].as_u64().unwrap(), kept as u64);
+
+    // Resume: the same run directory fills up to one run per round, and the
+    // runs kept before the kill are still there, unchanged.
+    sandbox.afterburner(&["bench", "--resume"]).assert_ok();
+    assert_eq!(
+        only_run_dir(&sandbox),
+        run_dir,
+        "resume must not start a new run"
+    );
+    let after = std::fs::read_to_string(run_dir.join("raw.jsonl")).unwrap();
+    assert!(after.starts_with(&raw), "finished runs were rewritten");
+    let mut rounds: Vec<u64> = after
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["success"] == true)
+        .map(|r| r["round"].as_u64().unwrap())
+        .collect();
+    rounds.sort_unstable();
+    assert_eq!(rounds, (0..20).collect::<Vec<u64>>());
+    let results = crate::support::read_json(&run_dir.join("results.json"));
+    assert_eq!(results["measurements"][0]["summary"]["n"], 20);
 }
 
 #[test]
