@@ -50,6 +50,9 @@ pub struct BenchMeta {
     #[serde(default)]
     pub training_workloads: Vec<String>,
     pub environment: Environment,
+    /// Revision of the target's source (git commit, package version), when known.
+    #[serde(default)]
+    pub revision: Option<String>,
 }
 
 /// How a variant was built.
@@ -381,6 +384,9 @@ fn bench_meta(
             .map(|w| w.name.clone())
             .collect(),
         environment,
+        revision: crate::source::fetch(&e.target.source, &cx.workdir.root)
+            .ok()
+            .and_then(|dir| crate::source::revision(&e.target.source, &dir)),
     })
 }
 

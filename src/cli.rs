@@ -34,6 +34,8 @@ pub enum Command {
         /// A run directory (runs/<id>/) or a results.json.
         b: PathBuf,
     },
+    /// Stored runs (history.db in the work directory); `history show ID` redraws one.
+    History(HistoryArgs),
     /// Print the machine and software capture.
     Env {
         /// Print JSON instead of text.
@@ -100,6 +102,21 @@ pub struct BenchArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// `show` to redraw a stored run's report.
+    #[arg(value_parser = ["show"])]
+    pub action: Option<String>,
+    /// The run id to show.
+    pub id: Option<String>,
+    /// The experiment file whose work directory holds the history.
+    #[arg(long, default_value = "afterburner.toml")]
+    pub file: PathBuf,
+    /// Work directory (default: .afterburner/ beside the experiment file).
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct ReportArgs {
     #[command(flatten)]
     pub phase: PhaseArgs,
@@ -150,6 +167,7 @@ pub fn run(cli: Cli) -> Result<()> {
             let results = crate::report::report(&run_dir)?;
             a.phase.exports.exports().write(&results)
         }
+        Command::History(a) => history(&a),
         Command::Compare { a, b } => {
             let (ra, rb) = (
                 crate::report::compare::read_run(&a)?,
@@ -198,6 +216,35 @@ fn open(args: &PhaseArgs) -> Result<Context> {
             workdir: args.workdir.clone(),
         },
     )
+}
+
+fn history(args: &HistoryArgs) -> Result<()> {
+    let root = &args.workdir.clone().unwrap_or_else(|| {
+        let dir = args
+            .file
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        dir.join(".afterburner")
+    });
+    match (args.action.as_deref(), &args.id) {
+        (Some("show"), Some(id)) => {
+            let entry = crate::store::find(root, id)?.with_context(|| {
+                format!(
+                    "no run `{id}` in {}\nhint: `afterburner history` lists the stored runs",
+                    root.join(crate::store::HISTORY_FILE).display()
+                )
+            })?;
+            crate::report::report(&entry.run_dir).map(|_| ())
+        }
+        (Some(_), None) => {
+            anyhow::bail!("`history show` needs a run id\nhint: `afterburner history` lists them")
+        }
+        _ => {
+            print!("{}", crate::store::render(&crate::store::list(root)?));
+            Ok(())
+        }
+    }
 }
 
 fn demo(args: &DemoArgs) -> Result<()> {

@@ -14,5 +14,6 @@ pub mod report;
 pub mod rng;
 pub mod source;
 pub mod stats;
+pub mod store;
 pub mod toolchain;
 pub mod workdir;

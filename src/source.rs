@@ -45,6 +45,37 @@ pub fn fetch(source: &Source, workdir: &Path) -> Result<PathBuf> {
     Ok(dest)
 }
 
+/// What revision of the source a run measured: the git commit of a path or
+/// git source, the package version from `debian/changelog`, or
+/// the start of a tarball's checksum.
+pub fn revision(source: &Source, dir: &Path) -> Option<String> {
+    match source {
+        Source::Path(_) | Source::Git { .. } => {
+            let out = capture(
+                "git",
+                &[
+                    "-C",
+                    &dir.to_string_lossy(),
+                    "rev-parse",
+                    "--short=12",
+                    "HEAD",
+                ],
+                Duration::from_secs(10),
+            )
+            .ok()?;
+            out.success().then(|| out.stdout.trim().to_owned())
+        }
+        Source::Apt(package) => {
+            // "sqlite3 (3.40.1-2+deb12u2) bookworm-security; urgency=medium"
+            let changelog = fs_err::read_to_string(dir.join("debian/changelog")).ok()?;
+            let first = changelog.lines().next()?;
+            let version = first.split_once('(')?.1.split_once(')')?.0;
+            Some(format!("{package} {version}"))
+        }
+        Source::Url { sha256, .. } => Some(format!("sha256:{}", &sha256[..12.min(sha256.len())])),
+    }
+}
+
 /// A stable directory name for a source.
 fn slug(source: &Source) -> String {
     let text = match source {

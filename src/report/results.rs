@@ -30,6 +30,9 @@ pub struct Results {
     pub warmup: u32,
     pub instruction_counter: InstructionCounter,
     pub environment: Environment,
+    /// Revision of the target's source (git commit, package version), when known.
+    #[serde(default)]
+    pub revision: Option<String>,
     /// The baseline variant's name.
     pub baseline: String,
     pub variants: Vec<VariantInfo>,
@@ -145,6 +148,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         warmup: meta.warmup,
         instruction_counter: meta.instruction_counter,
         environment: meta.environment.clone(),
+        revision: meta.revision.clone(),
         baseline,
         variants: meta.variants.clone(),
         training_workloads: meta.training_workloads.clone(),

@@ -149,3 +149,33 @@ fn compare_puts_two_runs_side_by_side() {
         .afterburner(&["compare", &a, "junk.json"])
         .assert_fails_with("is not an afterburner results.json");
 }
+
+#[test]
+fn history_lists_every_reported_run_and_redraws_one() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", FIGURES);
+    sandbox.afterburner(&["run"]).assert_ok();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    sandbox.afterburner(&["bench"]).assert_ok();
+    let list = sandbox.afterburner(&["history"]);
+    list.assert_ok();
+    let text = list.stdout();
+    let ids: Vec<String> = std::fs::read_dir(sandbox.path().join(".afterburner/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    for id in &ids {
+        assert!(text.contains(id.as_str()), "{id} missing from\n{text}");
+    }
+    assert!(
+        text.contains("tps o3 tps 1.000 no significant difference"),
+        "{text}"
+    );
+    let shown = sandbox.afterburner(&["history", "show", &ids[0]]);
+    shown.assert_ok();
+    assert!(shown.stdout().contains("tps / tps:"), "{}", shown.stdout());
+    sandbox
+        .afterburner(&["history", "show", "nope"])
+        .assert_fails_with("no run `nope`");
+}
