@@ -73,6 +73,7 @@ pub const RAW_FILE: &str = "raw.jsonl";
 pub const META_FILE: &str = "meta.json";
 pub const RESULTS_FILE: &str = "results.json";
 pub const REPORT_FILE: &str = "report.md";
+pub const HTML_FILE: &str = "report.html";
 
 /// The last `lines` lines of a text file, for error messages.
 pub fn tail(path: &Path, lines: usize) -> String {

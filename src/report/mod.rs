@@ -4,6 +4,7 @@
 pub mod compare;
 mod csv;
 mod format;
+mod html;
 mod json;
 mod markdown;
 pub mod results;
@@ -14,13 +15,14 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 
 pub use csv::Csv;
+pub use html::Html;
 pub use json::Json;
 pub use markdown::Markdown;
 pub use results::{analyze, Results};
 pub use terminal::Terminal;
 
 use crate::bench::{read_raw, BenchMeta};
-use crate::workdir::{META_FILE, RAW_FILE, REPORT_FILE, RESULTS_FILE};
+use crate::workdir::{HTML_FILE, META_FILE, RAW_FILE, REPORT_FILE, RESULTS_FILE};
 
 /// A pure renderer of results into bytes; the caller decides where they go.
 pub trait Exporter {
@@ -33,6 +35,7 @@ pub fn report(run_dir: &Path) -> Result<Results> {
     let results = load_results(run_dir)?;
     fs_err::write(run_dir.join(RESULTS_FILE), Json.render(&results)?)?;
     fs_err::write(run_dir.join(REPORT_FILE), Markdown.render(&results)?)?;
+    fs_err::write(run_dir.join(HTML_FILE), Html.render(&results)?)?;
     // The work directory holds runs/<id>/; a run elsewhere has no history.
     if let Some(workdir) = run_dir
         .parent()
@@ -45,6 +48,7 @@ pub fn report(run_dir: &Path) -> Result<Results> {
     print!("{}", String::from_utf8_lossy(&summary));
     println!("results: {}", run_dir.join(RESULTS_FILE).display());
     println!("report:  {}", run_dir.join(REPORT_FILE).display());
+    println!("html:    {}", run_dir.join(HTML_FILE).display());
     Ok(results)
 }
 

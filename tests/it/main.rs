@@ -4,5 +4,6 @@
 
 mod errors;
 mod figures;
+mod html;
 mod pgo;
 mod support;
