@@ -47,33 +47,11 @@ impl Exporter for Html {
             seed = results.seed,
             b = esc(&results.baseline)
         );
-        let mut keys: Vec<(&str, &str)> = Vec::new();
-        for m in &results.measurements {
-            if !keys.contains(&(m.workload.as_str(), m.metric.name.as_str())) {
-                keys.push((m.workload.as_str(), m.metric.name.as_str()));
-            }
-        }
-        for (workload, metric) in keys {
-            let rows: Vec<&Measurement> = results
-                .measurements
-                .iter()
-                .filter(|m| m.workload == workload && m.metric.name == metric)
-                .collect();
-            let comparisons: Vec<&ComparisonEntry> = results
-                .comparisons
-                .iter()
-                .filter(|c| c.workload == workload && c.metric == metric)
-                .collect();
-            section(&mut out, results, &rows, &comparisons);
+        for group in results.groups() {
+            section(&mut out, results, &group.rows, &group.comparisons);
         }
         let _ = writeln!(out, "<h2>How verdicts are decided</h2><ul>");
-        let mut rules: Vec<&str> = results
-            .comparisons
-            .iter()
-            .map(|c| c.outcome.rule.as_str())
-            .collect();
-        rules.dedup();
-        for rule in rules {
+        for rule in results.rules() {
             let _ = writeln!(out, "<li>{}</li>", esc(rule));
         }
         let _ = writeln!(out, "</ul>");

@@ -27,29 +27,13 @@ impl Exporter for Markdown {
             "{} counted repetitions per variant and workload after {} warmup, interleaved in rounds shuffled with seed {}; baseline: `{}`. Instructions counted with {}.\n",
             results.repetitions, results.warmup, results.seed, results.baseline, results.instruction_counter.name()
         );
-        let workloads = unique(results.measurements.iter().map(|m| m.workload.as_str()));
-        for workload in workloads {
-            let _ = writeln!(out, "## Workload `{workload}`\n");
-            let metrics = unique(
-                results
-                    .measurements
-                    .iter()
-                    .filter(|m| m.workload == workload)
-                    .map(|m| m.metric.name.as_str()),
-            );
-            for metric in metrics {
-                let rows: Vec<&Measurement> = results
-                    .measurements
-                    .iter()
-                    .filter(|m| m.workload == workload && m.metric.name == metric)
-                    .collect();
-                let comparisons: Vec<&ComparisonEntry> = results
-                    .comparisons
-                    .iter()
-                    .filter(|c| c.workload == workload && c.metric == metric)
-                    .collect();
-                table(&mut out, results, &rows, &comparisons);
+        let mut workload = "";
+        for group in results.groups() {
+            if group.workload != workload {
+                workload = group.workload;
+                let _ = writeln!(out, "## Workload `{workload}`\n");
             }
+            table(&mut out, results, &group.rows, &group.comparisons);
         }
         unseen(&mut out, results);
         variants(&mut out, results);
@@ -62,16 +46,6 @@ impl Exporter for Markdown {
         );
         Ok(out.into_bytes())
     }
-}
-
-fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut seen: Vec<&str> = Vec::new();
-    for item in items {
-        if !seen.contains(&item) {
-            seen.push(item);
-        }
-    }
-    seen
 }
 
 fn table(
@@ -223,7 +197,7 @@ fn variants(out: &mut String, results: &Results) {
 }
 
 fn rules(out: &mut String, results: &Results) {
-    let rules = unique(results.comparisons.iter().map(|c| c.outcome.rule.as_str()));
+    let rules = results.rules();
     if rules.is_empty() {
         return;
     }

@@ -95,6 +95,54 @@ pub struct RunCounts {
     pub failed: usize,
 }
 
+/// One workload and metric of a report: each variant's measurement and the
+/// comparisons against the baseline.
+#[derive(Debug, Clone)]
+pub struct Group<'a> {
+    pub workload: &'a str,
+    pub rows: Vec<&'a Measurement>,
+    pub comparisons: Vec<&'a ComparisonEntry>,
+}
+
+impl Results {
+    /// Measurements grouped by workload and metric, in the order they were
+    /// measured (workload first), for every report format.
+    pub fn groups(&self) -> Vec<Group<'_>> {
+        let mut keys: Vec<(&str, &str)> = Vec::new();
+        for m in &self.measurements {
+            if !keys.contains(&(m.workload.as_str(), m.metric.name.as_str())) {
+                keys.push((m.workload.as_str(), m.metric.name.as_str()));
+            }
+        }
+        keys.into_iter()
+            .map(|(workload, metric)| Group {
+                workload,
+                rows: self
+                    .measurements
+                    .iter()
+                    .filter(|m| m.workload == workload && m.metric.name == metric)
+                    .collect(),
+                comparisons: self
+                    .comparisons
+                    .iter()
+                    .filter(|c| c.workload == workload && c.metric == metric)
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// Each verdict rule used, once, in order of first use.
+    pub fn rules(&self) -> Vec<&str> {
+        let mut rules: Vec<&str> = Vec::new();
+        for c in &self.comparisons {
+            if !rules.contains(&c.outcome.rule.as_str()) {
+                rules.push(&c.outcome.rule);
+            }
+        }
+        rules
+    }
+}
+
 /// Analyse a bench run.
 pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
     let baseline = meta
