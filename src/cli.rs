@@ -48,6 +48,8 @@ pub enum Command {
         #[arg(long)]
         fix: bool,
     },
+    /// Load a running server (redis, memcached, http, exec): closed loop, fixed rate, or an SLA search.
+    Load(crate::load::command::LoadArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),
 }
@@ -168,6 +170,7 @@ pub fn run(cli: Cli) -> Result<()> {
             a.phase.exports.exports().write(&results)
         }
         Command::History(a) => history(&a),
+        Command::Load(a) => crate::load::command::main(&a),
         Command::Compare { a, b } => {
             let (ra, rb) = (
                 crate::report::compare::read_run(&a)?,

@@ -1,0 +1,98 @@
+//! Drivers that block per request (`exec`: a command per request) run one
+//! thread per client, on the same schedule as the event loop: closed, or
+//! open-loop with latency measured from each request's intended start.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::recorder::Recorder;
+use super::request::{Generator, Words};
+use super::{Pace, Share};
+use crate::process::{capture_command, describe_status, ProcessError};
+
+/// The end of an error that is a timeout.
+const TIMED_OUT: &str = "timed out";
+
+/// One blocking request: `Ok(true)` answered, `Ok(false)` an error answer,
+/// `Err` the request could not be made.
+pub trait Call: Send {
+    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, String>;
+}
+
+/// `exec`: run the request's words as a command (no shell); exit 0 is success.
+#[derive(Debug, Default)]
+pub struct Exec {
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+impl Call for Exec {
+    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, String> {
+        let mut iter = words
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned());
+        let program = iter.next().ok_or("empty command")?;
+        let mut command = Command::new(&program);
+        command.args(iter);
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        let captured = match capture_command(&mut command, timeout) {
+            Ok(captured) => captured,
+            Err(ProcessError::Timeout { .. }) => return Err(format!("`{program}` {TIMED_OUT}")),
+            Err(e) => return Err(e.to_string()),
+        };
+        if !captured.status.success() {
+            return Err(format!(
+                "`{program}` exited with {}",
+                describe_status(captured.status)
+            ));
+        }
+        Ok(true)
+    }
+}
+
+/// Run one client: `index` within the share, until the share is done.
+pub fn run_client(
+    mut client: Box<dyn Call>,
+    mut generator: Generator,
+    share: &Share,
+    index: usize,
+    start: Instant,
+    mut recorder: Recorder,
+) -> Recorder {
+    let mut due = start + share.offset(index);
+    let mut remaining = share.requests;
+    std::thread::sleep(start.saturating_duration_since(Instant::now()));
+    loop {
+        let now = Instant::now();
+        if share.end.is_some_and(|end| now >= end) || remaining == Some(0) {
+            break;
+        }
+        let intended = match share.pace {
+            Pace::Closed => now,
+            Pace::Rate { per_conn } => {
+                if share.end.is_some_and(|end| due >= end) {
+                    break;
+                }
+                if due > now {
+                    std::thread::sleep(due - now);
+                }
+                let intended = due;
+                due += per_conn;
+                intended
+            }
+        };
+        if recorder.counts(intended) {
+            if let Some(r) = remaining.as_mut() {
+                *r -= 1;
+            }
+        }
+        let words = generator.next_request();
+        match client.call(words, share.timeout) {
+            Ok(ok) => recorder.reply(intended, Instant::now(), ok),
+            Err(why) if why.ends_with(TIMED_OUT) => recorder.timeout(intended, Instant::now()),
+            Err(why) => recorder.error(intended, Instant::now(), &why),
+        }
+    }
+    recorder
+}

@@ -1,0 +1,236 @@
+//! `afterburner load URL`: ad-hoc load on a running server, like wrk2 or oha,
+//! with any driver and any model.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _, Result};
+use clap::Args;
+
+use super::sla::{self, Sla};
+use super::{parse_url, run, series_csv, template, LoadSpec, Model, Summary};
+use crate::experiment::parse_duration;
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH, or exec.
+    pub url: String,
+    /// The request, with {NAME} placeholders (default: PING, `get key`, GET PATH).
+    #[arg(short, long)]
+    pub request: Option<String>,
+    /// A placeholder's source: NAME=uniform:LO:HI, zipf:LO:HI[:THETA], seq:LO:HI, csv:FILE:COLUMN.
+    #[arg(long = "var", value_name = "NAME=SOURCE")]
+    pub vars: Vec<String>,
+    /// Concurrent connections (clients).
+    #[arg(short, long, default_value_t = 10)]
+    pub clients: usize,
+    /// How long to send, after the warmup.
+    #[arg(short, long, default_value = "10s", value_parser = duration)]
+    pub duration: Duration,
+    /// Send this many requests instead of running for a duration (closed loop).
+    #[arg(short = 'n', long)]
+    pub requests: Option<u64>,
+    /// Open loop at this many requests/s; latency counts from each request's intended start.
+    #[arg(short = 'R', long)]
+    pub rate: Option<f64>,
+    /// Search the highest rate that keeps a percentile under a bound, e.g. "p95<5ms", then confirm it.
+    #[arg(long)]
+    pub sla: Option<String>,
+    /// Length of each probe of the sla search.
+    #[arg(long, default_value = "3s", value_parser = duration)]
+    pub probe: Duration,
+    /// First rate of the sla search, requests/s.
+    #[arg(long, default_value_t = 100.0)]
+    pub start_rate: f64,
+    /// Sent but not counted, before the measured period.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub warmup: Duration,
+    /// A request unanswered this long counts as a timeout.
+    #[arg(long, default_value = "5s", value_parser = duration)]
+    pub timeout: Duration,
+    /// Requests in flight per connection.
+    #[arg(short = 'P', long, default_value_t = 1)]
+    pub pipeline: usize,
+    /// Event-loop threads.
+    #[arg(short, long, default_value_t = 1)]
+    pub threads: usize,
+    /// Time-series interval.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub interval: Duration,
+    /// Seed of the variables' draws.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the per-interval time series here as CSV.
+    #[arg(long)]
+    pub series: Option<PathBuf>,
+    /// Write the summary (and time series) here as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    parse_duration(text).ok_or_else(|| format!("`{text}` is not a duration (e.g. 500ms, 10s, 2m)"))
+}
+
+/// Parse `pXX<BOUND` (also `<=`), e.g. `p95<5ms`, `p99.9<=500ms`.
+pub fn parse_sla(text: &str) -> Result<(f64, f64)> {
+    let hint = "write the bound like p95<5ms or p99.9<=500ms";
+    let (left, right) = text
+        .split_once("<=")
+        .or_else(|| text.split_once('<'))
+        .with_context(|| format!("`{text}` is not a latency bound\nhint: {hint}"))?;
+    let percentile: f64 = left
+        .trim()
+        .strip_prefix('p')
+        .and_then(|p| p.parse().ok())
+        .with_context(|| format!("`{left}` is not a percentile\nhint: {hint}"))?;
+    if !Sla::PERCENTILES.contains(&percentile) {
+        bail!("percentile {percentile} is not one of p50, p90, p95, p99, p99.9\nhint: {hint}");
+    }
+    let bound = parse_duration(right)
+        .with_context(|| format!("`{right}` is not a duration\nhint: {hint}"))?;
+    Ok((percentile, bound.as_secs_f64() * 1000.0))
+}
+
+pub fn main(args: &LoadArgs) -> Result<()> {
+    let (driver, address, path) = parse_url(&args.url)?;
+    let request = match (&args.request, driver.default_request(&path)) {
+        (Some(r), _) => r.clone(),
+        (None, Some(r)) => r,
+        (None, None) => bail!("the exec driver needs --request COMMAND"),
+    };
+    let vars = args
+        .vars
+        .iter()
+        .map(|v| {
+            v.split_once('=')
+                .map(|(k, s)| (k.to_owned(), s.to_owned()))
+                .with_context(|| format!("--var `{v}`: write NAME=SOURCE, e.g. key=uniform:1:1000"))
+        })
+        .collect::<Result<BTreeMap<_, _>>>()?;
+    let cwd = std::env::current_dir()?;
+    let model = if args.rate.is_some() || args.sla.is_some() {
+        Model::Rate {
+            clients: args.clients,
+            rate: args.rate.unwrap_or(args.start_rate),
+            duration: args.duration,
+        }
+    } else {
+        Model::Closed {
+            clients: args.clients,
+            duration: args.requests.is_none().then_some(args.duration),
+            requests: args.requests,
+        }
+    };
+    let spec = LoadSpec {
+        driver,
+        address,
+        request: template(&request, &vars, &cwd)?,
+        model,
+        warmup: args.warmup,
+        timeout: args.timeout,
+        depth: args.pipeline,
+        threads: args.threads,
+        interval: args.interval,
+        seed: args.seed,
+        cwd: Some(cwd),
+    };
+    let outcome = if let Some(text) = &args.sla {
+        let (percentile, max_ms) = parse_sla(text)?;
+        let bound = Sla {
+            percentile,
+            max_ms,
+            start_rps: args.start_rate,
+            probe: args.probe,
+            precision: 0.05,
+        };
+        let found = sla::search(&spec, &bound, |p| {
+            eprintln!(
+                "probe {:>10.1} req/s: achieved {:>10.1}, p{} {:.3} ms, errors {}, timeouts {} -> {}",
+                p.requested_rps,
+                p.achieved_rps,
+                percentile,
+                p.latency_ms,
+                p.errors,
+                p.timeouts,
+                if p.met { "met" } else { "broken" }
+            );
+        })?;
+        println!(
+            "highest rate with p{percentile} <= {max_ms} ms: {:.1} requests/s ({})",
+            found.rate_rps,
+            if found.confirmed {
+                "confirmed by the final run"
+            } else {
+                "NOT confirmed by the final run"
+            }
+        );
+        found.confirm
+    } else {
+        run(&spec)?
+    };
+    print!("{}", render(&args.url, &spec, &outcome.summary));
+    if let Some(path) = &args.series {
+        fs_err::write(path, series_csv(&outcome.series))?;
+    }
+    if let Some(path) = &args.json {
+        fs_err::write(path, serde_json::to_vec_pretty(&outcome)?)?;
+    }
+    Ok(())
+}
+
+/// A wrk-like summary.
+pub fn render(url: &str, spec: &LoadSpec, s: &Summary) -> String {
+    let mut out = String::new();
+    let model = match &spec.model {
+        Model::Iterations { requests } => format!("{requests} requests in a row"),
+        Model::Closed {
+            clients, requests, ..
+        } => match requests {
+            Some(n) => format!("{clients} clients, {n} requests"),
+            None => format!("{clients} clients, closed loop"),
+        },
+        Model::Rate { clients, rate, .. } => format!(
+            "{clients} clients, {:.1} requests/s open loop",
+            s.requested_rps.unwrap_or(*rate)
+        ),
+    };
+    let _ = writeln!(out, "{url}: `{}`, {model}", spec.request.text);
+    let _ = writeln!(
+        out,
+        "  {} requests in {:.2} s: {:.1} requests/s{}",
+        s.requests,
+        s.duration_s,
+        s.achieved_rps,
+        s.requested_rps
+            .map(|r| format!(" (asked {r:.1})"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(out, "  errors {}, timeouts {}", s.errors, s.timeouts);
+    if let Some(e) = &s.first_error {
+        let _ = writeln!(out, "  first error: {e}");
+    }
+    let l = &s.latency_ms;
+    let _ = writeln!(
+        out,
+        "  latency ms: min {:.3}  mean {:.3}  p50 {:.3}  p90 {:.3}  p95 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
+        l.min, l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_latency_bounds() {
+        assert_eq!(parse_sla("p95<5ms").unwrap(), (95.0, 5.0));
+        assert_eq!(parse_sla("p99.9<=0.5s").unwrap(), (99.9, 500.0));
+        assert!(format!("{:#}", parse_sla("p97<5ms").unwrap_err()).contains("p99.9"));
+        assert!(parse_sla("95<5ms").is_err());
+        assert!(parse_sla("p95<fast").is_err());
+    }
+}

@@ -1,0 +1,313 @@
+//! The event loop for stream protocols (redis, memcached, http): each
+//! thread drives its share of the connections with `mio` (epoll), like
+//! wrk and redis-benchmark, so thousands of clients cost one thread each
+//! core rather than one each.
+//!
+//! Open-loop (`rate`) requests are scheduled per connection at fixed
+//! intended times and their latency is measured from that time, not from
+//! when the request could be sent (wrk2's correction for coordinated
+//! omission): a stalled server shows its stall in the tail.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+
+use super::protocol::{Protocol, Reply};
+use super::recorder::Recorder;
+use super::request::Generator;
+use super::{Pace, Share};
+
+/// How long a failed connection waits before trying again.
+const RECONNECT_AFTER: Duration = Duration::from_millis(100);
+
+struct Conn {
+    stream: Option<TcpStream>,
+    out: Vec<u8>,
+    written: usize,
+    input: Vec<u8>,
+    /// (Intended) start of each request in flight, oldest first.
+    inflight: VecDeque<Instant>,
+    /// Rate model: the intended start of this connection's next request.
+    due: Instant,
+    /// No connection until then, after a failure.
+    retry_at: Option<Instant>,
+}
+
+/// Drive `share` of the load against `addr` until it is done; `from` is
+/// the end of the warmup, `start` when the schedule begins.
+#[allow(clippy::too_many_lines)]
+pub fn run(
+    protocol: &dyn Protocol,
+    mut generator: Generator,
+    addr: SocketAddr,
+    share: &Share,
+    start: Instant,
+    mut recorder: Recorder,
+) -> Result<Recorder> {
+    let mut poll = Poll::new().context("creating an epoll instance")?;
+    let mut events = Events::with_capacity(1024);
+    let mut conns: Vec<Conn> = (0..share.clients)
+        .map(|i| Conn {
+            stream: None,
+            out: Vec::with_capacity(4096),
+            written: 0,
+            input: Vec::with_capacity(16 * 1024),
+            inflight: VecDeque::new(),
+            due: start + share.offset(i),
+            retry_at: None,
+        })
+        .collect();
+    for (i, conn) in conns.iter_mut().enumerate() {
+        if let Err(error) = connect(&poll, conn, i, addr) {
+            let now = Instant::now();
+            conn.retry_at = Some(now + RECONNECT_AFTER);
+            recorder.error(now, now, &error);
+        }
+    }
+    let mut remaining = share.requests;
+    let mut buf = vec![0u8; 64 * 1024];
+    // Every thread starts its schedule at the same instant.
+    std::thread::sleep(start.saturating_duration_since(Instant::now()));
+    loop {
+        let now = Instant::now();
+        let issuing = share.end.is_none_or(|end| now < end) && remaining != Some(0);
+        // Send what is due.
+        for (i, conn) in conns.iter_mut().enumerate() {
+            if conn.retry_at.is_some_and(|t| now >= t) {
+                conn.retry_at = None;
+                if let Err(error) = connect(&poll, conn, i, addr) {
+                    conn.retry_at = Some(now + RECONNECT_AFTER);
+                    recorder.error(now, now, &error);
+                }
+            }
+            let mut sent = false;
+            while issuing_for(share, issuing, conn, now, remaining) {
+                let intended = match share.pace {
+                    Pace::Closed => now,
+                    Pace::Rate { per_conn } => {
+                        let due = conn.due;
+                        conn.due += per_conn;
+                        due
+                    }
+                };
+                if recorder.counts(intended) {
+                    if let Some(r) = remaining.as_mut() {
+                        *r -= 1;
+                    }
+                }
+                if conn.stream.is_none() {
+                    // No connection: a due request fails now rather than
+                    // vanishing from the schedule.
+                    recorder.error(intended, now, "no connection to the server");
+                    if share.pace == Pace::Closed {
+                        break;
+                    }
+                    continue;
+                }
+                protocol.encode(generator.next_request(), &mut conn.out);
+                conn.inflight.push_back(intended);
+                sent = true;
+            }
+            if sent {
+                if let Err(error) = flush(conn) {
+                    fail(conn, &poll, &mut recorder, now, &format!("write: {error}"));
+                }
+            }
+        }
+        // Requests past their timeout.
+        for conn in &mut conns {
+            if conn
+                .inflight
+                .front()
+                .is_some_and(|t| now.saturating_duration_since(*t) >= share.timeout)
+            {
+                for start in conn.inflight.drain(..) {
+                    recorder.timeout(start, now);
+                }
+                drop_stream(conn, &poll);
+                conn.retry_at = Some(now);
+            }
+        }
+        let waiting = conns.iter().any(|c| !c.inflight.is_empty());
+        if !issuing && !waiting {
+            break;
+        }
+        // Sleep until the next event or the next thing due.
+        let mut wake = now + Duration::from_millis(100);
+        for conn in &conns {
+            if let Some(t) = conn.retry_at {
+                wake = wake.min(t);
+            }
+            if let Some(t) = conn.inflight.front() {
+                wake = wake.min(*t + share.timeout);
+            }
+            if issuing
+                && matches!(share.pace, Pace::Rate { .. })
+                && conn.inflight.len() < share.depth
+            {
+                wake = wake.min(conn.due);
+            }
+        }
+        if let Some(end) = share.end.filter(|_| issuing) {
+            wake = wake.min(end);
+        }
+        match poll.poll(&mut events, Some(wake.saturating_duration_since(now))) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context("waiting for replies"),
+        }
+        for event in &events {
+            let conn = &mut conns[event.token().0];
+            if conn.stream.is_none() {
+                continue;
+            }
+            if event.is_writable() {
+                if let Err(error) = flush(conn) {
+                    fail(
+                        conn,
+                        &poll,
+                        &mut recorder,
+                        Instant::now(),
+                        &format!("write: {error}"),
+                    );
+                    continue;
+                }
+            }
+            if event.is_readable() || event.is_read_closed() || event.is_error() {
+                if let Err(why) = read_replies(conn, protocol, &mut buf, &mut recorder) {
+                    fail(conn, &poll, &mut recorder, Instant::now(), &why);
+                }
+            }
+        }
+    }
+    Ok(recorder)
+}
+
+/// Whether `conn` should send another request now.
+fn issuing_for(
+    share: &Share,
+    issuing: bool,
+    conn: &Conn,
+    now: Instant,
+    remaining: Option<u64>,
+) -> bool {
+    if !issuing || remaining == Some(0) || conn.inflight.len() >= share.depth {
+        return false;
+    }
+    match share.pace {
+        Pace::Closed => conn.stream.is_some(),
+        Pace::Rate { .. } => conn.due <= now && share.end.is_none_or(|end| conn.due < end),
+    }
+}
+
+fn connect(poll: &Poll, conn: &mut Conn, index: usize, addr: SocketAddr) -> Result<(), String> {
+    let stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1))
+        .map_err(|e| format!("connect to {addr}: {e}"))?;
+    stream
+        .set_nodelay(true)
+        .and_then(|()| stream.set_nonblocking(true))
+        .map_err(|e| format!("socket options: {e}"))?;
+    let mut stream = TcpStream::from_std(stream);
+    poll.registry()
+        .register(
+            &mut stream,
+            Token(index),
+            Interest::READABLE | Interest::WRITABLE,
+        )
+        .map_err(|e| format!("epoll register: {e}"))?;
+    conn.stream = Some(stream);
+    conn.out.clear();
+    conn.written = 0;
+    conn.input.clear();
+    Ok(())
+}
+
+fn drop_stream(conn: &mut Conn, poll: &Poll) {
+    if let Some(mut stream) = conn.stream.take() {
+        let _ = poll.registry().deregister(&mut stream);
+    }
+    conn.out.clear();
+    conn.written = 0;
+    conn.input.clear();
+}
+
+/// The connection broke: every request in flight failed; reconnect soon.
+fn fail(conn: &mut Conn, poll: &Poll, recorder: &mut Recorder, now: Instant, why: &str) {
+    for start in conn.inflight.drain(..) {
+        recorder.error(start, now, why);
+    }
+    drop_stream(conn, poll);
+    conn.retry_at = Some(now + RECONNECT_AFTER);
+}
+
+/// Write as much of the pending output as the socket takes.
+fn flush(conn: &mut Conn) -> io::Result<()> {
+    let Some(stream) = conn.stream.as_mut() else {
+        return Ok(());
+    };
+    while conn.written < conn.out.len() {
+        match stream.write(&conn.out[conn.written..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => conn.written += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    conn.out.clear();
+    conn.written = 0;
+    Ok(())
+}
+
+/// Read what arrived and record every complete reply.
+fn read_replies(
+    conn: &mut Conn,
+    protocol: &dyn Protocol,
+    buf: &mut [u8],
+    recorder: &mut Recorder,
+) -> Result<(), String> {
+    let Some(stream) = conn.stream.as_mut() else {
+        return Ok(());
+    };
+    let mut closed = false;
+    loop {
+        match stream.read(buf) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(n) => conn.input.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("read: {e}")),
+        }
+    }
+    let now = Instant::now();
+    let mut at = 0;
+    while at < conn.input.len() {
+        match protocol
+            .parse(&conn.input[at..])
+            .map_err(|e| e.to_string())?
+        {
+            Reply::Incomplete => break,
+            Reply::Complete { len, ok } => {
+                let start = conn
+                    .inflight
+                    .pop_front()
+                    .ok_or_else(|| "a reply arrived with no request in flight".to_owned())?;
+                recorder.reply(start, now, ok);
+                at += len;
+            }
+        }
+    }
+    conn.input.drain(..at);
+    if closed {
+        return Err("the server closed the connection".to_owned());
+    }
+    Ok(())
+}

@@ -1,0 +1,203 @@
+//! HTTP/1.1 with keep-alive, as wrk and oha speak it: requests are
+//! `METHOD PATH [BODY]`; replies end by `Content-Length` or chunked
+//! encoding; a status of 400 or more counts as a failed request.
+
+use super::protocol::{line, Malformed, Protocol, Reply};
+use super::request::Words;
+
+#[derive(Debug)]
+pub struct Http {
+    /// `Host` header value.
+    pub host: String,
+}
+
+impl Protocol for Http {
+    fn encode(&self, words: &Words, out: &mut Vec<u8>) {
+        let method = if words.is_empty() {
+            b"GET"
+        } else {
+            words.get(0)
+        };
+        let path = if words.len() > 1 { words.get(1) } else { b"/" };
+        out.extend_from_slice(method);
+        out.push(b' ');
+        out.extend_from_slice(path);
+        out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+        out.extend_from_slice(self.host.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        if words.len() > 2 {
+            let body = words.get(2);
+            out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+            out.extend_from_slice(body);
+        } else {
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+
+    fn parse(&self, buf: &[u8]) -> Result<Reply, Malformed> {
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            if buf.len() > 64 * 1024 {
+                return Err(Malformed("HTTP header over 64 KiB".to_owned()));
+            }
+            return Ok(Reply::Incomplete);
+        };
+        let head = &buf[..end];
+        let body_at = end + 4;
+        let status_line = head.split(|b| *b == b'\n').next().unwrap_or_default();
+        let status = parse_status(status_line)?;
+        let mut length = None;
+        let mut chunked = false;
+        for header in head.split(|b| *b == b'\n').skip(1) {
+            let header = header.strip_suffix(b"\r").unwrap_or(header);
+            let Some(colon) = header.iter().position(|b| *b == b':') else {
+                continue;
+            };
+            let (name, value) = (&header[..colon], header[colon + 1..].trim_ascii());
+            if name.eq_ignore_ascii_case(b"content-length") {
+                length = Some(
+                    std::str::from_utf8(value)
+                        .ok()
+                        .and_then(|v| v.parse::<usize>().ok())
+                        .ok_or_else(|| Malformed("bad Content-Length".to_owned()))?,
+                );
+            } else if name.eq_ignore_ascii_case(b"transfer-encoding")
+                && value.eq_ignore_ascii_case(b"chunked")
+            {
+                chunked = true;
+            }
+        }
+        let ok = status < 400;
+        let total = if chunked {
+            match chunked_len(&buf[body_at..])? {
+                Some(len) => body_at + len,
+                None => return Ok(Reply::Incomplete),
+            }
+        } else if status == 204 || status == 304 || (100..200).contains(&status) {
+            body_at
+        } else {
+            // Without a length a keep-alive reply can't end: treat as empty.
+            body_at + length.unwrap_or(0)
+        };
+        Ok(if buf.len() >= total {
+            Reply::Complete { len: total, ok }
+        } else {
+            Reply::Incomplete
+        })
+    }
+}
+
+fn parse_status(status_line: &[u8]) -> Result<u16, Malformed> {
+    let mut parts = status_line.split(|b| *b == b' ');
+    let version = parts.next().unwrap_or_default();
+    if !version.starts_with(b"HTTP/1.") {
+        return Err(Malformed(format!(
+            "status line {:?}",
+            String::from_utf8_lossy(status_line)
+        )));
+    }
+    parts
+        .next()
+        .and_then(|s| std::str::from_utf8(s).ok())
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| Malformed("status code".to_owned()))
+}
+
+/// Length of a chunked body, trailer included, if complete.
+fn chunked_len(buf: &[u8]) -> Result<Option<usize>, Malformed> {
+    let mut at = 0;
+    loop {
+        let Some((size_line, len)) = line(&buf[at..]) else {
+            return Ok(None);
+        };
+        let hex = size_line
+            .split(|b| *b == b';')
+            .next()
+            .unwrap_or_default()
+            .trim_ascii();
+        let size = std::str::from_utf8(hex)
+            .ok()
+            .and_then(|h| usize::from_str_radix(h, 16).ok())
+            .ok_or_else(|| Malformed("chunk size".to_owned()))?;
+        at += len;
+        if size == 0 {
+            // Trailer headers, then an empty line.
+            loop {
+                let Some((trailer, len)) = line(&buf[at..]) else {
+                    return Ok(None);
+                };
+                at += len;
+                if trailer.is_empty() {
+                    return Ok(Some(at));
+                }
+            }
+        }
+        at += size + 2;
+        if buf.len() < at {
+            return Ok(None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http() -> Http {
+        Http {
+            host: "localhost:8080".to_owned(),
+        }
+    }
+
+    #[test]
+    fn encodes_a_keep_alive_request() {
+        let mut words = Words::default();
+        words.push(b"GET");
+        words.push(b"/items/7");
+        let mut out = Vec::new();
+        http().encode(&words, &mut out);
+        assert_eq!(
+            out,
+            b"GET /items/7 HTTP/1.1\r\nHost: localhost:8080\r\n\r\n".to_vec()
+        );
+    }
+
+    #[test]
+    fn replies_end_by_length_or_chunks() {
+        let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP";
+        assert_eq!(
+            http().parse(reply).unwrap(),
+            Reply::Complete { len: 40, ok: true }
+        );
+        assert_eq!(
+            http()
+                .parse(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\no")
+                .unwrap(),
+            Reply::Incomplete
+        );
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n";
+        assert_eq!(
+            http().parse(chunked).unwrap(),
+            Reply::Complete {
+                len: chunked.len(),
+                ok: true
+            }
+        );
+        assert_eq!(
+            http().parse(&chunked[..chunked.len() - 1]).unwrap(),
+            Reply::Incomplete
+        );
+    }
+
+    #[test]
+    fn error_statuses_fail_the_request() {
+        let reply = b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(
+            http().parse(reply).unwrap(),
+            Reply::Complete {
+                len: reply.len(),
+                ok: false
+            }
+        );
+        assert!(http().parse(b"+OK\r\n\r\n").is_err());
+    }
+}

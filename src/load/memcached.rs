@@ -1,0 +1,126 @@
+//! memcached text protocol. Requests are written as words:
+//! `get KEY…` as is, and the storage commands as `set KEY VALUE` (flags and
+//! expiry 0, length computed). `ERROR`, `CLIENT_ERROR` and `SERVER_ERROR`
+//! replies count as failed requests.
+
+use super::protocol::{integer, line, Malformed, Protocol, Reply};
+use super::request::Words;
+
+#[derive(Debug, Default)]
+pub struct Memcached;
+
+const STORAGE: [&[u8]; 5] = [b"set", b"add", b"replace", b"append", b"prepend"];
+
+impl Protocol for Memcached {
+    fn encode(&self, words: &Words, out: &mut Vec<u8>) {
+        let mut iter = words.iter();
+        let command = iter.next().unwrap_or_default();
+        if STORAGE.contains(&command) && words.len() == 3 {
+            let key = words.get(1);
+            let value = words.get(2);
+            out.extend_from_slice(command);
+            out.push(b' ');
+            out.extend_from_slice(key);
+            out.extend_from_slice(format!(" 0 0 {}\r\n", value.len()).as_bytes());
+            out.extend_from_slice(value);
+            out.extend_from_slice(b"\r\n");
+            return;
+        }
+        out.extend_from_slice(command);
+        for word in iter {
+            out.push(b' ');
+            out.extend_from_slice(word);
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+
+    fn parse(&self, buf: &[u8]) -> Result<Reply, Malformed> {
+        let mut at = 0;
+        loop {
+            let Some((text, len)) = line(&buf[at..]) else {
+                return Ok(Reply::Incomplete);
+            };
+            if let Some(rest) = text.strip_prefix(b"VALUE ") {
+                // VALUE <key> <flags> <bytes> [<cas>]
+                let bytes = rest
+                    .split(|b| *b == b' ')
+                    .nth(2)
+                    .ok_or_else(|| Malformed("VALUE line without a length".to_owned()))?;
+                let bytes = usize::try_from(integer(bytes)?)
+                    .map_err(|_| Malformed("negative VALUE length".to_owned()))?;
+                at += len + bytes + 2;
+                if buf.len() < at {
+                    return Ok(Reply::Incomplete);
+                }
+                continue;
+            }
+            let ok = !(text == b"ERROR"
+                || text.starts_with(b"CLIENT_ERROR")
+                || text.starts_with(b"SERVER_ERROR"));
+            return Ok(Reply::Complete { len: at + len, ok });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(list: &[&str]) -> Words {
+        let mut words = Words::default();
+        for w in list {
+            words.push(w.as_bytes());
+        }
+        words
+    }
+
+    fn encode(list: &[&str]) -> Vec<u8> {
+        let mut out = Vec::new();
+        Memcached.encode(&words(list), &mut out);
+        out
+    }
+
+    #[test]
+    fn encodes_get_and_the_set_shorthand() {
+        assert_eq!(encode(&["get", "k1", "k2"]), b"get k1 k2\r\n");
+        assert_eq!(encode(&["set", "k", "hello"]), b"set k 0 0 5\r\nhello\r\n");
+        assert_eq!(encode(&["incr", "n", "1"]), b"incr n 1\r\n");
+    }
+
+    #[test]
+    fn a_get_reply_ends_at_end() {
+        let reply = b"VALUE k 0 5\r\nhello\r\nVALUE j 0 2\r\nab\r\nEND\r\nEND";
+        assert_eq!(
+            Memcached.parse(reply).unwrap(),
+            Reply::Complete { len: 42, ok: true }
+        );
+        assert_eq!(
+            Memcached.parse(b"VALUE k 0 5\r\nhel").unwrap(),
+            Reply::Incomplete
+        );
+        assert_eq!(
+            Memcached.parse(b"VALUE k 0 5\r\nhello\r\n").unwrap(),
+            Reply::Incomplete
+        );
+        assert_eq!(
+            Memcached.parse(b"END\r\n").unwrap(),
+            Reply::Complete { len: 5, ok: true }
+        );
+    }
+
+    #[test]
+    fn single_line_replies_and_errors() {
+        assert_eq!(
+            Memcached.parse(b"STORED\r\n").unwrap(),
+            Reply::Complete { len: 8, ok: true }
+        );
+        assert_eq!(
+            Memcached.parse(b"SERVER_ERROR out of memory\r\n").unwrap(),
+            Reply::Complete { len: 28, ok: false }
+        );
+        assert_eq!(
+            Memcached.parse(b"ERROR\r\n").unwrap(),
+            Reply::Complete { len: 7, ok: false }
+        );
+    }
+}

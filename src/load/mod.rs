@@ -1,0 +1,389 @@
+//! Load on a server: a driver speaks its protocol, a model paces the
+//! requests (`iterations`, `closed`, `rate`, and the `sla` search built on
+//! `rate`), a recorder keeps every latency in an `HdrHistogram`.
+
+mod blocking;
+pub mod command;
+mod engine;
+mod http;
+mod memcached;
+mod protocol;
+mod recorder;
+mod redis;
+pub mod request;
+pub mod sla;
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+pub use recorder::{series_csv, Latency, Percentile, SeriesRow, Summary};
+pub use request::{RequestTemplate, Source};
+
+use protocol::Protocol;
+use recorder::Recorder;
+
+/// The wire protocol requests speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Driver {
+    Redis,
+    Memcached,
+    Http,
+    /// A command per request.
+    Exec,
+}
+
+impl Driver {
+    pub const ALL: [Driver; 4] = [Driver::Redis, Driver::Memcached, Driver::Http, Driver::Exec];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Redis => "redis",
+            Driver::Memcached => "memcached",
+            Driver::Http => "http",
+            Driver::Exec => "exec",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// The request sent when none is given.
+    pub fn default_request(self, path: &str) -> Option<String> {
+        match self {
+            Driver::Redis => Some("PING".to_owned()),
+            Driver::Memcached => Some("get key".to_owned()),
+            Driver::Http => Some(format!("GET {}", if path.is_empty() { "/" } else { path })),
+            Driver::Exec => None,
+        }
+    }
+}
+
+/// How requests are paced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "model")]
+pub enum Model {
+    /// One client, `requests` in a row.
+    Iterations { requests: u64 },
+    /// `clients` each sending the next request when the last is answered,
+    /// for a duration or a count.
+    Closed {
+        clients: usize,
+        duration: Option<Duration>,
+        requests: Option<u64>,
+    },
+    /// Open loop: `rate` requests/s spread over `clients` connections.
+    Rate {
+        clients: usize,
+        rate: f64,
+        duration: Duration,
+    },
+}
+
+/// One load run, fully specified.
+#[derive(Debug, Clone)]
+pub struct LoadSpec {
+    pub driver: Driver,
+    /// `host:port` for network drivers.
+    pub address: Option<String>,
+    pub request: RequestTemplate,
+    pub model: Model,
+    /// Requests started in the warmup are sent but not counted.
+    pub warmup: Duration,
+    /// A request unanswered for this long counts as a timeout.
+    pub timeout: Duration,
+    /// Requests in flight per connection (pipelining); 1 by default.
+    pub depth: usize,
+    /// Event-loop threads for network drivers.
+    pub threads: usize,
+    /// Time-series interval.
+    pub interval: Duration,
+    pub seed: u64,
+    /// Working directory of `exec` requests.
+    pub cwd: Option<PathBuf>,
+}
+
+/// What a load run measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Outcome {
+    pub summary: Summary,
+    pub series: Vec<SeriesRow>,
+}
+
+/// The request template from text and `NAME=SOURCE` variables.
+pub fn template(
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    dir: &std::path::Path,
+) -> Result<RequestTemplate> {
+    let sources = vars
+        .iter()
+        .map(|(name, spec)| {
+            Source::parse(spec, dir)
+                .with_context(|| format!("variable `{name}`"))
+                .map(|s| (name.clone(), s))
+        })
+        .collect::<Result<BTreeMap<_, _>>>()?;
+    RequestTemplate::new(text, &sources)
+}
+
+/// How one thread's share of the clients sends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Pace {
+    Closed,
+    Rate { per_conn: Duration },
+}
+
+#[derive(Debug, Clone)]
+struct Share {
+    clients: usize,
+    /// Global index of this share's first client.
+    first: usize,
+    /// Requests left to count, for count-bounded models.
+    requests: Option<u64>,
+    /// No request is started at or after this.
+    end: Option<Instant>,
+    pace: Pace,
+    depth: usize,
+    timeout: Duration,
+    /// Open loop: time between two consecutive requests over all clients.
+    spacing: Duration,
+}
+
+impl Share {
+    /// When client `i`'s schedule starts, so all clients together send at
+    /// an even pace.
+    fn offset(&self, i: usize) -> Duration {
+        self.spacing * u32::try_from(self.first + i).unwrap_or(u32::MAX)
+    }
+}
+
+/// Run the load; blocks until it is done.
+#[allow(clippy::too_many_lines)] // one plan, then two ways of running it
+pub fn run(spec: &LoadSpec) -> Result<Outcome> {
+    let (clients, requests, duration, rate) = match spec.model {
+        Model::Iterations { requests } => (1, Some(requests), None, None),
+        Model::Closed {
+            clients,
+            duration,
+            requests,
+        } => (clients, requests, duration, None),
+        Model::Rate {
+            clients,
+            rate,
+            duration,
+        } => (clients, None, Some(duration), Some(rate)),
+    };
+    if clients == 0 {
+        bail!("the load needs at least one client");
+    }
+    if requests.is_none() && duration.is_none() {
+        bail!("the load needs a duration or a number of requests");
+    }
+    if rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+        bail!("the rate must be a positive number of requests per second");
+    }
+    let spacing = rate.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+    let pace = match rate {
+        Some(_) => Pace::Rate {
+            per_conn: spacing * u32::try_from(clients).unwrap_or(u32::MAX),
+        },
+        None => Pace::Closed,
+    };
+    // Time for every thread to connect before the schedule starts.
+    let start = Instant::now() + Duration::from_millis(50);
+    let from = start + spec.warmup;
+    let end = duration.map(|d| from + d);
+    let workers = match spec.driver {
+        Driver::Exec => clients,
+        _ => spec.threads.clamp(1, clients),
+    };
+    let shares: Vec<Share> = (0..workers)
+        .map(|w| {
+            let (first, count) = split(clients, workers, w);
+            Share {
+                clients: count,
+                first,
+                requests: requests.map(|n| {
+                    let (_, mine) = split(usize::try_from(n).unwrap_or(usize::MAX), workers, w);
+                    mine as u64
+                }),
+                end,
+                pace,
+                depth: spec.depth.max(1),
+                timeout: spec.timeout,
+                spacing,
+            }
+        })
+        .collect();
+    let recorders: Vec<Result<Recorder>> = match spec.driver {
+        Driver::Exec => {
+            let cwd = spec.cwd.clone();
+            thread::scope(|scope| {
+                let handles: Vec<_> = shares
+                    .iter()
+                    .enumerate()
+                    .map(|(w, share)| {
+                        let generator = spec.request.generator(spec.seed, w as u64, workers as u64);
+                        let client = Box::new(blocking::Exec { cwd: cwd.clone() });
+                        let recorder = Recorder::new(from, spec.interval);
+                        scope.spawn(move || {
+                            Ok(blocking::run_client(
+                                client, generator, share, 0, start, recorder,
+                            ))
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(join).collect()
+            })
+        }
+        driver => {
+            let address = spec.address.as_deref().with_context(|| {
+                format!("the {} driver needs an address (host:port)", driver.name())
+            })?;
+            let addr = resolve(address)?;
+            let protocol: Box<dyn Protocol> = match driver {
+                Driver::Redis => Box::new(redis::Redis),
+                Driver::Memcached => Box::new(memcached::Memcached),
+                Driver::Http => Box::new(http::Http {
+                    host: address.to_owned(),
+                }),
+                Driver::Exec => unreachable!("handled above"),
+            };
+            let protocol = &*protocol;
+            thread::scope(|scope| {
+                let handles: Vec<_> = shares
+                    .iter()
+                    .enumerate()
+                    .map(|(w, share)| {
+                        let generator = spec.request.generator(spec.seed, w as u64, workers as u64);
+                        let recorder = Recorder::new(from, spec.interval);
+                        scope.spawn(move || {
+                            engine::run(protocol, generator, addr, share, start, recorder)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(join).collect()
+            })
+        }
+    };
+    let mut total = Recorder::new(from, spec.interval);
+    for recorder in recorders {
+        total.merge(&recorder?);
+    }
+    Ok(Outcome {
+        summary: total.summary(duration, rate),
+        series: total.series(rate),
+    })
+}
+
+fn join<T>(handle: thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
+    handle
+        .join()
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))
+}
+
+/// `count` items over `parts`: (first index, how many) of part `index`.
+fn split(count: usize, parts: usize, index: usize) -> (usize, usize) {
+    let base = count / parts;
+    let extra = count % parts;
+    let first = index * base + index.min(extra);
+    (first, base + usize::from(index < extra))
+}
+
+fn resolve(address: &str) -> Result<SocketAddr> {
+    address
+        .to_socket_addrs()
+        .with_context(|| format!("`{address}` is not a host:port address"))?
+        .next()
+        .with_context(|| format!("`{address}` resolves to no address"))
+}
+
+/// Split `scheme://host:port/path` into driver, address and path.
+pub fn parse_url(url: &str) -> Result<(Driver, Option<String>, String)> {
+    if url == "exec" {
+        return Ok((Driver::Exec, None, String::new()));
+    }
+    let (scheme, rest) = url.split_once("://").with_context(|| {
+        format!("`{url}` has no scheme\nhint: write redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH or exec")
+    })?;
+    let driver = Driver::from_name(scheme).with_context(|| {
+        format!("unknown driver `{scheme}`\nhint: use one of redis, memcached, http, exec")
+    })?;
+    let (hostport, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].to_owned()),
+        None => (rest, String::new()),
+    };
+    let default_port = match driver {
+        Driver::Redis => 6379,
+        Driver::Memcached => 11211,
+        Driver::Http | Driver::Exec => 80,
+    };
+    let address = if hostport.contains(':') {
+        hostport.to_owned()
+    } else {
+        format!("{hostport}:{default_port}")
+    };
+    Ok((driver, Some(address), path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_clients_and_counts_evenly() {
+        assert_eq!(split(10, 3, 0), (0, 4));
+        assert_eq!(split(10, 3, 1), (4, 3));
+        assert_eq!(split(10, 3, 2), (7, 3));
+        assert_eq!((0..4).map(|i| split(7, 4, i).1).sum::<usize>(), 7);
+    }
+
+    #[test]
+    fn urls_name_the_driver_and_default_port() {
+        let (d, a, p) = parse_url("redis://127.0.0.1").unwrap();
+        assert_eq!(
+            (d, a.as_deref(), p.as_str()),
+            (Driver::Redis, Some("127.0.0.1:6379"), "")
+        );
+        let (d, a, p) = parse_url("http://localhost:8080/x?y=1").unwrap();
+        assert_eq!(
+            (d, a.as_deref(), p.as_str()),
+            (Driver::Http, Some("localhost:8080"), "/x?y=1")
+        );
+        assert!(format!("{:#}", parse_url("mysql://h").unwrap_err()).contains("unknown driver"));
+        assert!(parse_url("localhost:80").is_err());
+    }
+
+    #[test]
+    fn exec_runs_commands_and_counts_failures() {
+        let spec = LoadSpec {
+            driver: Driver::Exec,
+            address: None,
+            request: template(
+                "sh -c 'exit {code}'",
+                &BTreeMap::from([("code".to_owned(), "seq:0:1".to_owned())]),
+                std::path::Path::new("."),
+            )
+            .unwrap(),
+            model: Model::Iterations { requests: 10 },
+            warmup: Duration::ZERO,
+            timeout: Duration::from_secs(10),
+            depth: 1,
+            threads: 1,
+            interval: Duration::from_secs(1),
+            seed: 1,
+            cwd: None,
+        };
+        let outcome = run(&spec).unwrap();
+        assert_eq!((outcome.summary.requests, outcome.summary.errors), (5, 5));
+        assert!(outcome.summary.first_error.unwrap().contains("exit code 1"));
+    }
+}

@@ -1,0 +1,346 @@
+//! Latencies and outcomes of one load run: an `HdrHistogram` of every
+//! request's latency (µs), counts of errors and timeouts, and one bucket
+//! per interval (1 s by default) for the time series.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Longest latency the totals resolve: one hour, in µs.
+const MAX_US: u64 = 3_600_000_000;
+
+#[derive(Debug, Clone)]
+struct Bucket {
+    latency: Histogram<u64>,
+    errors: u64,
+    timeouts: u64,
+}
+
+impl Bucket {
+    fn new() -> Self {
+        Self {
+            // Two significant digits: a 1 s bucket of 100 intervals stays small.
+            latency: Histogram::new_with_max(MAX_US, 2).expect("invariant: valid bounds"),
+            errors: 0,
+            timeouts: 0,
+        }
+    }
+}
+
+/// Records what happened to each request whose (intended) start is at or
+/// after `from`; earlier ones were warmup.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    from: Instant,
+    interval: Duration,
+    latency: Histogram<u64>,
+    errors: u64,
+    timeouts: u64,
+    buckets: Vec<Bucket>,
+    /// When the last counted request finished.
+    last: Option<Instant>,
+    /// The first error's description, to say why requests failed.
+    pub first_error: Option<String>,
+}
+
+impl Recorder {
+    pub fn new(from: Instant, interval: Duration) -> Self {
+        Self {
+            from,
+            interval,
+            latency: Histogram::new_with_max(MAX_US, 3).expect("invariant: valid bounds"),
+            errors: 0,
+            timeouts: 0,
+            buckets: Vec::new(),
+            last: None,
+            first_error: None,
+        }
+    }
+
+    /// Whether a request started at `start` counts (is past the warmup).
+    pub fn counts(&self, start: Instant) -> bool {
+        start >= self.from
+    }
+
+    fn bucket(&mut self, at: Instant) -> Option<&mut Bucket> {
+        let since = at.checked_duration_since(self.from)?;
+        let index = usize::try_from(since.as_nanos() / self.interval.as_nanos().max(1)).ok()?;
+        if self.buckets.len() <= index {
+            self.buckets.resize_with(index + 1, Bucket::new);
+        }
+        self.last = Some(self.last.map_or(at, |l| l.max(at)));
+        Some(&mut self.buckets[index])
+    }
+
+    /// A reply: `ok` or an error reply, finished at `done`.
+    pub fn reply(&mut self, start: Instant, done: Instant, ok: bool) {
+        if !self.counts(start) {
+            return;
+        }
+        if !ok {
+            self.error(start, done, "the server answered with an error reply");
+            return;
+        }
+        let us = u64::try_from(done.saturating_duration_since(start).as_micros())
+            .unwrap_or(MAX_US)
+            .max(1);
+        self.latency.saturating_record(us);
+        if let Some(bucket) = self.bucket(done) {
+            bucket.latency.saturating_record(us);
+        }
+    }
+
+    /// A request that failed (connection lost, refused, error reply).
+    pub fn error(&mut self, start: Instant, at: Instant, why: &str) {
+        if !self.counts(start) {
+            return;
+        }
+        self.errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(why.to_owned());
+        }
+        if let Some(bucket) = self.bucket(at) {
+            bucket.errors += 1;
+        }
+    }
+
+    /// A request with no reply within the timeout.
+    pub fn timeout(&mut self, start: Instant, at: Instant) {
+        if !self.counts(start) {
+            return;
+        }
+        self.timeouts += 1;
+        if let Some(bucket) = self.bucket(at) {
+            bucket.timeouts += 1;
+        }
+    }
+
+    /// Fold another thread's recorder (same `from` and interval) into this one.
+    pub fn merge(&mut self, other: &Recorder) {
+        let _ = self.latency.add(&other.latency);
+        self.errors += other.errors;
+        self.timeouts += other.timeouts;
+        if self.buckets.len() < other.buckets.len() {
+            self.buckets.resize_with(other.buckets.len(), Bucket::new);
+        }
+        for (mine, theirs) in self.buckets.iter_mut().zip(&other.buckets) {
+            let _ = mine.latency.add(&theirs.latency);
+            mine.errors += theirs.errors;
+            mine.timeouts += theirs.timeouts;
+        }
+        self.last = match (self.last, other.last) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        if self.first_error.is_none() {
+            self.first_error.clone_from(&other.first_error);
+        }
+    }
+
+    /// The summary over a measured period of `measured` (the load's
+    /// duration, or up to the last reply when the load was a count).
+    pub fn summary(&self, measured: Option<Duration>, requested_rps: Option<f64>) -> Summary {
+        let measured = measured
+            .or_else(|| self.last.map(|l| l.saturating_duration_since(self.from)))
+            .unwrap_or_default();
+        let h = &self.latency;
+        let ms = |us: u64| us as f64 / 1000.0;
+        let q = |p: f64| ms(h.value_at_quantile(p));
+        let requests = h.len();
+        let empty = requests == 0;
+        Summary {
+            requests,
+            errors: self.errors,
+            timeouts: self.timeouts,
+            duration_s: measured.as_secs_f64(),
+            requested_rps,
+            achieved_rps: if measured.is_zero() {
+                0.0
+            } else {
+                requests as f64 / measured.as_secs_f64()
+            },
+            latency_ms: Latency {
+                min: if empty { 0.0 } else { ms(h.min()) },
+                mean: h.mean() / 1000.0,
+                p50: q(0.50),
+                p90: q(0.90),
+                p95: q(0.95),
+                p99: q(0.99),
+                p999: q(0.999),
+                max: ms(h.max()),
+            },
+            percentiles: PERCENTILES
+                .iter()
+                .map(|p| Percentile {
+                    percentile: *p,
+                    ms: q(p / 100.0),
+                })
+                .collect(),
+            first_error: self.first_error.clone(),
+        }
+    }
+
+    /// One row per interval, from the end of the warmup.
+    pub fn series(&self, requested_rps: Option<f64>) -> Vec<SeriesRow> {
+        let seconds = self.interval.as_secs_f64();
+        self.buckets
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let q = |p: f64| b.latency.value_at_quantile(p) as f64 / 1000.0;
+                SeriesRow {
+                    time_s: (i + 1) as f64 * seconds,
+                    requested_rps,
+                    achieved_rps: b.latency.len() as f64 / seconds,
+                    requests: b.latency.len(),
+                    errors: b.errors,
+                    timeouts: b.timeouts,
+                    p50_ms: q(0.50),
+                    p90_ms: q(0.90),
+                    p95_ms: q(0.95),
+                    p99_ms: q(0.99),
+                    max_ms: b.latency.max() as f64 / 1000.0,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Percentiles kept for latency curves.
+const PERCENTILES: [f64; 12] = [
+    0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0,
+];
+
+/// What a load run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Requests answered successfully (the histogram's count).
+    pub requests: u64,
+    /// Requests that failed: error replies, refused or lost connections.
+    pub errors: u64,
+    /// Requests with no reply within the timeout.
+    pub timeouts: u64,
+    /// The measured period (after warmup), in seconds.
+    pub duration_s: f64,
+    /// The rate asked for (open-loop models), requests/s.
+    pub requested_rps: Option<f64>,
+    /// Successful requests per second over the measured period.
+    pub achieved_rps: f64,
+    pub latency_ms: Latency,
+    /// The latency curve: percentile → ms.
+    pub percentiles: Vec<Percentile>,
+    /// Why the first failed request failed.
+    pub first_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub min: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    pub percentile: f64,
+    pub ms: f64,
+}
+
+/// One interval of the time series (a CSV row).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesRow {
+    /// End of the interval, seconds after the warmup.
+    pub time_s: f64,
+    pub requested_rps: Option<f64>,
+    pub achieved_rps: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// The time series as CSV.
+pub fn series_csv(rows: &[SeriesRow]) -> String {
+    let mut out = String::from(
+        "time_s,requested_rps,achieved_rps,requests,errors,timeouts,p50_ms,p90_ms,p95_ms,p99_ms,max_ms\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:.3},{},{:.1},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3}",
+            r.time_s,
+            r.requested_rps
+                .map(|v| format!("{v:.1}"))
+                .unwrap_or_default(),
+            r.achieved_rps,
+            r.requests,
+            r.errors,
+            r.timeouts,
+            r.p50_ms,
+            r.p90_ms,
+            r.p95_ms,
+            r.p99_ms,
+            r.max_ms
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warmup_requests_are_not_counted_and_buckets_follow_completion_time() {
+        let t0 = Instant::now();
+        let from = t0 + Duration::from_secs(1);
+        let mut r = Recorder::new(from, Duration::from_secs(1));
+        r.reply(t0, t0 + Duration::from_millis(5), true); // warmup
+        r.reply(from, from + Duration::from_millis(2), true);
+        r.reply(
+            from + Duration::from_millis(1500),
+            from + Duration::from_millis(1510),
+            true,
+        );
+        r.error(from, from + Duration::from_millis(3), "refused");
+        r.timeout(from, from + Duration::from_millis(2100));
+        let s = r.summary(Some(Duration::from_secs(2)), None);
+        assert_eq!((s.requests, s.errors, s.timeouts), (2, 1, 1));
+        assert!((s.achieved_rps - 1.0).abs() < 1e-9);
+        assert!((s.latency_ms.max - 10.0).abs() < 0.1, "{:?}", s.latency_ms);
+        assert_eq!(s.first_error.as_deref(), Some("refused"));
+        let series = r.series(None);
+        assert_eq!(series.len(), 3);
+        assert_eq!((series[0].requests, series[0].errors), (1, 1));
+        assert_eq!((series[1].requests, series[2].timeouts), (1, 1));
+        let csv = series_csv(&series);
+        assert!(csv.starts_with("time_s,requested_rps,achieved_rps"));
+        assert_eq!(csv.lines().count(), 4);
+    }
+
+    #[test]
+    fn merging_adds_counts_and_histograms() {
+        let from = Instant::now();
+        let mut a = Recorder::new(from, Duration::from_secs(1));
+        let mut b = Recorder::new(from, Duration::from_secs(1));
+        a.reply(from, from + Duration::from_millis(1), true);
+        b.reply(from, from + Duration::from_millis(100), true);
+        b.reply(from, from + Duration::from_millis(1200), false);
+        a.merge(&b);
+        let s = a.summary(None, Some(10.0));
+        assert_eq!((s.requests, s.errors), (2, 1));
+        assert!(s.latency_ms.max >= 99.0 && s.latency_ms.min <= 1.01);
+        assert_eq!(a.series(None).len(), 2);
+    }
+}

@@ -1,0 +1,137 @@
+//! Redis serialization protocol (RESP2): requests as arrays of bulk strings,
+//! replies of any type, errors (`-…`) counted as failed requests.
+
+use super::protocol::{integer, line, Malformed, Protocol, Reply};
+use super::request::Words;
+
+#[derive(Debug, Default)]
+pub struct Redis;
+
+impl Protocol for Redis {
+    fn encode(&self, words: &Words, out: &mut Vec<u8>) {
+        out.push(b'*');
+        push_decimal(out, words.len());
+        out.extend_from_slice(b"\r\n");
+        for word in words.iter() {
+            out.push(b'$');
+            push_decimal(out, word.len());
+            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(word);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+
+    fn parse(&self, buf: &[u8]) -> Result<Reply, Malformed> {
+        Ok(match value(buf, 0)? {
+            None => Reply::Incomplete,
+            Some(len) => Reply::Complete {
+                len,
+                ok: buf.first() != Some(&b'-'),
+            },
+        })
+    }
+}
+
+/// The length of the RESP value at the start of `buf`, if complete.
+fn value(buf: &[u8], depth: usize) -> Result<Option<usize>, Malformed> {
+    if depth > 32 {
+        return Err(Malformed("RESP nested deeper than 32".to_owned()));
+    }
+    let Some((head, head_len)) = line(buf) else {
+        return Ok(None);
+    };
+    let Some((&kind, rest)) = head.split_first() else {
+        return Err(Malformed("empty RESP line".to_owned()));
+    };
+    match kind {
+        b'+' | b'-' | b':' => Ok(Some(head_len)),
+        b'$' => {
+            let n = integer(rest)?;
+            if n < 0 {
+                return Ok(Some(head_len));
+            }
+            let total = head_len + usize::try_from(n).unwrap_or(usize::MAX) + 2;
+            Ok((buf.len() >= total).then_some(total))
+        }
+        b'*' => {
+            let n = integer(rest)?;
+            let mut at = head_len;
+            for _ in 0..n.max(0) {
+                match value(&buf[at..], depth + 1)? {
+                    Some(len) => at += len,
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(at))
+        }
+        other => Err(Malformed(format!("RESP type byte {:?}", char::from(other)))),
+    }
+}
+
+fn push_decimal(out: &mut Vec<u8>, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + u8::try_from(n % 10).unwrap_or(0);
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(bytes: &[u8]) -> Reply {
+        Redis.parse(bytes).unwrap()
+    }
+
+    #[test]
+    fn encodes_a_command_as_an_array_of_bulk_strings() {
+        let mut words = Words::default();
+        words.push(b"GET");
+        words.push(b"key:12");
+        let mut out = Vec::new();
+        Redis.encode(&words, &mut out);
+        assert_eq!(out, b"*2\r\n$3\r\nGET\r\n$6\r\nkey:12\r\n");
+    }
+
+    #[test]
+    fn finds_the_end_of_each_reply_type() {
+        assert_eq!(parse(b"+PONG\r\n+OK"), Reply::Complete { len: 7, ok: true });
+        assert_eq!(parse(b"-ERR no\r\n"), Reply::Complete { len: 9, ok: false });
+        assert_eq!(parse(b":42\r\n"), Reply::Complete { len: 5, ok: true });
+        assert_eq!(parse(b"$-1\r\n"), Reply::Complete { len: 5, ok: true });
+        assert_eq!(
+            parse(b"$3\r\nabc\r\n$"),
+            Reply::Complete { len: 9, ok: true }
+        );
+        assert_eq!(
+            parse(b"*2\r\n$1\r\na\r\n:1\r\n"),
+            Reply::Complete { len: 15, ok: true }
+        );
+    }
+
+    #[test]
+    fn waits_for_the_rest_of_a_split_reply() {
+        for partial in [
+            &b"+PON"[..],
+            b"$3\r\nab",
+            b"$3\r\nabc\r",
+            b"*2\r\n$1\r\na\r\n",
+        ] {
+            assert_eq!(parse(partial), Reply::Incomplete, "{partial:?}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_is_not_resp() {
+        assert!(Redis.parse(b"HTTP/1.1 200 OK\r\n").is_err());
+        assert!(Redis.parse(b"$x\r\n").is_err());
+    }
+}

@@ -1,0 +1,400 @@
+//! Requests as templates: words with `{name}` placeholders fed by variables
+//! (`uniform:LO:HI`, `zipf:LO:HI[:THETA]`, `seq:LO:HI`, `csv:FILE:COLUMN`),
+//! expanded without allocating once the buffers have grown.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _, Result};
+
+use crate::rng::Rng;
+
+/// One request's words, in one buffer.
+#[derive(Debug, Clone, Default)]
+pub struct Words {
+    buf: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Words {
+    pub fn push(&mut self, word: &[u8]) {
+        self.buf.extend_from_slice(word);
+        self.ends.push(self.buf.len());
+    }
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.buf[start..self.ends[i]]
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.ends.clear();
+    }
+}
+
+/// Where a variable's values come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// Integers drawn uniformly from `lo..=hi`.
+    Uniform { lo: u64, hi: u64 },
+    /// Integers from `lo..=hi`, `lo` the most frequent (Gray et al.'s
+    /// generator, as in YCSB; `theta` 0.99 by default).
+    Zipf { lo: u64, hi: u64, theta: f64 },
+    /// `lo, lo+1, …, hi`, then again from `lo`.
+    Seq { lo: u64, hi: u64 },
+    /// The values of a CSV column, in order, then again from the first.
+    Values(Arc<Vec<String>>),
+}
+
+impl Source {
+    /// Parse `KIND:ARGS`; relative CSV paths resolve against `dir`.
+    pub fn parse(spec: &str, dir: &Path) -> Result<Self> {
+        let parts: Vec<&str> = spec.split(':').collect();
+        let int = |s: &str| -> Result<u64> {
+            s.trim()
+                .parse()
+                .with_context(|| format!("`{s}` is not a non-negative integer"))
+        };
+        let range = || -> Result<(u64, u64)> {
+            let (lo, hi) = (int(parts[1])?, int(parts[2])?);
+            if lo > hi {
+                bail!("the range {lo}..{hi} is empty");
+            }
+            Ok((lo, hi))
+        };
+        Ok(match (parts[0], parts.len()) {
+            ("uniform", 3) => {
+                let (lo, hi) = range()?;
+                Source::Uniform { lo, hi }
+            }
+            ("seq", 3) => {
+                let (lo, hi) = range()?;
+                Source::Seq { lo, hi }
+            }
+            ("zipf", 3 | 4) => {
+                let (lo, hi) = range()?;
+                let theta = match parts.get(3) {
+                    Some(t) => t
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|t| *t > 0.0 && *t < 1.0)
+                        .with_context(|| format!("zipf theta `{t}` must be in (0, 1)"))?,
+                    None => 0.99,
+                };
+                Source::Zipf { lo, hi, theta }
+            }
+            ("csv", 3) => {
+                Source::Values(Arc::new(csv_column(&dir.join(parts[1]), parts[2])?))
+            }
+            _ => bail!(
+                "`{spec}` is not a variable source\nhint: use uniform:LO:HI, zipf:LO:HI[:THETA], seq:LO:HI or csv:FILE:COLUMN"
+            ),
+        })
+    }
+}
+
+/// The values of `column` (a header name) in a CSV file without quoting.
+fn csv_column(path: &Path, column: &str) -> Result<Vec<String>> {
+    let text = fs_err::read_to_string(path)?;
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .with_context(|| format!("{} is empty", path.display()))?;
+    let index = header
+        .split(',')
+        .position(|h| h.trim() == column)
+        .with_context(|| {
+            format!(
+                "{}: no column `{column}` in the header `{header}`",
+                path.display()
+            )
+        })?;
+    let values: Vec<String> = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split(',').nth(index).unwrap_or("").trim().to_owned())
+        .collect();
+    if values.is_empty() {
+        bail!("{}: column `{column}` has no values", path.display());
+    }
+    Ok(values)
+}
+
+#[derive(Debug, Clone)]
+enum Segment {
+    Literal(Vec<u8>),
+    Var(usize),
+}
+
+/// A parsed request template.
+#[derive(Debug, Clone)]
+pub struct RequestTemplate {
+    pub text: String,
+    words: Vec<Vec<Segment>>,
+    sources: Vec<Source>,
+}
+
+impl RequestTemplate {
+    /// Split `text` into shell-quoted words and bind each `{name}` to `vars`.
+    pub fn new(text: &str, vars: &BTreeMap<String, Source>) -> Result<Self> {
+        let split = shell_words::split(text)
+            .with_context(|| format!("request `{text}` has unbalanced quotes"))?;
+        if split.is_empty() {
+            bail!("the request is empty");
+        }
+        let names: Vec<&String> = vars.keys().collect();
+        let mut words = Vec::new();
+        for word in &split {
+            let mut segments = Vec::new();
+            let mut rest = word.as_str();
+            while let Some(open) = rest.find('{') {
+                let close = rest[open..]
+                    .find('}')
+                    .map(|c| open + c)
+                    .with_context(|| format!("request `{text}`: `{{` without a closing `}}`"))?;
+                if open > 0 {
+                    segments.push(Segment::Literal(rest.as_bytes()[..open].to_vec()));
+                }
+                let name = &rest[open + 1..close];
+                let index = names.iter().position(|n| *n == name).with_context(|| {
+                    let mut known = String::new();
+                    for n in &names {
+                        let _ = write!(known, " {n}");
+                    }
+                    format!(
+                        "request `{text}` uses `{{{name}}}`, which is not a variable\nhint: define it (e.g. {name} = \"uniform:1:1000\"); defined:{}",
+                        if known.is_empty() { " none".to_owned() } else { known }
+                    )
+                })?;
+                segments.push(Segment::Var(index));
+                rest = &rest[close + 1..];
+            }
+            if !rest.is_empty() {
+                segments.push(Segment::Literal(rest.as_bytes().to_vec()));
+            }
+            words.push(segments);
+        }
+        Ok(Self {
+            text: text.to_owned(),
+            words,
+            sources: vars.values().cloned().collect(),
+        })
+    }
+
+    /// A generator for one client thread: `index` of `count` threads, so
+    /// sequences interleave instead of repeating.
+    pub fn generator(&self, seed: u64, index: u64, count: u64) -> Generator {
+        Generator {
+            template: self.clone(),
+            rng: Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            position: vec![index; self.sources.len()],
+            stride: count.max(1),
+            zipf: self
+                .sources
+                .iter()
+                .map(|s| match s {
+                    Source::Zipf { lo, hi, theta } => Some(Zipf::new(hi - lo + 1, *theta)),
+                    _ => None,
+                })
+                .collect(),
+            words: Words::default(),
+            digits: String::new(),
+        }
+    }
+}
+
+/// Expands a template again and again.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    template: RequestTemplate,
+    rng: Rng,
+    position: Vec<u64>,
+    stride: u64,
+    zipf: Vec<Option<Zipf>>,
+    words: Words,
+    digits: String,
+}
+
+impl Generator {
+    /// The next request's words.
+    pub fn next_request(&mut self) -> &Words {
+        self.words.clear();
+        for segments in &self.template.words {
+            for segment in segments {
+                match segment {
+                    Segment::Literal(bytes) => self.words.buf.extend_from_slice(bytes),
+                    Segment::Var(i) => {
+                        let position = self.position[*i];
+                        self.position[*i] += self.stride;
+                        match &self.template.sources[*i] {
+                            Source::Uniform { lo, hi } => {
+                                let span = usize::try_from(hi - lo + 1).unwrap_or(usize::MAX);
+                                let n = lo + self.rng.below(span) as u64;
+                                push_int(&mut self.words, &mut self.digits, n);
+                            }
+                            Source::Zipf { lo, .. } => {
+                                let zipf = self.zipf[*i]
+                                    .as_ref()
+                                    .expect("invariant: built with the source");
+                                let n = lo + zipf.draw(self.rng.next_f64()) - 1;
+                                push_int(&mut self.words, &mut self.digits, n);
+                            }
+                            Source::Seq { lo, hi } => {
+                                push_int(
+                                    &mut self.words,
+                                    &mut self.digits,
+                                    lo + position % (hi - lo + 1),
+                                );
+                            }
+                            Source::Values(values) => {
+                                let index = usize::try_from(position).unwrap_or(0) % values.len();
+                                self.words.buf.extend_from_slice(values[index].as_bytes());
+                            }
+                        }
+                    }
+                }
+            }
+            self.words.ends.push(self.words.buf.len());
+        }
+        &self.words
+    }
+}
+
+fn push_int(words: &mut Words, digits: &mut String, n: u64) {
+    digits.clear();
+    let _ = write!(digits, "{n}");
+    words.buf.extend_from_slice(digits.as_bytes());
+}
+
+/// Zipfian ranks 1..=n (J. Gray et al., "Quickly generating billion-record
+/// synthetic databases", SIGMOD 1994), as YCSB draws them.
+#[derive(Debug, Clone)]
+struct Zipf {
+    n: u64,
+    theta: f64,
+    alpha: f64,
+    zetan: f64,
+    eta: f64,
+}
+
+impl Zipf {
+    fn new(n: u64, theta: f64) -> Self {
+        let zeta = |n: u64| (1..=n).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
+        let zetan = zeta(n);
+        let zeta_two = zeta(2.min(n));
+        let eta = if n > 1 {
+            (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta_two / zetan)
+        } else {
+            0.0
+        };
+        Self {
+            n,
+            theta,
+            alpha: 1.0 / (1.0 - theta),
+            zetan,
+            eta,
+        }
+    }
+
+    /// A rank from a uniform draw `u` in [0, 1).
+    fn draw(&self, u: f64) -> u64 {
+        let uz = u * self.zetan;
+        if uz < 1.0 || self.n == 1 {
+            return 1;
+        }
+        if uz < 1.0 + 0.5f64.powf(self.theta) {
+            return 2;
+        }
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // in 1..=n
+        let rank = 1 + (self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
+        rank.min(self.n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(list: &[(&str, &str)]) -> BTreeMap<String, Source> {
+        list.iter()
+            .map(|(k, v)| ((*k).to_owned(), Source::parse(v, Path::new(".")).unwrap()))
+            .collect()
+    }
+
+    fn strings(words: &Words) -> Vec<String> {
+        words
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn expands_variables_inside_words() {
+        let t = RequestTemplate::new(
+            "SET 'key {k}' v{n}",
+            &vars(&[("k", "seq:1:3"), ("n", "seq:7:7")]),
+        )
+        .unwrap();
+        let mut g = t.generator(1, 0, 1);
+        assert_eq!(strings(g.next_request()), ["SET", "key 1", "v7"]);
+        assert_eq!(strings(g.next_request()), ["SET", "key 2", "v7"]);
+        assert_eq!(strings(g.next_request()), ["SET", "key 3", "v7"]);
+        assert_eq!(strings(g.next_request()), ["SET", "key 1", "v7"]);
+    }
+
+    #[test]
+    fn threads_interleave_a_sequence() {
+        let t = RequestTemplate::new("GET {k}", &vars(&[("k", "seq:0:9")])).unwrap();
+        let mut a = t.generator(1, 0, 2);
+        let mut b = t.generator(1, 1, 2);
+        assert_eq!(strings(a.next_request())[1], "0");
+        assert_eq!(strings(b.next_request())[1], "1");
+        assert_eq!(strings(a.next_request())[1], "2");
+    }
+
+    #[test]
+    fn uniform_draws_stay_in_range_and_cover_it() {
+        let t = RequestTemplate::new("GET {k}", &vars(&[("k", "uniform:5:8")])).unwrap();
+        let mut g = t.generator(42, 0, 1);
+        let mut seen = [0u32; 4];
+        for _ in 0..4000 {
+            let n: u64 = strings(g.next_request())[1].parse().unwrap();
+            seen[usize::try_from(n - 5).unwrap()] += 1;
+        }
+        assert!(seen.iter().all(|c| (800..1200).contains(c)), "{seen:?}");
+    }
+
+    #[test]
+    fn zipf_favours_the_first_keys() {
+        let z = Zipf::new(1000, 0.99);
+        let mut rng = Rng::new(7);
+        let mut counts = vec![0u32; 1001];
+        for _ in 0..100_000 {
+            let r = z.draw(rng.next_f64());
+            assert!((1..=1000).contains(&r));
+            counts[usize::try_from(r).unwrap()] += 1;
+        }
+        // P(rank 1) = 1/zeta(1000, 0.99) ≈ 0.133.
+        let p1 = f64::from(counts[1]) / 100_000.0;
+        assert!((0.12..0.15).contains(&p1), "{p1}");
+        assert!(counts[1] > counts[2] && counts[2] > counts[10] && counts[10] > counts[500]);
+    }
+
+    #[test]
+    fn unknown_variables_and_bad_sources_are_named() {
+        let err = RequestTemplate::new("GET {key}", &vars(&[("k", "seq:1:2")])).unwrap_err();
+        assert!(format!("{err:#}").contains("`{key}`"), "{err:#}");
+        let err = Source::parse("normal:1:2", Path::new(".")).unwrap_err();
+        assert!(format!("{err:#}").contains("zipf:LO:HI"), "{err:#}");
+        assert!(Source::parse("uniform:9:1", Path::new(".")).is_err());
+    }
+}

@@ -1,0 +1,147 @@
+//! The `sla` model: the highest rate whose latency percentile stays under
+//! a bound, found by bisection on short `rate` runs and confirmed by a
+//! final, full-length run, as `FeedSim` searches its 500 ms p95.
+
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use super::{run, LoadSpec, Model, Outcome, Summary};
+
+/// The bound to hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sla {
+    /// One of 50, 90, 95, 99, 99.9.
+    pub percentile: f64,
+    /// The latency that percentile must stay at or under.
+    pub max_ms: f64,
+    /// First rate tried, requests/s.
+    pub start_rps: f64,
+    /// Length of each probe.
+    pub probe: Duration,
+    /// Stop bisecting when the bracket is narrower than this fraction.
+    pub precision: f64,
+}
+
+impl Sla {
+    pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+
+    /// The percentile of `summary` this bound is about.
+    pub fn latency(&self, summary: &Summary) -> f64 {
+        let l = &summary.latency_ms;
+        match self.percentile {
+            p if p <= 50.0 => l.p50,
+            p if p <= 90.0 => l.p90,
+            p if p <= 95.0 => l.p95,
+            p if p <= 99.0 => l.p99,
+            _ => l.p999,
+        }
+    }
+
+    /// Whether a probe met the bound: latency under it, nothing lost, and
+    /// the rate asked for actually achieved (within 5%).
+    pub fn met(&self, summary: &Summary, rate: f64) -> bool {
+        summary.requests > 0
+            && self.latency(summary) <= self.max_ms
+            && summary.errors + summary.timeouts == 0
+            && summary.achieved_rps >= 0.95 * rate
+    }
+}
+
+/// One probe of the search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    pub requested_rps: f64,
+    pub achieved_rps: f64,
+    /// The bounded percentile's latency.
+    pub latency_ms: f64,
+    pub errors: u64,
+    pub timeouts: u64,
+    pub met: bool,
+}
+
+/// The search's answer: the rate found and its confirming run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Found {
+    pub rate_rps: f64,
+    pub probes: Vec<Probe>,
+    /// The full-length run at `rate_rps`.
+    pub confirm: Outcome,
+    /// Whether the confirming run met the bound too.
+    pub confirmed: bool,
+}
+
+/// Double the rate from `start_rps` until the bound breaks, bisect between
+/// the last rate that held and the first that broke, then run the found
+/// rate for `spec`'s own duration. `spec.model` must be `rate`; its rate
+/// is ignored.
+pub fn search(spec: &LoadSpec, sla: &Sla, mut log: impl FnMut(&Probe)) -> Result<Found> {
+    let Model::Rate {
+        clients, duration, ..
+    } = spec.model
+    else {
+        bail!("the sla search drives the rate model");
+    };
+    let mut probes = Vec::new();
+    let mut probe = |rate: f64| -> Result<bool> {
+        let mut s = spec.clone();
+        s.model = Model::Rate {
+            clients,
+            rate,
+            duration: sla.probe,
+        };
+        let summary = run(&s)?.summary;
+        let p = Probe {
+            requested_rps: rate,
+            achieved_rps: summary.achieved_rps,
+            latency_ms: sla.latency(&summary),
+            errors: summary.errors,
+            timeouts: summary.timeouts,
+            met: sla.met(&summary, rate),
+        };
+        log(&p);
+        probes.push(p.clone());
+        Ok(p.met)
+    };
+    let (mut good, mut bad) = (0.0, None);
+    let mut rate = sla.start_rps;
+    for _ in 0..24 {
+        if probe(rate)? {
+            good = rate;
+            rate *= 2.0;
+        } else {
+            bad = Some(rate);
+            break;
+        }
+    }
+    let Some(mut bad) = bad else {
+        bail!("the bound held up to {good:.0} requests/s: start from a higher rate");
+    };
+    if good == 0.0 {
+        // Even the first rate broke: bisect down toward zero.
+        good = bad / 1024.0;
+    }
+    while (bad - good) / good > sla.precision {
+        let mid = f64::midpoint(good, bad);
+        if probe(mid)? {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    let mut s = spec.clone();
+    s.model = Model::Rate {
+        clients,
+        rate: good,
+        duration,
+    };
+    let confirm = run(&s)?;
+    let confirmed = sla.met(&confirm.summary, good);
+    Ok(Found {
+        rate_rps: good,
+        probes,
+        confirm,
+        confirmed,
+    })
+}
