@@ -280,7 +280,7 @@ pub fn run(spec: &LoadSpec) -> Result<Outcome> {
     }
     Ok(Outcome {
         summary: total.summary(duration, rate),
-        series: total.series(rate),
+        series: total.series(rate, duration),
     })
 }
 

@@ -182,10 +182,31 @@ impl Recorder {
         }
     }
 
-    /// One row per interval, from the end of the warmup.
-    pub fn series(&self, requested_rps: Option<f64>) -> Vec<SeriesRow> {
+    /// One row per interval, from the end of the warmup. Replies that came
+    /// after a `measured` period (to requests sent within it) go in its
+    /// last interval rather than in a short one of their own.
+    pub fn series(&self, requested_rps: Option<f64>, measured: Option<Duration>) -> Vec<SeriesRow> {
         let seconds = self.interval.as_secs_f64();
-        self.buckets
+        let mut buckets = self.buckets.clone();
+        if let Some(measured) = measured {
+            let count = usize::try_from(
+                measured
+                    .as_nanos()
+                    .div_ceil(self.interval.as_nanos().max(1)),
+            )
+            .unwrap_or(usize::MAX)
+            .max(1);
+            if buckets.len() > count {
+                let tail = buckets.split_off(count);
+                let last = buckets.last_mut().expect("invariant: count >= 1");
+                for b in tail {
+                    let _ = last.latency.add(&b.latency);
+                    last.errors += b.errors;
+                    last.timeouts += b.timeouts;
+                }
+            }
+        }
+        buckets
             .iter()
             .enumerate()
             .map(|(i, b)| {
@@ -320,7 +341,7 @@ mod tests {
         assert!((s.achieved_rps - 1.0).abs() < 1e-9);
         assert!((s.latency_ms.max - 10.0).abs() < 0.1, "{:?}", s.latency_ms);
         assert_eq!(s.first_error.as_deref(), Some("refused"));
-        let series = r.series(None);
+        let series = r.series(None, None);
         assert_eq!(series.len(), 3);
         assert_eq!((series[0].requests, series[0].errors), (1, 1));
         assert_eq!((series[1].requests, series[2].timeouts), (1, 1));
@@ -341,6 +362,7 @@ mod tests {
         let s = a.summary(None, Some(10.0));
         assert_eq!((s.requests, s.errors), (2, 1));
         assert!(s.latency_ms.max >= 99.0 && s.latency_ms.min <= 1.01);
-        assert_eq!(a.series(None).len(), 2);
+        assert_eq!(a.series(None, None).len(), 2);
+        assert_eq!(a.series(None, Some(Duration::from_millis(900))).len(), 1);
     }
 }

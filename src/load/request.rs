@@ -208,6 +208,7 @@ impl RequestTemplate {
                 .collect(),
             words: Words::default(),
             digits: String::new(),
+            drawn: vec![0; self.sources.len()],
         }
     }
 }
@@ -222,43 +223,45 @@ pub struct Generator {
     zipf: Vec<Option<Zipf>>,
     words: Words,
     digits: String,
+    /// This request's value of each variable.
+    drawn: Vec<u64>,
 }
 
 impl Generator {
     /// The next request's words.
     pub fn next_request(&mut self) -> &Words {
+        // One draw per variable per request, however often it appears.
+        for (i, source) in self.template.sources.iter().enumerate() {
+            let position = self.position[i];
+            self.position[i] += self.stride;
+            self.drawn[i] = match source {
+                Source::Uniform { lo, hi } => {
+                    let span = usize::try_from(hi - lo + 1).unwrap_or(usize::MAX);
+                    lo + self.rng.below(span) as u64
+                }
+                Source::Zipf { lo, .. } => {
+                    let zipf = self.zipf[i]
+                        .as_ref()
+                        .expect("invariant: built with the source");
+                    lo + zipf.draw(self.rng.next_f64()) - 1
+                }
+                Source::Seq { lo, hi } => lo + position % (hi - lo + 1),
+                Source::Values(values) => position % values.len() as u64,
+            };
+        }
         self.words.clear();
         for segments in &self.template.words {
             for segment in segments {
                 match segment {
                     Segment::Literal(bytes) => self.words.buf.extend_from_slice(bytes),
                     Segment::Var(i) => {
-                        let position = self.position[*i];
-                        self.position[*i] += self.stride;
-                        match &self.template.sources[*i] {
-                            Source::Uniform { lo, hi } => {
-                                let span = usize::try_from(hi - lo + 1).unwrap_or(usize::MAX);
-                                let n = lo + self.rng.below(span) as u64;
-                                push_int(&mut self.words, &mut self.digits, n);
-                            }
-                            Source::Zipf { lo, .. } => {
-                                let zipf = self.zipf[*i]
-                                    .as_ref()
-                                    .expect("invariant: built with the source");
-                                let n = lo + zipf.draw(self.rng.next_f64()) - 1;
-                                push_int(&mut self.words, &mut self.digits, n);
-                            }
-                            Source::Seq { lo, hi } => {
-                                push_int(
-                                    &mut self.words,
-                                    &mut self.digits,
-                                    lo + position % (hi - lo + 1),
-                                );
-                            }
-                            Source::Values(values) => {
-                                let index = usize::try_from(position).unwrap_or(0) % values.len();
-                                self.words.buf.extend_from_slice(values[index].as_bytes());
-                            }
+                        if let Source::Values(values) = &self.template.sources[*i] {
+                            let index = usize::try_from(self.drawn[*i]).unwrap_or(0);
+                            self.words.buf.extend_from_slice(values[index].as_bytes());
+                        } else {
+                            self.digits.clear();
+                            let _ = write!(self.digits, "{}", self.drawn[*i]);
+                            self.words.buf.extend_from_slice(self.digits.as_bytes());
                         }
                     }
                 }
@@ -267,12 +270,6 @@ impl Generator {
         }
         &self.words
     }
-}
-
-fn push_int(words: &mut Words, digits: &mut String, n: u64) {
-    digits.clear();
-    let _ = write!(digits, "{n}");
-    words.buf.extend_from_slice(digits.as_bytes());
 }
 
 /// Zipfian ranks 1..=n (J. Gray et al., "Quickly generating billion-record
@@ -349,6 +346,14 @@ mod tests {
         assert_eq!(strings(g.next_request()), ["SET", "key 2", "v7"]);
         assert_eq!(strings(g.next_request()), ["SET", "key 3", "v7"]);
         assert_eq!(strings(g.next_request()), ["SET", "key 1", "v7"]);
+    }
+
+    #[test]
+    fn a_variable_used_twice_has_one_value_per_request() {
+        let t = RequestTemplate::new("SET k{k} v{k}", &vars(&[("k", "seq:1:9")])).unwrap();
+        let mut g = t.generator(1, 0, 1);
+        assert_eq!(strings(g.next_request()), ["SET", "k1", "v1"]);
+        assert_eq!(strings(g.next_request()), ["SET", "k2", "v2"]);
     }
 
     #[test]

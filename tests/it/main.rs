@@ -5,5 +5,6 @@
 mod errors;
 mod figures;
 mod html;
+mod load;
 mod pgo;
 mod support;

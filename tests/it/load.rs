@@ -1,0 +1,353 @@
+//! `afterburner load` against real servers: the tests' own slowserver (one
+//! request at a time, a fixed service time, so capacity and latency are
+//! known), Debian's redis-server and memcached.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{read_json, Sandbox};
+
+/// A server process, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Start `program args…` (with `{port}` replaced) and wait until it accepts connections.
+fn start(program: &str, args: &[&str]) -> Server {
+    let port = free_port();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("{port}", &port.to_string()))
+        .collect();
+    let child = Command::new(program)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot start {program} (is it installed? .ci/run installs it): {e}")
+        });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{program} did not listen on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Server { child, port }
+}
+
+/// The slowserver fixture, built in its own sandbox.
+fn slowserver(sandbox: &Sandbox, args: &[&str]) -> Server {
+    let built = sandbox.path().join("src/slowserver");
+    if !built.exists() {
+        let status = Command::new("make")
+            .args(["-s", "-C"])
+            .arg(sandbox.path().join("src"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let mut all = vec!["{port}"];
+    all.extend_from_slice(args);
+    start(built.to_str().unwrap(), &all)
+}
+
+/// Run `afterburner load` and read its JSON summary.
+fn load(sandbox: &Sandbox, url: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["load", url, "--json", "out.json"];
+    all.extend_from_slice(args);
+    sandbox.afterburner(&all).assert_ok();
+    read_json(&sandbox.path().join("out.json"))
+}
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn closed_load_finds_the_capacity_and_queueing_delay_of_a_known_server() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    // 2 ms per request, one at a time: 500 requests/s whatever the clients.
+    let server = slowserver(&sandbox, &["2000"]);
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    let out = load(
+        &sandbox,
+        &url,
+        &["-c", "8", "-d", "3s", "--warmup", "500ms"],
+    );
+    let s = &out["summary"];
+    let rps = f(&s["achieved_rps"]);
+    assert!(
+        (450.0..=505.0).contains(&rps),
+        "capacity 500/s, measured {rps}"
+    );
+    assert_eq!((u(&s["errors"]), u(&s["timeouts"])), (0, 0));
+    // Little's law: 8 clients queue behind each other, 8 × 2 ms each.
+    let mean = f(&s["latency_ms"]["mean"]);
+    assert!(
+        (13.0..=20.0).contains(&mean),
+        "mean latency {mean} ms, expected ~16"
+    );
+    let series = out["series"].as_array().unwrap();
+    assert_eq!(series.len(), 3, "{series:?}");
+}
+
+#[test]
+fn rate_load_counts_from_the_intended_start_so_a_stall_shows_in_the_tail() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let steady = slowserver(&sandbox, &["2000"]);
+    let stalling = slowserver(
+        &sandbox,
+        &["2000", "--stall-after", "1", "--stall-for", "1000"],
+    );
+    let args = ["-c", "8", "-R", "200", "-d", "4s", "--warmup", "0s"];
+    let calm = load(
+        &sandbox,
+        &format!("http://127.0.0.1:{}/", steady.port),
+        &args,
+    );
+    let p99 = f(&calm["summary"]["latency_ms"]["p99"]);
+    assert!(
+        p99 < 50.0,
+        "a server at 40% load answers in a few ms, p99 {p99}"
+    );
+    assert!((f(&calm["summary"]["achieved_rps"]) - 200.0).abs() < 10.0);
+    let out = load(
+        &sandbox,
+        &format!("http://127.0.0.1:{}/", stalling.port),
+        &args,
+    );
+    let s = &out["summary"]["latency_ms"];
+    // During the 1 s stall 200 requests fall due; the first waits ~1 s,
+    // the last ~0: a closed-loop tool would see 8 slow requests, not 200.
+    assert!(f(&s["max"]) >= 950.0, "{s}");
+    assert!(f(&s["p99"]) >= 800.0, "{s}");
+    assert!(f(&s["p90"]) >= 500.0, "{s}");
+    assert!(f(&s["p50"]) < 50.0, "{s}");
+}
+
+#[test]
+fn sla_search_finds_the_capacity_within_ten_percent() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = slowserver(&sandbox, &["2000"]);
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    let run = sandbox.afterburner(&[
+        "load",
+        &url,
+        "--sla",
+        "p99<50ms",
+        "--probe",
+        "1s",
+        "--start-rate",
+        "100",
+        "-c",
+        "16",
+        "-d",
+        "2s",
+        "--warmup",
+        "200ms",
+        "--json",
+        "out.json",
+    ]);
+    run.assert_ok();
+    let out = read_json(&sandbox.path().join("out.json"));
+    let found = f(&out["summary"]["requested_rps"]);
+    assert!(
+        (450.0..=525.0).contains(&found),
+        "capacity 500/s, found {found}\n{}",
+        run.stderr()
+    );
+    assert!(
+        run.stdout().contains("confirmed by the final run"),
+        "{}",
+        run.stdout()
+    );
+    assert!(run.stderr().contains("-> broken"), "{}", run.stderr());
+}
+
+#[test]
+fn failed_connections_are_counted_not_dropped() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let port = free_port();
+    let out = load(
+        &sandbox,
+        &format!("http://127.0.0.1:{port}/"),
+        &["-c", "2", "-R", "50", "-d", "1s", "--warmup", "0s"],
+    );
+    let s = &out["summary"];
+    assert_eq!(u(&s["requests"]), 0);
+    assert!(u(&s["errors"]) >= 40, "{s}");
+    assert!(
+        s["first_error"].as_str().unwrap().contains("connect"),
+        "{s}"
+    );
+}
+
+/// A memcached or redis request over a plain socket, read until `end`.
+fn ask(port: u16, request: &[u8], end: &[u8]) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream.write_all(request).unwrap();
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !reply.ends_with(end) {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&reply));
+        reply.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&reply).into_owned()
+}
+
+/// `name:value` from an INFO or stats reply.
+fn stat(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            let l = l.trim().trim_start_matches("STAT ");
+            let (k, v) = l.split_once([':', ' '])?;
+            (k == name).then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+#[test]
+fn redis_driver_counts_exactly_what_the_server_processed() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = start(
+        "redis-server",
+        &[
+            "--port",
+            "{port}",
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+    );
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let info = |p| ask(p, b"*2\r\n$4\r\nINFO\r\n$5\r\nstats\r\n", b"\r\n\r\n");
+    let before = stat(&info(server.port), "total_commands_processed");
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "SET key:{k} v{k}",
+            "--var",
+            "k=seq:1:5000",
+            "-n",
+            "5000",
+            "-c",
+            "10",
+            "-P",
+            "4",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["requests"]), 5000);
+    let after = stat(&info(server.port), "total_commands_processed");
+    // One INFO ran in between.
+    assert_eq!(after - before - 1, 5000);
+    let dbsize = ask(server.port, b"*1\r\n$6\r\nDBSIZE\r\n", b"\r\n");
+    assert_eq!(
+        dbsize.trim(),
+        ":5000",
+        "every key of the sequence was set once"
+    );
+    // Error replies are counted as errors.
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "NOSUCHCOMMAND",
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["errors"]), 20);
+}
+
+#[test]
+fn memcached_driver_sets_and_gets() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = start(
+        "memcached",
+        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
+    );
+    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "set k{k} value{k}",
+            "--var",
+            "k=seq:1:1000",
+            "-n",
+            "1000",
+            "-c",
+            "4",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["requests"]), 1000);
+    let stats = ask(server.port, b"stats\r\n", b"END\r\n");
+    assert_eq!(stat(&stats, "curr_items"), 1000);
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "get k{k}",
+            "--var",
+            "k=uniform:1:2000",
+            "-d",
+            "1s",
+            "-c",
+            "4",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["errors"]), 0);
+    let stats = ask(server.port, b"stats\r\n", b"END\r\n");
+    let (hits, misses) = (stat(&stats, "get_hits"), stat(&stats, "get_misses"));
+    assert_eq!(hits + misses, u(&out["summary"]["requests"]));
+    // Half the keys exist: about half the gets hit.
+    let share = hits as f64 / (hits + misses) as f64;
+    assert!((0.4..0.6).contains(&share), "hit share {share}");
+}
