@@ -11,6 +11,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod served;
+
 use crate::build;
 use crate::env::{self, Environment};
 use crate::experiment::{Bindings, MetricKind};
@@ -235,11 +237,12 @@ impl Runner<'_> {
             let mut order: Vec<usize> = (0..e.variants.len()).collect();
             rng.shuffle(&mut order);
             for (position, &index) in order.iter().enumerate() {
-                let kinds: &[RunKind] = if count_instructions {
-                    &[RunKind::Timing, RunKind::Instructions]
-                } else {
-                    &[RunKind::Timing]
-                };
+                let kinds: &[RunKind] =
+                    if count_instructions && served::countable(workload.load.as_ref()) {
+                        &[RunKind::Timing, RunKind::Instructions]
+                    } else {
+                        &[RunKind::Timing]
+                    };
                 for &kind in kinds {
                     let slot = RunSlot {
                         round,
@@ -271,7 +274,44 @@ impl Runner<'_> {
             return Ok(None);
         }
         let e = &self.cx.experiment;
-        let command = slot.workload.run.expand(&self.bindings[index])?;
+        if !e.target.services.is_empty() || slot.workload.load.is_some() {
+            let served = served::Served {
+                experiment: e,
+                variant: &e.variants[index],
+                bindings: &self.bindings[index],
+                logs: &self.logs,
+                scratch: &self.scratch,
+                counter: self.meta.instruction_counter,
+                seed: self.meta.seed,
+            };
+            let record = served::measure_served(slot, &served).with_context(|| {
+                format!(
+                    "run of workload `{}` on variant `{}`",
+                    slot.workload.name, slot.variant
+                )
+            })?;
+            self.raw.append(&record)?;
+            if !record.success {
+                // A dead service fails its run, not the bench.
+                eprintln!(
+                    "warning: run {} of workload `{}` on variant `{}` failed (kept in raw.jsonl; the bench goes on): {}",
+                    slot.round + 1,
+                    slot.workload.name,
+                    slot.variant,
+                    record.error.as_deref().unwrap_or(&record.exit)
+                );
+                return Ok(None);
+            }
+            return Ok(
+                (slot.kind == RunKind::Timing).then(|| record.wall_ns.unwrap_or(0) as f64 / 1e9)
+            );
+        }
+        let command = slot
+            .workload
+            .run
+            .as_ref()
+            .context("invariant: a workload without load has run")?
+            .expand(&self.bindings[index])?;
         let setup = RunSetup {
             command: &command,
             env: &e.variants[index].env,
@@ -333,12 +373,14 @@ fn bench_meta(
         .map(|m| Metric::builtin(*m, counter))
         .collect();
     for workload in e.workloads.iter().filter(|w| w.role.benches()) {
-        for figure in &workload.figures {
-            if !metrics.iter().any(|m| m.name == figure.name) {
-                metrics.push(Metric::figure(figure));
+        let loads = workload.load.iter().flat_map(served::load_metrics);
+        for metric in workload.figures.iter().map(Metric::figure).chain(loads) {
+            if !metrics.iter().any(|m| m.name == metric.name) {
+                metrics.push(metric);
             }
         }
     }
+    metrics.extend(served::service_metrics(e));
     let variants = e
         .variants
         .iter()

@@ -13,6 +13,7 @@ pub mod pipeline;
 pub mod process;
 pub mod report;
 pub mod rng;
+pub mod service;
 pub mod source;
 pub mod stats;
 pub mod store;

@@ -1,6 +1,7 @@
 //! The phases in order — build, train, bench, report — each resuming from
 //! what the earlier one left on disk.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
@@ -60,6 +61,8 @@ impl Context {
             binaries: record.binaries,
             params: self.experiment.params.clone(),
             profile: None,
+            ports: BTreeMap::new(),
+            port: None,
         })
     }
 }
@@ -146,10 +149,20 @@ fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> Stri
     let mut hasher = Sha256::new();
     hasher.update(instrumented_key.as_bytes());
     for workload in cx.experiment.workloads.iter().filter(|w| w.role.trains()) {
-        let template = workload.train_run.as_ref().unwrap_or(&workload.run);
-        hasher.update(format!("\n{}\t{}", workload.name, template.text).as_bytes());
+        let what = match (&workload.train_run, &workload.run) {
+            (Some(t), _) | (None, Some(t)) => t.text.clone(),
+            (None, None) => serde_json::to_string(&workload.load).unwrap_or_default(),
+        };
+        hasher.update(format!("\n{}\t{what}", workload.name).as_bytes());
     }
-    hasher.update(format!("\n{:?}\n{:?}", cx.experiment.params, variant.env).as_bytes());
+    let services = serde_json::to_string(&cx.experiment.target.services).unwrap_or_default();
+    hasher.update(
+        format!(
+            "\n{:?}\n{:?}\n{services}",
+            cx.experiment.params, variant.env
+        )
+        .as_bytes(),
+    );
     crate::source::hex(&hasher.finalize())
 }
 
@@ -212,19 +225,39 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
         .expect("invariant: only variants that need a profile train");
     let dirs = cx.workdir.stage_dirs(&variant.name);
     for workload in trainers {
-        let template = workload.train_run.as_ref().unwrap_or(&workload.run);
         bindings.profile = Some(toolchain::go_profile_path(&dirs, &workload.name));
-        let line = template.expand(&bindings)?;
         eprint!("training {} on {} … ", variant.name, workload.name);
+        let mut env = variant.env.clone();
+        env.extend(pgo.training_env(&dirs));
+        if !cx.experiment.target.services.is_empty() || workload.load.is_some() {
+            let seconds = crate::bench::served::train_served(
+                &cx.experiment,
+                &bindings,
+                &env,
+                workload,
+                &logs,
+            )
+            .with_context(|| {
+                format!(
+                    "training variant `{}` on workload `{}`",
+                    variant.name, workload.name
+                )
+            })?;
+            eprintln!("{seconds:.1} s");
+            continue;
+        }
+        let template = workload
+            .train_run
+            .as_ref()
+            .or(workload.run.as_ref())
+            .context("invariant: a workload without load has run")?;
+        let line = template.expand(&bindings)?;
         let io = TimedIo {
             stdout: logs.join(format!("train-{}.out", workload.name)),
             stderr: logs.join(format!("train-{}.err", workload.name)),
         };
         let mut command = command_for(&line);
-        command
-            .envs(&variant.env)
-            .envs(pgo.training_env(&dirs))
-            .current_dir(&cx.experiment.dir);
+        command.envs(&env).current_dir(&cx.experiment.dir);
         let timed = run_timed(&mut command, &io, workload.timeout.saturating_mul(10))
             .with_context(|| {
                 format!(

@@ -53,6 +53,10 @@ pub struct Usage {
     pub sys: Duration,
     /// Peak resident set size, in KiB.
     pub max_rss_kib: u64,
+    /// Context switches: voluntary (the process waited) and involuntary
+    /// (the scheduler preempted it).
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
 }
 
 /// A finished, timed child.
@@ -228,7 +232,7 @@ impl Watchdog {
 
 /// Wait, without reaping, until `pid` exits (`Ok(false)`) or `timeout`
 /// passes (`Ok(true)`).
-fn wait_exit(pid: libc::pid_t, timeout: Duration) -> std::io::Result<bool> {
+pub(crate) fn wait_exit(pid: libc::pid_t, timeout: Duration) -> std::io::Result<bool> {
     let deadline = Instant::now() + timeout;
     // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
     let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
@@ -302,9 +306,14 @@ fn poll_exit(pid: libc::pid_t, deadline: Instant) -> std::io::Result<bool> {
 }
 
 fn kill_group(pid: libc::pid_t) {
+    signal_group(pid, libc::SIGKILL);
+}
+
+/// Send `signal` to the process group led by `pid`.
+pub(crate) fn signal_group(pid: libc::pid_t, signal: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe {
-        libc::kill(-pid, libc::SIGKILL);
+        libc::kill(-pid, signal);
     }
 }
 
@@ -332,7 +341,7 @@ fn wait_no_reap(pid: libc::pid_t) -> std::io::Result<()> {
     }
 }
 
-fn reap(pid: libc::pid_t, wall: Duration) -> std::io::Result<Timed> {
+pub(crate) fn reap(pid: libc::pid_t, wall: Duration) -> std::io::Result<Timed> {
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data; wait4 fills it in.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -354,6 +363,8 @@ fn reap(pid: libc::pid_t, wall: Duration) -> std::io::Result<Timed> {
             user: timeval(usage.ru_utime),
             sys: timeval(usage.ru_stime),
             max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+            voluntary_switches: u64::try_from(usage.ru_nvcsw).unwrap_or(0),
+            involuntary_switches: u64::try_from(usage.ru_nivcsw).unwrap_or(0),
         },
     })
 }

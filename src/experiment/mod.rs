@@ -71,6 +71,124 @@ pub struct Target {
     pub build_timeout: Duration,
     /// Debian packages the build needs; installed as root when missing.
     pub packages: Vec<String>,
+    /// Servers started (in order) around every training and bench run.
+    pub services: Vec<Service>,
+}
+
+/// A server the workloads talk to, started for each run with the variant's
+/// binaries and a free port, and stopped after it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Service {
+    pub name: String,
+    /// Command line; `{port}` is this service's port.
+    #[serde(serialize_with = "serialize_template")]
+    pub start: Template,
+    pub ready: Ready,
+    pub ready_timeout: Duration,
+    /// Signal number sent to stop it, and its name.
+    pub stop_signal: (i32, String),
+    /// After the stop signal, how long before SIGKILL.
+    pub stop_timeout: Duration,
+    pub cwd: PathBuf,
+    pub env: BTreeMap<String, String>,
+}
+
+/// How to tell a service is ready.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ready {
+    /// Its port accepts a TCP connection.
+    Tcp,
+    /// Its output (stdout or stderr) has a line matching the regex.
+    Log(#[serde(with = "serde_regex_text")] regex::Regex),
+    /// The command (templated) exits 0.
+    Command(#[serde(serialize_with = "serialize_template")] Template),
+    /// One request of this driver (redis PING, memcached `version`, HTTP GET path) is answered.
+    Ping {
+        driver: crate::load::Driver,
+        request: String,
+    },
+}
+
+/// A workload whose requests afterburner sends itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct Load {
+    pub driver: crate::load::Driver,
+    /// `host:port`, templated (`{port}`, `{port.NAME}`).
+    #[serde(serialize_with = "serialize_template")]
+    pub address: Template,
+    #[serde(serialize_with = "serialize_request")]
+    pub request: crate::load::RequestTemplate,
+    pub model: LoadModel,
+    pub warmup: Duration,
+    pub timeout: Duration,
+    pub pipeline: usize,
+    pub threads: usize,
+    pub interval: Duration,
+}
+
+fn serialize_request<S: serde::Serializer>(
+    t: &crate::load::RequestTemplate,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.text)
+}
+
+/// The load model of a workload.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadModel {
+    Run(crate::load::Model),
+    /// Search the highest rate meeting the bound, then confirm it.
+    Sla {
+        clients: usize,
+        duration: Duration,
+        sla: crate::load::sla::Sla,
+    },
+}
+
+impl Load {
+    /// The run's plan against `address`.
+    pub fn spec(&self, address: String, seed: u64, cwd: &Path) -> crate::load::LoadSpec {
+        let model = match &self.model {
+            LoadModel::Run(m) => m.clone(),
+            LoadModel::Sla {
+                clients,
+                duration,
+                sla,
+            } => crate::load::Model::Rate {
+                clients: *clients,
+                rate: sla.start_rps,
+                duration: *duration,
+            },
+        };
+        crate::load::LoadSpec {
+            driver: self.driver,
+            address: Some(address),
+            request: self.request.clone(),
+            model,
+            warmup: self.warmup,
+            timeout: self.timeout,
+            depth: self.pipeline,
+            threads: self.threads,
+            interval: self.interval,
+            seed,
+            cwd: Some(cwd.to_path_buf()),
+        }
+    }
+
+    /// Longest a run of this load may take, beyond which it is stuck.
+    pub fn limit(&self) -> Duration {
+        let body = match &self.model {
+            LoadModel::Run(crate::load::Model::Rate { duration, .. }) => *duration,
+            LoadModel::Run(crate::load::Model::Closed { duration, .. }) => {
+                duration.unwrap_or(Duration::from_hours(1))
+            }
+            LoadModel::Run(crate::load::Model::Iterations { .. }) => Duration::from_hours(1),
+            LoadModel::Sla { duration, sla, .. } => *duration + sla.probe * 40,
+        };
+        body + self.warmup + self.timeout * 2
+    }
 }
 
 /// Where the source comes from.
@@ -134,8 +252,11 @@ impl Role {
 pub struct Workload {
     pub name: String,
     pub role: Role,
-    #[serde(serialize_with = "serialize_template")]
-    pub run: Template,
+    /// The command; `None` when the workload is a `load`.
+    #[serde(serialize_with = "serialize_option_template")]
+    pub run: Option<Template>,
+    /// Requests sent by afterburner itself, instead of a command.
+    pub load: Option<Load>,
     /// Command for training runs; `run` when absent.
     #[serde(serialize_with = "serialize_option_template")]
     pub train_run: Option<Template>,

@@ -39,6 +39,55 @@ pub struct RawTarget {
     /// Debian packages the build needs.
     #[serde(default)]
     pub packages: Vec<String>,
+    /// Servers started around every run, in order, stopped in reverse.
+    #[serde(default, rename = "service")]
+    pub services: Vec<RawService>,
+}
+
+/// `[[target.service]]`: a server the workloads talk to.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawService {
+    pub name: Spanned<String>,
+    /// Command line; `{port}` is this service's free port.
+    pub start: Spanned<String>,
+    /// `tcp` (default), `log:REGEX`, `command:CMD`, `redis`, `memcached`, `http:/PATH`.
+    pub ready: Option<Spanned<String>>,
+    pub ready_timeout: Option<Spanned<String>>,
+    /// `TERM` (default), `INT`, `QUIT`, `HUP`, `KILL`.
+    pub stop_signal: Option<Spanned<String>>,
+    /// Grace period after the stop signal, then SIGKILL.
+    pub stop_timeout: Option<Spanned<String>>,
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// `[workload.load]`: requests sent by afterburner's own load generator.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLoad {
+    pub driver: Spanned<String>,
+    /// `host:port`; default `127.0.0.1:{port}` (the first service).
+    pub address: Option<Spanned<String>>,
+    pub request: Option<Spanned<String>>,
+    #[serde(default)]
+    pub vars: BTreeMap<String, Spanned<String>>,
+    /// `iterations`, `closed` (default), `rate`, `sla`.
+    pub model: Option<Spanned<String>>,
+    pub clients: Option<Spanned<usize>>,
+    pub requests: Option<Spanned<u64>>,
+    pub duration: Option<Spanned<String>>,
+    pub rate: Option<Spanned<f64>>,
+    /// `pXX<BOUND`, e.g. `p99<5ms`, for the sla model.
+    pub sla: Option<Spanned<String>>,
+    pub probe: Option<Spanned<String>>,
+    pub start_rate: Option<Spanned<f64>>,
+    pub warmup: Option<Spanned<String>>,
+    pub timeout: Option<Spanned<String>>,
+    pub pipeline: Option<Spanned<usize>>,
+    pub threads: Option<Spanned<usize>>,
+    pub interval: Option<Spanned<String>>,
 }
 
 /// Exactly one of `path`, `apt`, `git` (+ `rev`), `url` (+ `sha256`).
@@ -72,7 +121,9 @@ pub struct RawVariant {
 pub struct RawWorkload {
     pub name: Spanned<String>,
     pub role: Option<Spanned<String>>,
-    pub run: Spanned<String>,
+    /// A command to run; or `load` instead.
+    pub run: Option<Spanned<String>>,
+    pub load: Option<Spanned<RawLoad>>,
     pub train_run: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
     #[serde(default)]

@@ -17,6 +17,8 @@ use super::{
 };
 use crate::toolchain::{Compiler, Optimization};
 
+mod services;
+
 /// Load and validate an experiment file; `quick` applies its `[quick]` overrides.
 pub fn load(path: &Path, quick: bool) -> Result<Experiment, ExperimentError> {
     let text = fs_err::read_to_string(path).map_err(|source| ExperimentError::Read {
@@ -40,12 +42,13 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let mut raw = raw;
     let quick_section = std::mem::take(&mut raw.quick);
     let params = cx.params(&raw.params, quick.then_some(&quick_section))?;
-    let target = cx.target(&raw.target, &dir)?;
+    let mut target = cx.target(&raw.target, &dir)?;
+    target.services = cx.services(&raw.target.services, &target, &params, &dir)?;
     let mut variants = cx.variants(&raw.variants, target.compiler)?;
     if quick {
         variants = cx.quick_variants(variants, &quick_section)?;
     }
-    let workloads = cx.workloads(&raw.workloads, &target, &params)?;
+    let workloads = cx.workloads(&raw.workloads, &target, &params, &dir)?;
     let bench = cx.bench(&raw.bench, quick.then_some(&quick_section))?;
     Ok(Experiment {
         file: absolute,
@@ -200,6 +203,7 @@ impl Cx<'_> {
             ldflags: raw.ldflags.clone().unwrap_or_default(),
             build_timeout: self.duration(raw.build_timeout.as_ref(), DEFAULT_BUILD_TIMEOUT)?,
             packages: raw.packages.clone(),
+            services: Vec::new(),
         })
     }
 
@@ -396,6 +400,7 @@ impl Cx<'_> {
         raw: &[RawWorkload],
         target: &Target,
         params: &BTreeMap<String, String>,
+        dir: &Path,
     ) -> Result<Vec<Workload>, ExperimentError> {
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
@@ -431,7 +436,24 @@ impl Cx<'_> {
                     ))
                 }
             };
-            let run = self.template(&w.run, target, params)?;
+            let (run, load) = match (&w.run, &w.load) {
+                (Some(run), None) => (Some(self.template(run, target, params)?), None),
+                (None, Some(load)) => (None, Some(self.load(load, target, params, dir)?)),
+                (Some(run), Some(_)) => {
+                    return Err(self.invalid(
+                        run.span(),
+                        format!("workload `{name}` has both run and load"),
+                        "a workload either runs a command (run = \"…\") or sends requests ([workload.load]); split it in two",
+                    ))
+                }
+                (None, None) => {
+                    return Err(self.invalid(
+                        w.name.span(),
+                        format!("workload `{name}` has neither run nor load"),
+                        "add run = \"{bin.app} …\", or a [workload.load] section with driver = \"redis\" (or memcached, http, exec)",
+                    ))
+                }
+            };
             let train_run = w
                 .train_run
                 .as_ref()
@@ -446,6 +468,7 @@ impl Cx<'_> {
                 name: name.clone(),
                 role,
                 run,
+                load,
                 train_run,
                 timeout: self.duration(w.timeout.as_ref(), DEFAULT_RUN_TIMEOUT)?,
                 figures,
@@ -467,6 +490,19 @@ impl Cx<'_> {
         target: &Target,
         params: &BTreeMap<String, String>,
     ) -> Result<Template, ExperimentError> {
+        let services: Vec<&str> = target.services.iter().map(|s| s.name.as_str()).collect();
+        self.template_with(raw, target, params, &services)
+    }
+
+    /// A command template whose placeholders name `target`'s binaries,
+    /// `params` and the `services`.
+    fn template_with(
+        &self,
+        raw: &Spanned<String>,
+        target: &Target,
+        params: &BTreeMap<String, String>,
+        services: &[&str],
+    ) -> Result<Template, ExperimentError> {
         let template = Template::new(raw.get_ref().clone());
         if template.text.trim().is_empty() {
             return Err(self.invalid(
@@ -476,21 +512,30 @@ impl Cx<'_> {
             ));
         }
         template
-            .check(
-                |b| target.binaries.contains_key(b),
-                |p| params.contains_key(p),
-            )
+            .check(|kind, name| match (kind, name) {
+                ("bin", Some(b)) => target.binaries.contains_key(b),
+                ("params", Some(p)) => params.contains_key(p),
+                ("profile", None) => true,
+                ("port", None) => !services.is_empty(),
+                ("port", Some(s)) => services.contains(&s),
+                _ => false,
+            })
             .map_err(|e| {
-                let bins: Vec<_> = target
-                    .binaries
-                    .keys()
-                    .map(|b| format!("{{bin.{b}}}"))
+                let bins = target.binaries.keys().map(|b| format!("{{bin.{b}}}"));
+                let ps = params.keys().map(|p| format!("{{params.{p}}}"));
+                let ports = services
+                    .iter()
+                    .map(|s| format!("{{port.{s}}}"))
+                    .chain((!services.is_empty()).then(|| "{port}".to_owned()));
+                let known: Vec<String> = bins
+                    .chain(ps)
+                    .chain(ports)
+                    .chain(["{profile}".to_owned()])
                     .collect();
-                let ps: Vec<_> = params.keys().map(|p| format!("{{params.{p}}}")).collect();
                 self.invalid(
                     raw.span(),
                     e.to_string(),
-                    format!("known placeholders: {}", [bins, ps].concat().join(", ")),
+                    format!("known placeholders: {}", known.join(", ")),
                 )
             })?;
         Ok(template)

@@ -1,4 +1,5 @@
-//! Command templates: `{bin.NAME}` and `{params.KEY}` placeholders, checked
+//! Command templates: `{bin.NAME}`, `{params.KEY}`, `{profile}`, `{port}` and
+//! `{port.SERVICE}` placeholders, checked
 //! when the experiment loads and expanded per variant when a command runs.
 
 use std::collections::BTreeMap;
@@ -31,6 +32,11 @@ pub struct Bindings {
     /// `{profile}` → a fresh file for the run to write a profile to (Go's
     /// `-cpuprofile`); `None` outside training, where it expands to a scratch file.
     pub profile: Option<PathBuf>,
+    /// `{port.NAME}` → the port of that service in this run.
+    pub ports: BTreeMap<String, u16>,
+    /// `{port}` → the service's own port (in a start command) or the first
+    /// service's (elsewhere).
+    pub port: Option<u16>,
 }
 
 fn placeholder_regex() -> &'static Regex {
@@ -47,20 +53,14 @@ impl Template {
         Self { text: text.into() }
     }
 
-    /// Check every placeholder against the names the experiment defines.
-    pub fn check<'a>(
+    /// Check every placeholder: `known(kind, name)` says whether the
+    /// experiment defines it (`("bin", Some("app"))`, `("profile", None)`).
+    pub fn check(
         &self,
-        binaries: impl Fn(&str) -> bool + 'a,
-        params: impl Fn(&str) -> bool + 'a,
+        known: impl Fn(&str, Option<&str>) -> bool,
     ) -> Result<(), UnknownPlaceholder> {
         for caps in placeholder_regex().captures_iter(&self.text) {
-            let known = match (&caps[1], caps.get(2)) {
-                ("bin", Some(name)) => binaries(name.as_str()),
-                ("params", Some(key)) => params(key.as_str()),
-                ("profile", None) => true,
-                _ => false,
-            };
-            if !known {
+            if !known(&caps[1], caps.get(2).map(|m| m.as_str())) {
                 return Err(UnknownPlaceholder {
                     placeholder: caps[0].to_owned(),
                 });
@@ -82,6 +82,8 @@ impl Template {
                     .get(name.as_str())
                     .map(|path| shell_quote(&path.to_string_lossy())),
                 ("params", Some(key)) => bindings.params.get(key.as_str()).cloned(),
+                ("port", None) => bindings.port.map(|p| p.to_string()),
+                ("port", Some(name)) => bindings.ports.get(name.as_str()).map(u16::to_string),
                 ("profile", None) => Some(bindings.profile.as_ref().map_or_else(
                     || "/dev/null".to_owned(),
                     |p| shell_quote(&p.to_string_lossy()),
@@ -136,6 +138,16 @@ mod tests {
     }
 
     #[test]
+    fn expands_service_ports() {
+        let mut b = bindings();
+        b.ports.insert("db".into(), 5433);
+        b.port = Some(6380);
+        let t = Template::new("client -p {port} --db-port {port.db}");
+        assert_eq!(t.expand(&b).unwrap(), "client -p 6380 --db-port 5433");
+        assert!(Template::new("{port.cache}").expand(&b).is_err());
+    }
+
+    #[test]
     fn quotes_paths_with_spaces() {
         let t = Template::new("{bin.odd} x");
         assert_eq!(t.expand(&bindings()).unwrap(), "'/w/my dir/x' x");
@@ -145,16 +157,23 @@ mod tests {
     fn leaves_shell_and_awk_braces_alone() {
         let t = Template::new("echo {a,b} | awk '{ print $1 }'");
         assert_eq!(t.expand(&bindings()).unwrap(), t.text);
-        assert!(t.check(|_| false, |_| false).is_ok());
+        assert!(t.check(|_, _| false).is_ok());
     }
 
     #[test]
     fn check_names_the_unknown_placeholder() {
         let t = Template::new("{bin.nope} {params.size}");
-        let err = t.check(|n| n == "speedtest1", |k| k == "size").unwrap_err();
+        let err = t
+            .check(|kind, name| {
+                matches!(
+                    (kind, name),
+                    ("bin", Some("speedtest1")) | ("params", Some("size"))
+                )
+            })
+            .unwrap_err();
         assert_eq!(err.placeholder, "{bin.nope}");
         let err = Template::new("{workdir}")
-            .check(|_| true, |_| true)
+            .check(|kind, _| kind != "workdir")
             .unwrap_err();
         assert_eq!(err.placeholder, "{workdir}");
     }

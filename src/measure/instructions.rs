@@ -59,10 +59,10 @@ impl InstructionCounter {
     }
 
     /// Run the setup's command under the counter.
-    pub fn count(self, setup: &RunSetup, io: &TimedIo, timeout: Duration) -> Result<Counted> {
-        fs_err::create_dir_all(setup.scratch)?;
-        let out = setup.scratch.join("counter");
-        let prefix: Vec<String> = match self {
+    /// The words that run a command under this counter, writing to
+    /// `out` (perf) or `out.PID` files (callgrind).
+    pub fn prefix(self, out: &Path) -> Vec<String> {
+        match self {
             InstructionCounter::Perf => ["perf", "stat", "-x", ",", "-e", "instructions:u", "-o"]
                 .iter()
                 .map(|s| (*s).to_owned())
@@ -74,7 +74,22 @@ impl InstructionCounter {
                 "--trace-children=yes".to_owned(),
                 format!("--callgrind-out-file={}.%p", out.display()),
             ],
-        };
+        }
+    }
+
+    /// The instructions counted into `scratch/counter*` by runs started
+    /// with [`Self::prefix`]`(scratch/counter)`; the files are removed.
+    pub fn collect(self, scratch: &Path) -> Result<Option<u64>> {
+        Ok(match self {
+            InstructionCounter::Perf => parse_perf_file(&scratch.join("counter")),
+            InstructionCounter::Callgrind => sum_callgrind_files(scratch, "counter.")?,
+        })
+    }
+
+    pub fn count(self, setup: &RunSetup, io: &TimedIo, timeout: Duration) -> Result<Counted> {
+        fs_err::create_dir_all(setup.scratch)?;
+        let out = setup.scratch.join("counter");
+        let prefix = self.prefix(&out);
         let mut command = prefixed_command(&prefix, setup.command);
         command.envs(setup.env).current_dir(setup.cwd);
         if self == InstructionCounter::Callgrind {

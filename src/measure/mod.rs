@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-pub use command::command_for;
+pub use command::{command_for, prefixed_command};
 pub use instructions::InstructionCounter;
 
 use crate::experiment::{Figure, MetricKind, Workload};
@@ -144,10 +144,39 @@ pub struct RunSetup<'a> {
     pub counter: InstructionCounter,
 }
 
-/// Run once and measure. A non-zero exit is recorded, not an error: the
-/// caller decides; an error here means the run could not be measured at all.
-pub fn measure(slot: &RunSlot, setup: &RunSetup) -> anyhow::Result<RunRecord> {
-    let stem = format!(
+impl RunRecord {
+    /// A record of `slot` started now, with nothing measured yet.
+    pub fn blank(slot: &RunSlot, io: &TimedIo) -> Self {
+        let started_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        RunRecord {
+            round: slot.round,
+            warmup: slot.warmup,
+            position: slot.position,
+            variant: slot.variant.to_owned(),
+            workload: slot.workload.name.clone(),
+            kind: slot.kind,
+            started_unix_ms,
+            success: false,
+            exit: String::new(),
+            wall_ns: None,
+            user_ns: None,
+            sys_ns: None,
+            max_rss_kib: None,
+            instructions: None,
+            instruction_source: None,
+            figures: BTreeMap::new(),
+            error: None,
+            stdout_log: io.stdout.clone(),
+            stderr_log: io.stderr.clone(),
+        }
+    }
+}
+
+/// The stem of a run's log files.
+pub fn log_stem(slot: &RunSlot) -> String {
+    format!(
         "r{:03}-{}-{}-{}",
         slot.round,
         slot.workload.name,
@@ -156,35 +185,18 @@ pub fn measure(slot: &RunSlot, setup: &RunSetup) -> anyhow::Result<RunRecord> {
             RunKind::Timing => "time",
             RunKind::Instructions => "instr",
         }
-    );
+    )
+}
+
+/// Run once and measure. A non-zero exit is recorded, not an error: the
+/// caller decides; an error here means the run could not be measured at all.
+pub fn measure(slot: &RunSlot, setup: &RunSetup) -> anyhow::Result<RunRecord> {
+    let stem = log_stem(slot);
     let io = TimedIo {
         stdout: setup.logs.join(format!("{stem}.out")),
         stderr: setup.logs.join(format!("{stem}.err")),
     };
-    let started_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    let mut record = RunRecord {
-        round: slot.round,
-        warmup: slot.warmup,
-        position: slot.position,
-        variant: slot.variant.to_owned(),
-        workload: slot.workload.name.clone(),
-        kind: slot.kind,
-        started_unix_ms,
-        success: false,
-        exit: String::new(),
-        wall_ns: None,
-        user_ns: None,
-        sys_ns: None,
-        max_rss_kib: None,
-        instructions: None,
-        instruction_source: None,
-        figures: BTreeMap::new(),
-        error: None,
-        stdout_log: io.stdout.clone(),
-        stderr_log: io.stderr.clone(),
-    };
+    let mut record = RunRecord::blank(slot, &io);
     match slot.kind {
         RunKind::Timing => {
             let mut command = command_for(setup.command);
@@ -218,7 +230,7 @@ pub fn measure(slot: &RunSlot, setup: &RunSetup) -> anyhow::Result<RunRecord> {
     Ok(record)
 }
 
-fn nanos(d: Duration) -> u64 {
+pub fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 

@@ -1,0 +1,280 @@
+//! Validation of `[[target.service]]` and `[workload.load]`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::super::raw::{RawLoad, RawService};
+use super::super::{resolve_path, Load, LoadModel, Ready, Service, Target, Template};
+use super::Cx;
+use crate::experiment::ExperimentError;
+use crate::load::command::parse_sla;
+use crate::load::sla::Sla;
+use crate::load::{Driver, Model, RequestTemplate, Source};
+
+const SIGNALS: [(&str, i32); 5] = [
+    ("TERM", libc::SIGTERM),
+    ("INT", libc::SIGINT),
+    ("QUIT", libc::SIGQUIT),
+    ("HUP", libc::SIGHUP),
+    ("KILL", libc::SIGKILL),
+];
+
+impl Cx<'_> {
+    pub(super) fn services(
+        &self,
+        raw: &[RawService],
+        target: &Target,
+        params: &BTreeMap<String, String>,
+        dir: &Path,
+    ) -> Result<Vec<Service>, ExperimentError> {
+        let names: Vec<&str> = raw.iter().map(|s| s.name.get_ref().as_str()).collect();
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for s in raw {
+            let name = s.name.get_ref();
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+            {
+                return Err(self.invalid(
+                    s.name.span(),
+                    format!("service name `{name}` is not usable in {{port.{name}}}"),
+                    "use letters, digits, '_' and '-' only",
+                ));
+            }
+            if !seen.insert(name.clone()) {
+                return Err(self.invalid(
+                    s.name.span(),
+                    format!("service `{name}` is defined twice"),
+                    "give each [[target.service]] its own name",
+                ));
+            }
+            let start = self.template_with(&s.start, target, params, &names)?;
+            let ready = match &s.ready {
+                None => Ready::Tcp,
+                Some(r) => self.ready(r, target, params, &names)?,
+            };
+            let stop_signal = match &s.stop_signal {
+                None => ("TERM", libc::SIGTERM),
+                Some(sig) => {
+                    let word = sig
+                        .get_ref()
+                        .trim()
+                        .trim_start_matches("SIG")
+                        .to_ascii_uppercase();
+                    *SIGNALS.iter().find(|(n, _)| *n == word).ok_or_else(|| {
+                        self.invalid(
+                            sig.span(),
+                            format!("unknown stop signal `{}`", sig.get_ref()),
+                            "use TERM, INT, QUIT, HUP or KILL",
+                        )
+                    })?
+                }
+            };
+            out.push(Service {
+                name: name.clone(),
+                start,
+                ready,
+                ready_timeout: self.duration(s.ready_timeout.as_ref(), Duration::from_secs(30))?,
+                stop_signal: (stop_signal.1, stop_signal.0.to_owned()),
+                stop_timeout: self.duration(s.stop_timeout.as_ref(), Duration::from_secs(10))?,
+                cwd: s
+                    .cwd
+                    .as_deref()
+                    .map_or_else(|| dir.to_path_buf(), |c| resolve_path(dir, c)),
+                env: s.env.clone(),
+            });
+        }
+        Ok(out)
+    }
+
+    fn ready(
+        &self,
+        raw: &Spanned<String>,
+        target: &Target,
+        params: &BTreeMap<String, String>,
+        names: &[&str],
+    ) -> Result<Ready, ExperimentError> {
+        let text = raw.get_ref().trim();
+        let hint = "use ready = \"tcp\", \"log:REGEX\", \"command:CMD\", \"redis\", \"memcached\" or \"http:/PATH\"";
+        Ok(match text.split_once(':') {
+            None if text == "tcp" => Ready::Tcp,
+            None if text == "redis" => Ready::Ping {
+                driver: Driver::Redis,
+                request: "PING".to_owned(),
+            },
+            None if text == "memcached" => Ready::Ping {
+                driver: Driver::Memcached,
+                request: "version".to_owned(),
+            },
+            Some(("log", regex)) => {
+                Ready::Log(regex::Regex::new(regex).map_err(|e| {
+                    self.invalid(raw.span(), format!("bad regex in ready: {e}"), hint)
+                })?)
+            }
+            Some(("command", command)) => {
+                let spanned = Spanned::new(raw.span(), command.to_owned());
+                Ready::Command(self.template_with(&spanned, target, params, names)?)
+            }
+            Some(("http", path)) => Ready::Ping {
+                driver: Driver::Http,
+                request: format!("GET {path}"),
+            },
+            _ => {
+                return Err(self.invalid(
+                    raw.span(),
+                    format!("unknown readiness check `{text}`"),
+                    hint,
+                ))
+            }
+        })
+    }
+
+    #[allow(clippy::too_many_lines)] // one field after another
+    pub(super) fn load(
+        &self,
+        raw: &Spanned<RawLoad>,
+        target: &Target,
+        params: &BTreeMap<String, String>,
+        dir: &Path,
+    ) -> Result<Load, ExperimentError> {
+        let l = raw.get_ref();
+        let driver = Driver::from_name(l.driver.get_ref()).ok_or_else(|| {
+            self.invalid(
+                l.driver.span(),
+                format!("unknown driver `{}`", l.driver.get_ref()),
+                "use driver = \"redis\", \"memcached\", \"http\" or \"exec\"",
+            )
+        })?;
+        let address = match &l.address {
+            Some(a) => self.template(a, target, params)?,
+            None if driver == Driver::Exec => Template::new(""),
+            None if target.services.is_empty() => return Err(self.invalid(
+                l.driver.span(),
+                "the load has no address and the target starts no service",
+                "add address = \"HOST:PORT\", or a [[target.service]] whose {port} the load uses",
+            )),
+            None => Template::new("127.0.0.1:{port}"),
+        };
+        let mut vars = BTreeMap::new();
+        for (name, spec) in &l.vars {
+            let source = Source::parse(spec.get_ref(), dir).map_err(|e| {
+                self.invalid(
+                    spec.span(),
+                    format!("variable `{name}`: {e:#}"),
+                    "write uniform:LO:HI, zipf:LO:HI[:THETA], seq:LO:HI or csv:FILE:COLUMN",
+                )
+            })?;
+            vars.insert(name.clone(), source);
+        }
+        let request_text = match (&l.request, driver.default_request("/")) {
+            (Some(r), _) => r.clone(),
+            (None, Some(r)) => Spanned::new(l.driver.span(), r),
+            (None, None) => {
+                return Err(self.invalid(
+                    l.driver.span(),
+                    "the exec driver needs a request (the command to run)",
+                    "add request = \"{bin.client} --once\"-style command, without afterburner placeholders",
+                ))
+            }
+        };
+        let request = RequestTemplate::new(request_text.get_ref(), &vars).map_err(|e| {
+            let text = format!("{e:#}");
+            let (message, hint) = text
+                .split_once("\nhint: ")
+                .unwrap_or((text.as_str(), "define each {name} the request uses in vars"));
+            self.invalid(request_text.span(), message.to_owned(), hint.to_owned())
+        })?;
+        let positive = |v: &Option<Spanned<usize>>, default: usize, what: &str| match v {
+            None => Ok(default),
+            Some(v) if *v.get_ref() > 0 => Ok(*v.get_ref()),
+            Some(v) => Err(self.invalid(
+                v.span(),
+                format!("{what} must be at least 1"),
+                format!("write {what} = 1 or more"),
+            )),
+        };
+        let clients = positive(&l.clients, 10, "clients")?;
+        let pipeline = positive(&l.pipeline, 1, "pipeline")?;
+        let threads = positive(&l.threads, 1, "threads")?;
+        let duration = self.duration(l.duration.as_ref(), Duration::from_secs(10))?;
+        let model_word = l.model.as_ref().map_or("closed", |m| m.get_ref().as_str());
+        let model_span = l.model.as_ref().map_or(l.driver.span(), Spanned::span);
+        let need_rate = || {
+            l.rate
+                .as_ref()
+                .map(|r| (*r.get_ref(), r.span()))
+                .filter(|(r, _)| *r > 0.0 && r.is_finite())
+                .map(|(r, _)| r)
+                .ok_or_else(|| {
+                    self.invalid(
+                        l.rate.as_ref().map_or(model_span.clone(), Spanned::span),
+                        "the rate model needs rate = REQUESTS_PER_SECOND (positive)",
+                        "add rate = 1000, say",
+                    )
+                })
+        };
+        let model = match model_word {
+            "iterations" => LoadModel::Run(Model::Iterations {
+                requests: l.requests.as_ref().map_or(1000, |r| *r.get_ref()),
+            }),
+            "closed" => LoadModel::Run(Model::Closed {
+                clients,
+                duration: l.requests.is_none().then_some(duration),
+                requests: l.requests.as_ref().map(|r| *r.get_ref()),
+            }),
+            "rate" => LoadModel::Run(Model::Rate {
+                clients,
+                rate: need_rate()?,
+                duration,
+            }),
+            "sla" => {
+                let bound = l.sla.as_ref().ok_or_else(|| {
+                    self.invalid(
+                        model_span.clone(),
+                        "the sla model needs sla = \"pXX<BOUND\"",
+                        "add sla = \"p99<5ms\", say",
+                    )
+                })?;
+                let (percentile, max_ms) = parse_sla(bound.get_ref()).map_err(|e| {
+                    let text = format!("{e:#}");
+                    let (m, h) = text.split_once("\nhint: ").unwrap_or((text.as_str(), ""));
+                    self.invalid(bound.span(), m.to_owned(), h.to_owned())
+                })?;
+                LoadModel::Sla {
+                    clients,
+                    duration,
+                    sla: Sla {
+                        percentile,
+                        max_ms,
+                        start_rps: l.start_rate.as_ref().map_or(100.0, |r| *r.get_ref()),
+                        probe: self.duration(l.probe.as_ref(), Duration::from_secs(3))?,
+                        precision: 0.05,
+                    },
+                }
+            }
+            other => {
+                return Err(self.invalid(
+                    model_span,
+                    format!("unknown load model `{other}`"),
+                    "use model = \"iterations\", \"closed\", \"rate\" or \"sla\"",
+                ))
+            }
+        };
+        Ok(Load {
+            driver,
+            address,
+            request,
+            model,
+            warmup: self.duration(l.warmup.as_ref(), Duration::from_secs(1))?,
+            timeout: self.duration(l.timeout.as_ref(), Duration::from_secs(5))?,
+            pipeline,
+            threads,
+            interval: self.duration(l.interval.as_ref(), Duration::from_secs(1))?,
+        })
+    }
+}

@@ -1,0 +1,289 @@
+//! Services: servers started for a run with the variant's binaries and a
+//! free port each, checked for readiness, and stopped after the run
+//! (signal, grace period, then SIGKILL) in reverse order, with what the
+//! kernel accounted for each (CPU, peak RSS, context switches).
+
+use std::collections::BTreeMap;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::{Bindings, Ready, Service};
+use crate::load::{self, LoadSpec, Model};
+use crate::measure::{command_for, prefixed_command};
+use crate::process::{
+    capture_command, describe_status, quote_output, reap, signal_group, wait_exit,
+};
+use crate::workdir::tail;
+
+/// A started service.
+#[derive(Debug)]
+struct Running {
+    name: String,
+    pid: libc::pid_t,
+    log: PathBuf,
+    stop_signal: (i32, String),
+    stop_timeout: Duration,
+    started: Instant,
+    /// Set once reaped, so `Drop` leaves it alone.
+    reaped: bool,
+}
+
+/// The services of one run; dropping them kills whatever still runs.
+#[derive(Debug, Default)]
+pub struct Services {
+    running: Vec<Running>,
+    /// Service name → port, for `{port.NAME}`.
+    pub ports: BTreeMap<String, u16>,
+}
+
+/// What the kernel accounted for one service over a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceUsage {
+    pub name: String,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub max_rss_kib: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    /// How it ended: "exit code 0", "signal 15 (SIGTERM)", …
+    pub exit: String,
+    pub log: PathBuf,
+}
+
+/// A free TCP port on the loopback interface, as the kernel hands them out.
+pub fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")
+        .context("finding a free port")?
+        .local_addr()?
+        .port())
+}
+
+/// Ports for every service of a run.
+pub fn ports(services: &[Service]) -> Result<BTreeMap<String, u16>> {
+    services
+        .iter()
+        .map(|s| Ok((s.name.clone(), free_port()?)))
+        .collect()
+}
+
+/// Start every service in order and wait for each to be ready. `bindings`
+/// must carry `ports`; logs go to `logs/<stem>-<service>.log`. With
+/// `counter`, each runs under that instruction counter's prefix (and gets
+/// 20 times its readiness timeout, since callgrind is slow).
+pub fn start(
+    services: &[Service],
+    bindings: &Bindings,
+    env: &BTreeMap<String, String>,
+    logs: &Path,
+    stem: &str,
+    counter: Option<&[String]>,
+) -> Result<Services> {
+    let mut started = Services {
+        running: Vec::new(),
+        ports: bindings.ports.clone(),
+    };
+    for service in services {
+        let port = *bindings
+            .ports
+            .get(&service.name)
+            .context("invariant: a port for every service")?;
+        let mut own = bindings.clone();
+        own.port = Some(port);
+        let line = service.start.expand(&own)?;
+        let log = logs.join(format!("{stem}-{}.log", service.name));
+        let file = fs_err::File::create(&log)?.into_parts().0;
+        let mut command = prefixed_command(counter.unwrap_or_default(), &line);
+        command
+            .envs(env)
+            .envs(&service.env)
+            .current_dir(&service.cwd)
+            .stdin(std::process::Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file);
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let child = command
+            .spawn()
+            .with_context(|| format!("starting service `{}`: {line}", service.name))?;
+        let pid = libc::pid_t::try_from(child.id()).context("invariant: pids fit pid_t")?;
+        started.running.push(Running {
+            name: service.name.clone(),
+            pid,
+            log: log.clone(),
+            stop_signal: service.stop_signal.clone(),
+            stop_timeout: service.stop_timeout,
+            started: Instant::now(),
+            reaped: false,
+        });
+        let patience = if counter.is_some() { 20 } else { 1 };
+        wait_ready(
+            service,
+            &own,
+            port,
+            patience,
+            started.running.last_mut().context("just pushed")?,
+        )
+        .with_context(|| format!("service `{}` (started with: {line})", service.name))?;
+    }
+    Ok(started)
+}
+
+fn wait_ready(
+    service: &Service,
+    bindings: &Bindings,
+    port: u16,
+    patience: u32,
+    running: &mut Running,
+) -> Result<()> {
+    let deadline = Instant::now() + service.ready_timeout * patience;
+    let command = match &service.ready {
+        Ready::Command(t) => Some(t.expand(bindings)?),
+        _ => None,
+    };
+    loop {
+        if let Some(status) = exited(running)? {
+            bail!(
+                "exited before it was ready, with {status}\n{}\nlog: {}",
+                quote_output(&tail(&running.log, 20)),
+                running.log.display()
+            );
+        }
+        let ready = match &service.ready {
+            Ready::Tcp => TcpStream::connect_timeout(
+                &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+                Duration::from_millis(200),
+            )
+            .is_ok(),
+            Ready::Log(regex) => {
+                std::fs::read_to_string(&running.log).is_ok_and(|text| regex.is_match(&text))
+            }
+            Ready::Command(_) => {
+                let line = command.as_deref().unwrap_or_default();
+                capture_command(&mut command_for(line), Duration::from_secs(10))
+                    .is_ok_and(|c| c.success())
+            }
+            Ready::Ping { driver, request } => ping(*driver, request, port),
+        };
+        if ready {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "not ready after {:?} (ready check: {})\n{}\nlog: {}\nhint: raise ready_timeout, or check the readiness test and the start command's port",
+                service.ready_timeout,
+                ready_name(&service.ready),
+                quote_output(&tail(&running.log, 20)),
+                running.log.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn ready_name(ready: &Ready) -> String {
+    match ready {
+        Ready::Tcp => "tcp".to_owned(),
+        Ready::Log(r) => format!("log:{}", r.as_str()),
+        Ready::Command(t) => format!("command:{}", t.text),
+        Ready::Ping { driver, .. } => driver.name().to_owned(),
+    }
+}
+
+/// Whether one request of `driver` gets an answer.
+fn ping(driver: load::Driver, request: &str, port: u16) -> bool {
+    let Ok(request) = load::template(request, &BTreeMap::new(), Path::new(".")) else {
+        return false;
+    };
+    let spec = LoadSpec {
+        driver,
+        address: Some(format!("127.0.0.1:{port}")),
+        request,
+        model: Model::Iterations { requests: 1 },
+        warmup: Duration::ZERO,
+        timeout: Duration::from_millis(500),
+        depth: 1,
+        threads: 1,
+        interval: Duration::from_secs(1),
+        seed: 0,
+        cwd: None,
+    };
+    load::run(&spec).is_ok_and(|o| o.summary.requests == 1)
+}
+
+/// The exit status if the service has already exited (it is then reaped).
+fn exited(running: &mut Running) -> Result<Option<String>> {
+    if running.reaped {
+        return Ok(Some("an exit seen earlier".to_owned()));
+    }
+    if wait_exit(running.pid, Duration::ZERO)? {
+        return Ok(None);
+    }
+    let timed = reap(running.pid, running.started.elapsed())?;
+    running.reaped = true;
+    signal_group(running.pid, libc::SIGKILL);
+    Ok(Some(describe_status(timed.status)))
+}
+
+impl Services {
+    /// Stop every service, last started first. A service that had exited
+    /// by itself fails the run: the error has its status and log tail.
+    pub fn stop(mut self) -> Result<Vec<ServiceUsage>> {
+        let mut usages = Vec::new();
+        let mut died = Vec::new();
+        while let Some(mut running) = self.running.pop() {
+            if let Some(status) = exited(&mut running)? {
+                died.push(format!(
+                    "service `{}` exited during the run with {status}\n{}\nlog: {}",
+                    running.name,
+                    quote_output(&tail(&running.log, 20)),
+                    running.log.display()
+                ));
+                continue;
+            }
+            signal_group(running.pid, running.stop_signal.0);
+            let killed = wait_exit(running.pid, running.stop_timeout)?;
+            if killed {
+                signal_group(running.pid, libc::SIGKILL);
+            }
+            let timed = reap(running.pid, running.started.elapsed())?;
+            running.reaped = true;
+            // Whatever it left in its group goes too.
+            signal_group(running.pid, libc::SIGKILL);
+            let u = timed.usage;
+            usages.push(ServiceUsage {
+                name: running.name.clone(),
+                user_s: u.user.as_secs_f64(),
+                sys_s: u.sys.as_secs_f64(),
+                max_rss_kib: u.max_rss_kib,
+                voluntary_switches: u.voluntary_switches,
+                involuntary_switches: u.involuntary_switches,
+                exit: if killed {
+                    format!(
+                        "killed: still running {:?} after SIG{}",
+                        running.stop_timeout, running.stop_signal.1
+                    )
+                } else {
+                    describe_status(timed.status)
+                },
+                log: running.log.clone(),
+            });
+        }
+        if !died.is_empty() {
+            bail!("{}", died.join("\n"));
+        }
+        usages.reverse();
+        Ok(usages)
+    }
+}
+
+impl Drop for Services {
+    fn drop(&mut self) {
+        for running in self.running.iter().rev().filter(|r| !r.reaped) {
+            signal_group(running.pid, libc::SIGKILL);
+            let _ = reap(running.pid, Duration::ZERO);
+        }
+    }
+}
