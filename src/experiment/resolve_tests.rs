@@ -1,6 +1,7 @@
 //! Validation tests: good files load, bad ones name file, line and fix.
 
 use super::*;
+use crate::experiment::{LoadModel, Ready};
 
 const GOOD: &str = r#"
 [target]
@@ -110,4 +111,84 @@ fn durations_parse() {
     assert_eq!(parse_duration("1 h"), Some(Duration::from_hours(1)));
     assert_eq!(parse_duration("x"), None);
     assert_eq!(parse_duration("-1s"), None);
+}
+
+const SERVED: &str = r#"
+[target]
+name = "fixture"
+source = { path = "src" }
+build = "make"
+binaries = { server = "server" }
+
+[[target.service]]
+name = "db"
+start = "{bin.server} --port {port}"
+ready = "redis"
+stop_signal = "INT"
+
+[[target.service]]
+name = "web"
+start = "{bin.server} --port {port} --db {port.db}"
+
+[[variant]]
+name = "baseline"
+
+[[workload]]
+name = "get"
+[workload.load]
+driver = "redis"
+address = "127.0.0.1:{port.db}"
+request = "GET key:{k}"
+vars = { k = "zipf:1:1000" }
+model = "sla"
+sla = "p99<5ms"
+"#;
+
+#[test]
+fn services_and_loads_resolve() {
+    let e = load_text(SERVED, false).unwrap();
+    let services = &e.target.services;
+    assert_eq!(services.len(), 2);
+    assert_eq!(services[0].stop_signal, (libc::SIGINT, "INT".to_owned()));
+    assert!(matches!(services[0].ready, Ready::Ping { .. }));
+    assert!(matches!(services[1].ready, Ready::Tcp));
+    let load = e.workloads[0].load.as_ref().unwrap();
+    assert_eq!(load.address.text, "127.0.0.1:{port.db}");
+    match &load.model {
+        LoadModel::Sla { sla, clients, .. } => {
+            assert_eq!((sla.percentile, sla.max_ms, *clients), (99.0, 5.0, 10));
+        }
+        other @ LoadModel::Run(_) => panic!("{other:?}"),
+    }
+    assert!(e.workloads[0].run.is_none());
+}
+
+#[test]
+fn service_and_load_mistakes_name_their_line() {
+    let port = SERVED.replace("--db {port.db}", "--db {port.cache}");
+    let err = error_of(&port);
+    assert!(
+        err.contains(":16: unknown placeholder `{port.cache}`"),
+        "{err}"
+    );
+    assert!(err.contains("{port.db}"), "{err}");
+    let ready = SERVED.replace("ready = \"redis\"", "ready = \"ping\"");
+    assert!(error_of(&ready).contains(":11: unknown readiness check `ping`"));
+    let var = SERVED.replace("GET key:{k}", "GET key:{key}");
+    let err = error_of(&var);
+    assert!(
+        err.contains(":26: request `GET key:{key}` uses `{key}`"),
+        "{err}"
+    );
+    let model = SERVED.replace("model = \"sla\"", "model = \"burst\"");
+    assert!(error_of(&model).contains(":28: unknown load model `burst`"));
+    let both = SERVED.replace("name = \"get\"", "name = \"get\"\nrun = \"x\"");
+    assert!(error_of(&both).contains("has both run and load"));
+    let no_service = GOOD.replace(
+        "run = \"{bin.app} {params.n}\"",
+        "[workload.load]\ndriver = \"http\"",
+    );
+    assert!(error_of(&no_service).contains("the target starts no service"));
+    let sla = SERVED.replace("p99<5ms", "p97<5ms");
+    assert!(error_of(&sla).contains(":29: percentile 97"));
 }

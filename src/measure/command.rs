@@ -11,12 +11,31 @@ const SHELL_SYNTAX: &[char] = &[
 
 /// The words to exec, or `None` when the line needs a shell.
 pub fn direct_words(line: &str) -> Option<Vec<String>> {
-    let unquoted: String = line.chars().filter(|c| *c != '\'' && *c != '"').collect();
-    if unquoted.contains(SHELL_SYNTAX) {
+    if needs_shell(line) {
         return None;
     }
     let words = shell_words::split(line).ok()?;
     (!words.is_empty()).then_some(words)
+}
+
+/// Whether `line` uses shell syntax outside single quotes (inside double
+/// quotes, `$`, `` ` `` and `\` still mean something to a shell).
+fn needs_shell(line: &str) -> bool {
+    let mut single = false;
+    let mut double = false;
+    for c in line.chars() {
+        match c {
+            '\'' if !double => single = !single,
+            _ if single => {}
+            '"' => double = !double,
+            '$' | '`' | '\\' if double => return true,
+            _ if double => {}
+            '\\' => return true,
+            c if SHELL_SYNTAX.contains(&c) => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A `Command` for `line`, direct when possible.
@@ -69,9 +88,27 @@ mod tests {
 
     #[test]
     fn shell_syntax_goes_through_sh() {
-        for line in ["a | b", "a > out", "A=1 app", "app $HOME", "a && b"] {
+        for line in [
+            "a | b",
+            "a > out",
+            "A=1 app",
+            "app $HOME",
+            "a && b",
+            "echo \"$HOME\"",
+            "a 'x' | b",
+        ] {
             assert_eq!(direct_words(line), None, "{line}");
         }
+        // Inside single quotes nothing is special: `sh -c '…'` runs
+        // directly, so the service's own shell is the process we wait for.
+        assert_eq!(
+            direct_words("sh -c 'a | b; exec c $X'"),
+            Some(vec!["sh".into(), "-c".into(), "a | b; exec c $X".into()])
+        );
+        assert_eq!(
+            direct_words("grep \"a b\" f"),
+            Some(vec!["grep".into(), "a b".into(), "f".into()])
+        );
         let c = command_for("echo hi | cat");
         assert!(std::path::Path::new(c.get_program()).ends_with("sh"));
     }

@@ -7,4 +7,5 @@ mod figures;
 mod html;
 mod load;
 mod pgo;
+mod services;
 mod support;

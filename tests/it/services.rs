@@ -1,0 +1,146 @@
+//! Targets with services: the fixture's slowserver started per run with
+//! a free port, trained under load and stopped cleanly (so gcc writes its
+//! profile), benchmarked with afterburner's own load, instructions counted
+//! in the server under callgrind.
+
+use crate::support::{comparison, only_run_dir, read_json, Sandbox};
+
+const SERVED: &str = r#"
+[target]
+name = "slowserver"
+source = { path = "src" }
+build = "make"
+binaries = { server = "slowserver" }
+
+[[target.service]]
+name = "web"
+start = "{bin.server} {port} 0"
+ready = "http:/"
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+
+[[workload]]
+name = "closed"
+[workload.load]
+driver = "http"
+clients = 2
+requests = 1000
+warmup = "0s"
+
+[[workload]]
+name = "paced"
+role = "bench"
+[workload.load]
+driver = "http"
+model = "rate"
+rate = 300
+duration = "1s"
+clients = 2
+warmup = "200ms"
+
+[bench]
+repetitions = 3
+warmup = 0
+metrics = ["wall", "instructions"]
+instruction_repetitions = 1
+seed = 7
+"#;
+
+fn raw_runs(sandbox: &Sandbox) -> Vec<serde_json::Value> {
+    let raw = std::fs::read_to_string(only_run_dir(sandbox).join("raw.jsonl")).unwrap();
+    raw.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    sandbox.write("afterburner.toml", SERVED);
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_ok();
+    let afterburner = sandbox.path().join(".afterburner");
+    // SIGTERM let the instrumented server exit and write its profile.
+    let gcda = afterburner.join("variants/pgo/profile/slowserver.gcda");
+    assert!(
+        std::fs::metadata(&gcda).unwrap().len() > 0,
+        "{}",
+        run.stderr()
+    );
+    assert!(afterburner
+        .join("variants/pgo/logs/train-closed-web.log")
+        .exists());
+
+    let runs = raw_runs(&sandbox);
+    assert!(runs.iter().all(|r| r["success"] == true), "{runs:#?}");
+    let counted: Vec<_> = runs
+        .iter()
+        .filter(|r| r["kind"] == "instructions")
+        .collect();
+    // Only the fixed-count workload is counted: one run per variant.
+    assert_eq!(counted.len(), 2, "{counted:#?}");
+    assert!(counted.iter().all(|r| r["workload"] == "closed"));
+    assert!(counted
+        .iter()
+        .all(|r| r["instructions"].as_u64().unwrap() > 100_000));
+    for r in runs.iter().filter(|r| r["workload"] == "paced") {
+        let rps = r["figures"]["throughput"].as_f64().unwrap();
+        assert!((280.0..=320.0).contains(&rps), "asked 300/s, got {rps}");
+        assert!(r["figures"]["web.cpu"].as_f64().unwrap() > 0.0);
+    }
+
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    for (workload, metric) in [
+        ("closed", "throughput"),
+        ("closed", "instructions"),
+        ("paced", "p99"),
+        ("paced", "web.cpu"),
+        ("paced", "web.ctx_switches"),
+    ] {
+        comparison(&results, workload, metric, "pgo");
+    }
+    let logs = only_run_dir(&sandbox).join("logs");
+    let series = std::fs::read_to_string(logs.join("r000-paced-pgo-time.series.csv")).unwrap();
+    assert!(
+        series.starts_with("time_s,requested_rps,achieved_rps"),
+        "{series}"
+    );
+    assert!(logs.join("r000-paced-pgo-time-web.log").exists());
+}
+
+#[test]
+fn a_service_that_dies_fails_its_run_and_the_bench_goes_on() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let text = SERVED
+        .replace(
+            "start = \"{bin.server} {port} 0\"\nready = \"http:/\"",
+            "start = \"sh -c 'if [ -n \\\"$DIE\\\" ]; then timeout -s KILL 0.3 {bin.server} {port} 100; exit 3; fi; exec {bin.server} {port} 100'\"",
+        )
+        .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"crashy\"\nenv = { DIE = \"1\" }")
+        .replace("requests = 1000", "duration = \"1s\"")
+        .replace("repetitions = 3", "repetitions = 2");
+    sandbox.write("afterburner.toml", &text);
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_ok();
+    assert!(
+        run.stderr()
+            .contains("service `web` exited during the run with exit code 3"),
+        "{}",
+        run.stderr()
+    );
+    let runs = raw_runs(&sandbox);
+    let timing = |variant: &str| -> Vec<bool> {
+        runs.iter()
+            .filter(|r| r["variant"] == variant && r["kind"] == "timing")
+            .map(|r| r["success"].as_bool().unwrap())
+            .collect()
+    };
+    assert_eq!(timing("crashy"), [false, false, false, false]);
+    assert_eq!(timing("baseline"), [true, true, true, true]);
+    assert!(only_run_dir(&sandbox).join("report.md").exists());
+}
