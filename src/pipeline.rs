@@ -48,6 +48,17 @@ impl Context {
     /// Bindings of a variant's binaries for `stage`, which its build
     /// directory must hold now.
     pub fn bindings(&self, variant: &Variant, stage: Stage) -> Result<Bindings> {
+        let mut params = self.experiment.params.clone();
+        params.extend(variant.params.clone());
+        if let Some(binaries) = &variant.prebuilt {
+            return Ok(Bindings {
+                binaries: binaries.clone(),
+                params,
+                profile: None,
+                ports: BTreeMap::new(),
+                port: None,
+            });
+        }
         let record = build::current(&self.workdir, &variant.name, stage).with_context(|| {
             let phase = if stage == Stage::Final && variant.needs_profile() { "train" } else { "build" };
             format!(
@@ -59,7 +70,7 @@ impl Context {
         })?;
         Ok(Bindings {
             binaries: record.binaries,
-            params: self.experiment.params.clone(),
+            params,
             profile: None,
             ports: BTreeMap::new(),
             port: None,
@@ -109,7 +120,19 @@ pub fn build(cx: &Context) -> Result<()> {
     eprintln!("fetching source of `{}`", e.target.name);
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in &e.variants {
-        if !variant.needs_profile() {
+        if let Some(binaries) = &variant.prebuilt {
+            for (name, path) in binaries {
+                if !path.is_file() {
+                    bail!(
+                        "variant `{}`: prebuilt binary `{name}` is not a file: {}\nhint: install it (e.g. the distro's package) or fix the path in {}",
+                        variant.name,
+                        path.display(),
+                        e.file.display()
+                    );
+                }
+            }
+            eprintln!("{}: prebuilt, nothing to build", variant.name);
+        } else if !variant.needs_profile() {
             build_one(cx, variant, Stage::Final, &source_dir)?;
         } else if profile_is_current(cx, variant, &source_dir)?
             && build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
@@ -158,8 +181,8 @@ fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> Stri
     let services = serde_json::to_string(&cx.experiment.target.services).unwrap_or_default();
     hasher.update(
         format!(
-            "\n{:?}\n{:?}\n{services}",
-            cx.experiment.params, variant.env
+            "\n{:?}\n{:?}\n{:?}\n{services}",
+            cx.experiment.params, variant.params, variant.env
         )
         .as_bytes(),
     );

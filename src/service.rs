@@ -194,7 +194,7 @@ fn ready_name(ready: &Ready) -> String {
 
 /// Whether one request of `driver` gets an answer.
 fn ping(driver: load::Driver, request: &str, port: u16) -> bool {
-    let Ok(request) = load::template(request, &BTreeMap::new(), Path::new(".")) else {
+    let Ok(request) = load::template(driver, request, &BTreeMap::new(), Path::new(".")) else {
         return false;
     };
     let spec = LoadSpec {

@@ -195,10 +195,15 @@ fn drive(
     let spec = load.spec(address, s.seed ^ u64::from(record.round), &s.experiment.dir);
     let started = Instant::now();
     let (outcome, found): (Outcome, Option<sla::Found>) = match &load.model {
-        LoadModel::Sla { sla: bound, .. } => {
-            let found = sla::search(&spec, bound, |_| {})?;
-            (found.confirm.clone(), Some(found))
-        }
+        LoadModel::Sla { sla: bound, .. } => match sla::search(&spec, bound, |_| {}) {
+            Ok(found) => (found.confirm.clone(), Some(found)),
+            Err(error) => {
+                // No rate met the bound: this run failed, the bench goes on.
+                record.wall_ns = Some(nanos(started.elapsed()));
+                record.error = Some(format!("sla search: {error:#}"));
+                return Ok(());
+            }
+        },
         LoadModel::Run(_) => (load::run(&spec)?, None),
     };
     record.wall_ns = Some(nanos(started.elapsed()));

@@ -220,12 +220,21 @@ pub struct Variant {
     pub ldflags: String,
     /// Environment for the variant's runs (e.g. `LD_PRELOAD`).
     pub env: BTreeMap<String, String>,
+    /// Binaries used as they are, not built (absolute paths).
+    pub prebuilt: Option<BTreeMap<String, PathBuf>>,
+    /// Overrides of `{params.KEY}` for this variant's runs.
+    pub params: BTreeMap<String, String>,
 }
 
 impl Variant {
     /// Whether building this variant needs a training profile.
     pub fn needs_profile(&self) -> bool {
         self.optimize.iter().any(|o| o.needs_profile())
+    }
+
+    /// Whether the variant uses binaries that exist already.
+    pub fn is_prebuilt(&self) -> bool {
+        self.prebuilt.is_some()
     }
 }
 

@@ -114,6 +114,12 @@ pub struct RawVariant {
     pub ldflags: Option<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Binaries that exist already (e.g. the distro's `/usr/bin/redis-server`):
+    /// the variant is not built.
+    pub prebuilt: Option<Spanned<BTreeMap<String, String>>>,
+    /// This variant's values of `{params.KEY}` (server arguments, a config file).
+    #[serde(default)]
+    pub params: BTreeMap<String, Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -44,7 +44,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let params = cx.params(&raw.params, quick.then_some(&quick_section))?;
     let mut target = cx.target(&raw.target, &dir)?;
     target.services = cx.services(&raw.target.services, &target, &params, &dir)?;
-    let mut variants = cx.variants(&raw.variants, target.compiler)?;
+    let mut variants = cx.variants(&raw.variants, &target, &params, &dir)?;
     if quick {
         variants = cx.quick_variants(variants, &quick_section)?;
     }
@@ -268,8 +268,11 @@ impl Cx<'_> {
     fn variants(
         &self,
         raw: &[RawVariant],
-        compiler: Compiler,
+        target: &Target,
+        params: &BTreeMap<String, String>,
+        dir: &Path,
     ) -> Result<Vec<Variant>, ExperimentError> {
+        let compiler = target.compiler;
         if raw.is_empty() {
             return Ok(vec![Variant {
                 name: "baseline".to_owned(),
@@ -278,6 +281,8 @@ impl Cx<'_> {
                 cflags: String::new(),
                 ldflags: String::new(),
                 env: BTreeMap::new(),
+                prebuilt: None,
+                params: BTreeMap::new(),
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -307,6 +312,26 @@ impl Cx<'_> {
                     Some(c) => self.compiler(c)?,
                 };
                 let optimize = self.optimizations(v, compiler)?;
+                let prebuilt = v
+                    .prebuilt
+                    .as_ref()
+                    .map(|p| self.prebuilt(p, &optimize, target, dir))
+                    .transpose()?;
+                let mut own = BTreeMap::new();
+                for (key, value) in &v.params {
+                    if !params.contains_key(key) {
+                        return Err(self.invalid(
+                            value.span(),
+                            format!(
+                                "variant `{name}` sets `{key}`, which [params] does not define"
+                            ),
+                            format!(
+                                "add `{key} = …` to [params]: the value the other variants use"
+                            ),
+                        ));
+                    }
+                    own.insert(key.clone(), self.param_text(value)?);
+                }
                 Ok(Variant {
                     name: name.clone(),
                     compiler,
@@ -314,9 +339,59 @@ impl Cx<'_> {
                     cflags: v.cflags.clone().unwrap_or_default(),
                     ldflags: v.ldflags.clone().unwrap_or_default(),
                     env: v.env.clone(),
+                    prebuilt,
+                    params: own,
                 })
             })
             .collect()
+    }
+
+    fn prebuilt(
+        &self,
+        raw: &Spanned<BTreeMap<String, String>>,
+        optimize: &[Optimization],
+        target: &Target,
+        dir: &Path,
+    ) -> Result<BTreeMap<String, PathBuf>, ExperimentError> {
+        if !optimize.is_empty() {
+            return Err(self.invalid(
+                raw.span(),
+                "a prebuilt variant cannot also be optimized: afterburner does not build it",
+                "drop `optimize` from this variant, or drop `prebuilt` so afterburner builds it",
+            ));
+        }
+        let missing: Vec<&String> = target
+            .binaries
+            .keys()
+            .filter(|b| !raw.get_ref().contains_key(*b))
+            .collect();
+        let unknown: Vec<&String> = raw
+            .get_ref()
+            .keys()
+            .filter(|b| !target.binaries.contains_key(*b))
+            .collect();
+        if !missing.is_empty() || !unknown.is_empty() {
+            return Err(self.invalid(
+                raw.span(),
+                format!(
+                    "prebuilt must name exactly the target's binaries: missing {missing:?}, unknown {unknown:?}"
+                ),
+                format!(
+                    "write prebuilt = {{ {} }}",
+                    target
+                        .binaries
+                        .keys()
+                        .map(|b| format!("{b} = \"/path/to/{b}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        Ok(raw
+            .get_ref()
+            .iter()
+            .map(|(k, v)| (k.clone(), resolve_path(dir, v)))
+            .collect())
     }
 
     fn optimizations(

@@ -192,3 +192,26 @@ fn service_and_load_mistakes_name_their_line() {
     let sla = SERVED.replace("p99<5ms", "p97<5ms");
     assert!(error_of(&sla).contains(":29: percentile 97"));
 }
+
+#[test]
+fn prebuilt_variants_and_variant_params() {
+    let text = GOOD.replace(
+        "[[variant]]\nname = \"baseline\"",
+        "[[variant]]\nname = \"baseline\"\n\n[[variant]]\nname = \"distro\"\nprebuilt = { app = \"/usr/bin/app\" }\nparams = { n = 7 }",
+    );
+    let e = load_text(&text, false).unwrap();
+    let distro = e.variant("distro").unwrap();
+    assert!(distro.is_prebuilt());
+    assert_eq!(
+        distro.prebuilt.as_ref().unwrap()["app"],
+        PathBuf::from("/usr/bin/app")
+    );
+    assert_eq!(distro.params["n"], "7");
+    let optimized = text.replace("prebuilt = {", "optimize = [\"lto\"]\nprebuilt = {");
+    assert!(error_of(&optimized).contains("a prebuilt variant cannot also be optimized"));
+    let wrong = text.replace("{ app = \"/usr/bin/app\" }", "{ ap = \"/usr/bin/app\" }");
+    let err = error_of(&wrong);
+    assert!(err.contains("missing [\"app\"], unknown [\"ap\"]"), "{err}");
+    let param = text.replace("params = { n = 7 }", "params = { m = 7 }");
+    assert!(error_of(&param).contains("sets `m`, which [params] does not define"));
+}

@@ -10,8 +10,14 @@ use super::request::{Generator, Words};
 use super::{Pace, Share};
 use crate::process::{capture_command, describe_status, ProcessError};
 
+/// In an error: the connection is gone and must be made again.
+pub(super) const CONNECTION_LOST: &str = "connection:";
+
+/// The start of an error that no retry can mend: the client stops.
+pub(super) const FATAL: &str = "cannot go on: ";
+
 /// The end of an error that is a timeout.
-const TIMED_OUT: &str = "timed out";
+pub(super) const TIMED_OUT: &str = "timed out";
 
 /// One blocking request: `Ok(true)` answered, `Ok(false)` an error answer,
 /// `Err` the request could not be made.
@@ -53,7 +59,7 @@ impl Call for Exec {
 
 /// Run one client: `index` within the share, until the share is done.
 pub fn run_client(
-    mut client: Box<dyn Call>,
+    connect: &dyn Fn() -> Result<Box<dyn Call>, String>,
     mut generator: Generator,
     share: &Share,
     index: usize,
@@ -62,6 +68,7 @@ pub fn run_client(
 ) -> Recorder {
     let mut due = start + share.offset(index);
     let mut remaining = share.requests;
+    let mut client: Option<Box<dyn Call>> = None;
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     loop {
         let now = Instant::now();
@@ -87,8 +94,29 @@ pub fn run_client(
                 *r -= 1;
             }
         }
+        if client.is_none() {
+            match connect() {
+                Ok(c) => client = Some(c),
+                Err(why) => {
+                    recorder.error(intended, Instant::now(), &why);
+                    if why.starts_with(FATAL) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
+            }
+        }
         let words = generator.next_request();
-        match client.call(words, share.timeout) {
+        let Some(c) = client.as_mut() else { continue };
+        let result = c.call(words, share.timeout);
+        if result
+            .as_ref()
+            .is_err_and(|why| why.contains(CONNECTION_LOST))
+        {
+            client = None;
+        }
+        match result {
             Ok(ok) => recorder.reply(intended, Instant::now(), ok),
             Err(why) if why.ends_with(TIMED_OUT) => recorder.timeout(intended, Instant::now()),
             Err(why) => recorder.error(intended, Instant::now(), &why),

@@ -127,7 +127,7 @@ pub fn main(args: &LoadArgs) -> Result<()> {
     let spec = LoadSpec {
         driver,
         address,
-        request: template(&request, &vars, &cwd)?,
+        request: template(driver, &request, &vars, &cwd)?,
         model,
         warmup: args.warmup,
         timeout: args.timeout,

@@ -25,6 +25,87 @@ use super::{Pace, Share};
 /// How long a failed connection waits before trying again.
 const RECONNECT_AFTER: Duration = Duration::from_millis(100);
 
+/// The token of the schedule's timer; connections use their index.
+const TIMER: Token = Token(usize::MAX);
+
+/// A `timerfd` in the poll set: epoll's own timeout has millisecond
+/// resolution, which would add up to 1 ms to every open-loop request's
+/// latency (measured from its intended start). The timer wakes the loop
+/// within microseconds of the next due request.
+struct Timer {
+    fd: std::os::fd::OwnedFd,
+    armed: Option<Instant>,
+}
+
+impl Timer {
+    fn new(poll: &Poll) -> io::Result<Self> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        // SAFETY: timerfd_create takes a clock id and flags, returns an fd or -1.
+        let raw = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the fd was just created and nothing else owns it.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+        poll.registry().register(
+            &mut mio::unix::SourceFd(&fd.as_raw_fd()),
+            TIMER,
+            Interest::READABLE,
+        )?;
+        Ok(Self { fd, armed: None })
+    }
+
+    /// Fire at `when` (re-arming only when it changed).
+    fn arm(&mut self, when: Instant, now: Instant) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        if self.armed == Some(when) {
+            return Ok(());
+        }
+        // A zero value would disarm the timer: fire after 1 ns instead.
+        let after = when
+            .saturating_duration_since(now)
+            .max(Duration::from_nanos(1));
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
+                tv_nsec: libc::c_long::from(after.subsec_nanos()),
+            },
+        };
+        // SAFETY: a valid fd and a valid itimerspec; the old value is not wanted.
+        let rc = unsafe {
+            libc::timerfd_settime(
+                self.fd.as_raw_fd(),
+                0,
+                &raw const spec,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.armed = Some(when);
+        Ok(())
+    }
+
+    /// Consume the expiry, so the edge-triggered poll reports the next one.
+    fn clear(&mut self) {
+        use std::os::fd::AsRawFd;
+        let mut count = [0u8; 8];
+        // SAFETY: reads at most 8 bytes into an 8-byte buffer.
+        let _ = unsafe { libc::read(self.fd.as_raw_fd(), count.as_mut_ptr().cast(), 8) };
+        self.armed = None;
+    }
+}
+
 struct Conn {
     stream: Option<TcpStream>,
     out: Vec<u8>,
@@ -51,6 +132,12 @@ pub fn run(
 ) -> Result<Recorder> {
     let mut poll = Poll::new().context("creating an epoll instance")?;
     let mut events = Events::with_capacity(1024);
+    let open_loop = matches!(share.pace, Pace::Rate { .. });
+    let mut timer = if open_loop {
+        Some(Timer::new(&poll).context("creating a timerfd")?)
+    } else {
+        None
+    };
     let mut conns: Vec<Conn> = (0..share.clients)
         .map(|i| Conn {
             stream: None,
@@ -156,12 +243,24 @@ pub fn run(
         if let Some(end) = share.end.filter(|_| issuing) {
             wake = wake.min(end);
         }
-        match poll.poll(&mut events, Some(wake.saturating_duration_since(now))) {
+        let mut timeout = wake.saturating_duration_since(now);
+        if let Some(timer) = timer.as_mut() {
+            timer.arm(wake, now).context("arming the timerfd")?;
+            // epoll's own timeout is only a backstop now.
+            timeout += Duration::from_millis(5);
+        }
+        match poll.poll(&mut events, Some(timeout)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e).context("waiting for replies"),
         }
         for event in &events {
+            if event.token() == TIMER {
+                if let Some(timer) = timer.as_mut() {
+                    timer.clear();
+                }
+                continue;
+            }
             let conn = &mut conns[event.token().0];
             if conn.stream.is_none() {
                 continue;

@@ -7,6 +7,7 @@ pub mod command;
 mod engine;
 mod http;
 mod memcached;
+mod postgres;
 mod protocol;
 mod recorder;
 mod redis;
@@ -37,10 +38,18 @@ pub enum Driver {
     Http,
     /// A command per request.
     Exec,
+    /// PostgreSQL, extended query protocol: a prepared statement per client.
+    Postgres,
 }
 
 impl Driver {
-    pub const ALL: [Driver; 4] = [Driver::Redis, Driver::Memcached, Driver::Http, Driver::Exec];
+    pub const ALL: [Driver; 5] = [
+        Driver::Redis,
+        Driver::Memcached,
+        Driver::Http,
+        Driver::Exec,
+        Driver::Postgres,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -48,6 +57,7 @@ impl Driver {
             Driver::Memcached => "memcached",
             Driver::Http => "http",
             Driver::Exec => "exec",
+            Driver::Postgres => "postgres",
         }
     }
 
@@ -62,6 +72,7 @@ impl Driver {
             Driver::Memcached => Some("get key".to_owned()),
             Driver::Http => Some(format!("GET {}", if path.is_empty() { "/" } else { path })),
             Driver::Exec => None,
+            Driver::Postgres => Some("SELECT 1".to_owned()),
         }
     }
 }
@@ -117,8 +128,9 @@ pub struct Outcome {
     pub series: Vec<SeriesRow>,
 }
 
-/// The request template from text and `NAME=SOURCE` variables.
+/// The request template of `driver` from text and `NAME=SOURCE` variables.
 pub fn template(
+    driver: Driver,
     text: &str,
     vars: &BTreeMap<String, String>,
     dir: &std::path::Path,
@@ -131,7 +143,20 @@ pub fn template(
                 .map(|s| (name.clone(), s))
         })
         .collect::<Result<BTreeMap<_, _>>>()?;
-    RequestTemplate::new(text, &sources)
+    request_template(driver, text, &sources)
+}
+
+/// A request template as `driver` reads requests: SQL for postgres,
+/// shell-quoted words for the others.
+pub fn request_template(
+    driver: Driver,
+    text: &str,
+    vars: &BTreeMap<String, Source>,
+) -> Result<RequestTemplate> {
+    match driver {
+        Driver::Postgres => RequestTemplate::sql(text, vars),
+        _ => RequestTemplate::new(text, vars),
+    }
 }
 
 /// How one thread's share of the clients sends.
@@ -202,7 +227,7 @@ pub fn run(spec: &LoadSpec) -> Result<Outcome> {
     let from = start + spec.warmup;
     let end = duration.map(|d| from + d);
     let workers = match spec.driver {
-        Driver::Exec => clients,
+        Driver::Exec | Driver::Postgres => clients,
         _ => spec.threads.clamp(1, clients),
     };
     let shares: Vec<Share> = (0..workers)
@@ -224,19 +249,30 @@ pub fn run(spec: &LoadSpec) -> Result<Outcome> {
         })
         .collect();
     let recorders: Vec<Result<Recorder>> = match spec.driver {
-        Driver::Exec => {
+        Driver::Exec | Driver::Postgres => {
             let cwd = spec.cwd.clone();
+            let sql = postgres::Sql::parse(&spec.request.text).text;
+            let conninfo = spec.address.clone().unwrap_or_default();
+            let (driver, timeout) = (spec.driver, spec.timeout);
             thread::scope(|scope| {
                 let handles: Vec<_> = shares
                     .iter()
                     .enumerate()
                     .map(|(w, share)| {
                         let generator = spec.request.generator(spec.seed, w as u64, workers as u64);
-                        let client = Box::new(blocking::Exec { cwd: cwd.clone() });
+                        let (cwd, sql, conninfo) = (cwd.clone(), sql.clone(), conninfo.clone());
+                        let connect = move || -> Result<Box<dyn blocking::Call>, String> {
+                            Ok(match driver {
+                                Driver::Postgres => {
+                                    Box::new(postgres::Postgres::connect(&conninfo, &sql, timeout)?)
+                                }
+                                _ => Box::new(blocking::Exec { cwd: cwd.clone() }),
+                            })
+                        };
                         let recorder = Recorder::new(from, spec.interval);
                         scope.spawn(move || {
                             Ok(blocking::run_client(
-                                client, generator, share, 0, start, recorder,
+                                &connect, generator, share, 0, start, recorder,
                             ))
                         })
                     })
@@ -255,7 +291,7 @@ pub fn run(spec: &LoadSpec) -> Result<Outcome> {
                 Driver::Http => Box::new(http::Http {
                     host: address.to_owned(),
                 }),
-                Driver::Exec => unreachable!("handled above"),
+                Driver::Exec | Driver::Postgres => unreachable!("handled above"),
             };
             let protocol = &*protocol;
             thread::scope(|scope| {
@@ -315,8 +351,14 @@ pub fn parse_url(url: &str) -> Result<(Driver, Option<String>, String)> {
         format!("`{url}` has no scheme\nhint: write redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH or exec")
     })?;
     let driver = Driver::from_name(scheme).with_context(|| {
-        format!("unknown driver `{scheme}`\nhint: use one of redis, memcached, http, exec")
+        format!(
+            "unknown driver `{scheme}`\nhint: use one of redis, memcached, http, postgres, exec"
+        )
     })?;
+    if driver == Driver::Postgres {
+        // libpq's URL form is the connection string itself.
+        return Ok((driver, Some(url.to_owned()), String::new()));
+    }
     let (hostport, path) = match rest.find('/') {
         Some(i) => (&rest[..i], rest[i..].to_owned()),
         None => (rest, String::new()),
@@ -324,6 +366,7 @@ pub fn parse_url(url: &str) -> Result<(Driver, Option<String>, String)> {
     let default_port = match driver {
         Driver::Redis => 6379,
         Driver::Memcached => 11211,
+        Driver::Postgres => 5432,
         Driver::Http | Driver::Exec => 80,
     };
     let address = if hostport.contains(':') {
@@ -368,6 +411,7 @@ mod tests {
             driver: Driver::Exec,
             address: None,
             request: template(
+                Driver::Exec,
                 "sh -c 'exit {code}'",
                 &BTreeMap::from([("code".to_owned(), "seq:0:1".to_owned())]),
                 std::path::Path::new("."),

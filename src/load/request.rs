@@ -151,9 +151,24 @@ impl RequestTemplate {
         if split.is_empty() {
             bail!("the request is empty");
         }
+        Self::from_words(text, &split, vars)
+    }
+
+    /// A SQL request: the words are the values of its `{name}`
+    /// placeholders, which the statement takes as `$1`, `$2`, …
+    pub fn sql(text: &str, vars: &BTreeMap<String, Source>) -> Result<Self> {
+        if text.trim().is_empty() {
+            bail!("the request is empty");
+        }
+        let sql = super::postgres::Sql::parse(text);
+        let words: Vec<String> = sql.params.iter().map(|p| format!("{{{p}}}")).collect();
+        Self::from_words(text, &words, vars)
+    }
+
+    fn from_words(text: &str, split: &[String], vars: &BTreeMap<String, Source>) -> Result<Self> {
         let names: Vec<&String> = vars.keys().collect();
         let mut words = Vec::new();
-        for word in &split {
+        for word in split {
             let mut segments = Vec::new();
             let mut rest = word.as_str();
             while let Some(open) = rest.find('{') {

@@ -118,9 +118,23 @@ pub fn search(spec: &LoadSpec, sla: &Sla, mut log: impl FnMut(&Probe)) -> Result
     let Some(mut bad) = bad else {
         bail!("the bound held up to {good:.0} requests/s: start from a higher rate");
     };
-    if good == 0.0 {
-        // Even the first rate broke: bisect down toward zero.
-        good = bad / 1024.0;
+    // The first rate broke: halve until one holds, six times at most.
+    let mut halvings = 0;
+    while good == 0.0 {
+        if halvings == 6 {
+            bail!(
+                "even {bad:.1} requests/s broke p{} <= {} ms\nhint: the bound is tighter than this server's latency when idle; raise it",
+                sla.percentile,
+                sla.max_ms
+            );
+        }
+        halvings += 1;
+        let lower = bad / 2.0;
+        if probe(lower)? {
+            good = lower;
+        } else {
+            bad = lower;
+        }
     }
     while (bad - good) / good > sla.precision {
         let mid = f64::midpoint(good, bad);

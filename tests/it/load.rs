@@ -7,7 +7,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{read_json, Sandbox};
+use crate::support::{exclusive, read_json, Sandbox};
 
 /// A server process, killed when dropped.
 struct Server {
@@ -90,6 +90,7 @@ fn f(v: &serde_json::Value) -> f64 {
 
 #[test]
 fn closed_load_finds_the_capacity_and_queueing_delay_of_a_known_server() {
+    let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
     // 2 ms per request, one at a time: 500 requests/s whatever the clients.
     let server = slowserver(&sandbox, &["2000"]);
@@ -102,7 +103,7 @@ fn closed_load_finds_the_capacity_and_queueing_delay_of_a_known_server() {
     let s = &out["summary"];
     let rps = f(&s["achieved_rps"]);
     assert!(
-        (450.0..=505.0).contains(&rps),
+        (425.0..=505.0).contains(&rps),
         "capacity 500/s, measured {rps}"
     );
     assert_eq!((u(&s["errors"]), u(&s["timeouts"])), (0, 0));
@@ -118,6 +119,7 @@ fn closed_load_finds_the_capacity_and_queueing_delay_of_a_known_server() {
 
 #[test]
 fn rate_load_counts_from_the_intended_start_so_a_stall_shows_in_the_tail() {
+    let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
     let steady = slowserver(&sandbox, &["2000"]);
     let stalling = slowserver(
@@ -130,11 +132,7 @@ fn rate_load_counts_from_the_intended_start_so_a_stall_shows_in_the_tail() {
         &format!("http://127.0.0.1:{}/", steady.port),
         &args,
     );
-    let p99 = f(&calm["summary"]["latency_ms"]["p99"]);
-    assert!(
-        p99 < 50.0,
-        "a server at 40% load answers in a few ms, p99 {p99}"
-    );
+    let calm_p99 = f(&calm["summary"]["latency_ms"]["p99"]);
     assert!((f(&calm["summary"]["achieved_rps"]) - 200.0).abs() < 10.0);
     let out = load(
         &sandbox,
@@ -146,12 +144,18 @@ fn rate_load_counts_from_the_intended_start_so_a_stall_shows_in_the_tail() {
     // the last ~0: a closed-loop tool would see 8 slow requests, not 200.
     assert!(f(&s["max"]) >= 950.0, "{s}");
     assert!(f(&s["p99"]) >= 800.0, "{s}");
+    // The same server without the stall: its tail is a small fraction of it.
+    assert!(
+        calm_p99 * 2.0 < f(&s["p99"]),
+        "calm p99 {calm_p99}, stalled {s}"
+    );
     assert!(f(&s["p90"]) >= 500.0, "{s}");
-    assert!(f(&s["p50"]) < 50.0, "{s}");
+    assert!(f(&s["p50"]) < 200.0, "{s}");
 }
 
 #[test]
 fn sla_search_finds_the_capacity_within_ten_percent() {
+    let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
     let server = slowserver(&sandbox, &["2000"]);
     let url = format!("http://127.0.0.1:{}/", server.port);
@@ -177,7 +181,7 @@ fn sla_search_finds_the_capacity_within_ten_percent() {
     let out = read_json(&sandbox.path().join("out.json"));
     let found = f(&out["summary"]["requested_rps"]);
     assert!(
-        (450.0..=525.0).contains(&found),
+        (425.0..=525.0).contains(&found),
         "capacity 500/s, found {found}\n{}",
         run.stderr()
     );
@@ -237,6 +241,7 @@ fn stat(text: &str, name: &str) -> u64 {
 
 #[test]
 fn redis_driver_counts_exactly_what_the_server_processed() {
+    let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
     let server = start(
         "redis-server",
@@ -302,6 +307,7 @@ fn redis_driver_counts_exactly_what_the_server_processed() {
 
 #[test]
 fn memcached_driver_sets_and_gets() {
+    let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
     let server = start(
         "memcached",
@@ -350,4 +356,186 @@ fn memcached_driver_sets_and_gets() {
     // Half the keys exist: about half the gets hit.
     let share = hits as f64 / (hits + misses) as f64;
     assert!((0.4..0.6).contains(&share), "hit share {share}");
+}
+
+/// PostgreSQL's own binaries (Debian's `postgresql` package), newest major.
+fn postgres_bin() -> std::path::PathBuf {
+    let mut dirs: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL is not installed (.ci/run installs the postgresql package)")
+        .map(|e| e.unwrap().path().join("bin"))
+        .filter(|p| p.join("postgres").exists())
+        .collect();
+    dirs.sort();
+    dirs.pop().expect("no /usr/lib/postgresql/*/bin/postgres")
+}
+
+/// As root, PostgreSQL must run as its own user.
+fn as_postgres(program: &std::path::Path) -> Command {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid=postgres",
+            "--regid=postgres",
+            "--init-groups",
+            "--",
+        ])
+        .arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
+/// A PostgreSQL server of the test's own, in the sandbox.
+struct Postgres {
+    server: Server,
+    bin: std::path::PathBuf,
+}
+
+impl Postgres {
+    fn start(sandbox: &Sandbox) -> Self {
+        let bin = postgres_bin();
+        let data = sandbox.path().join("pgdata");
+        std::fs::create_dir(&data).unwrap();
+        // SAFETY: getuid has no preconditions.
+        if unsafe { libc::getuid() } == 0 {
+            let chmod = Command::new("chmod")
+                .arg("755")
+                .arg(sandbox.path())
+                .status();
+            assert!(chmod.unwrap().success());
+            let chown = Command::new("chown")
+                .arg("postgres:postgres")
+                .arg(&data)
+                .status();
+            assert!(chown.unwrap().success());
+        }
+        let out = as_postgres(&bin.join("initdb"))
+            .args(["-A", "trust", "-U", "postgres", "-D"])
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "initdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let port = free_port();
+        let child = as_postgres(&bin.join("postgres"))
+            .arg("-D")
+            .arg(&data)
+            .args([
+                "-p",
+                &port.to_string(),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+            ])
+            .arg("-k")
+            .arg(&data)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let postgres = Self {
+            server: Server { child, port },
+            bin,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while postgres.psql("SELECT 1") != "1" {
+            assert!(Instant::now() < deadline, "PostgreSQL did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        postgres
+    }
+
+    fn psql(&self, sql: &str) -> String {
+        let out = Command::new(self.bin.join("psql"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.server.port.to_string(),
+                "-U",
+                "postgres",
+                "-tAc",
+                sql,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+}
+
+#[test]
+fn postgres_driver_binds_parameters_and_counts_failures() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let pg = Postgres::start(&sandbox);
+    pg.psql("CREATE TABLE t (k int PRIMARY KEY, v text)");
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", pg.server.port);
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "INSERT INTO t VALUES ({k}, concat('row ', {k}::int))",
+            "--var",
+            "k=seq:1:1000",
+            "-n",
+            "1000",
+            "-c",
+            "4",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["requests"]), 1000, "{out}");
+    assert_eq!(pg.psql("SELECT count(*) FROM t"), "1000");
+    assert_eq!(pg.psql("SELECT v FROM t WHERE k = 77"), "row 77");
+    // Every key exists now: each insert is a duplicate, an error the server reports.
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "INSERT INTO t VALUES ({k})",
+            "--var",
+            "k=seq:1:10",
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["errors"]), 10);
+    assert!(
+        out["summary"]["first_error"]
+            .as_str()
+            .unwrap()
+            .contains("duplicate key"),
+        "{out}"
+    );
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "SELECT v FROM t WHERE k = {k}",
+            "--var",
+            "k=uniform:1:1000",
+            "-d",
+            "1s",
+            "-c",
+            "4",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
+    assert!(u(&out["summary"]["requests"]) > 100, "{out}");
 }

@@ -3,7 +3,7 @@
 //! profile), benchmarked with afterburner's own load, instructions counted
 //! in the server under callgrind.
 
-use crate::support::{comparison, only_run_dir, read_json, Sandbox};
+use crate::support::{comparison, exclusive, only_run_dir, read_json, Sandbox};
 
 const SERVED: &str = r#"
 [target]
@@ -60,6 +60,7 @@ fn raw_runs(sandbox: &Sandbox) -> Vec<serde_json::Value> {
 
 #[test]
 fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
+    let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
     sandbox.write("afterburner.toml", SERVED);
     let run = sandbox.afterburner(&["run"]);
@@ -115,6 +116,7 @@ fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
 
 #[test]
 fn a_service_that_dies_fails_its_run_and_the_bench_goes_on() {
+    let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
     let text = SERVED
         .replace(

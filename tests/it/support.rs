@@ -153,3 +153,12 @@ pub fn comparison<'a>(
         .find(|c| c["workload"] == workload && c["metric"] == metric && c["variant"] == variant)
         .unwrap_or_else(|| panic!("no comparison for {workload}/{metric}/{variant} in {results:#}"))
 }
+
+/// Tests that load servers to capacity, or whose assertions are about
+/// timing, run one at a time: on a 2-core machine two of them would skew
+/// each other's figures.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -12,7 +12,7 @@ use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::load::command::parse_sla;
 use crate::load::sla::Sla;
-use crate::load::{Driver, Model, RequestTemplate, Source};
+use crate::load::{request_template, Driver, Model, Source};
 
 const SIGNALS: [(&str, i32); 5] = [
     ("TERM", libc::SIGTERM),
@@ -147,7 +147,7 @@ impl Cx<'_> {
             self.invalid(
                 l.driver.span(),
                 format!("unknown driver `{}`", l.driver.get_ref()),
-                "use driver = \"redis\", \"memcached\", \"http\" or \"exec\"",
+                "use driver = \"redis\", \"memcached\", \"http\", \"postgres\" or \"exec\"",
             )
         })?;
         let address = match &l.address {
@@ -182,7 +182,7 @@ impl Cx<'_> {
                 ))
             }
         };
-        let request = RequestTemplate::new(request_text.get_ref(), &vars).map_err(|e| {
+        let request = request_template(driver, request_text.get_ref(), &vars).map_err(|e| {
             let text = format!("{e:#}");
             let (message, hint) = text
                 .split_once("\nhint: ")
