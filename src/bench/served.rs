@@ -90,43 +90,53 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
         stderr: s.logs.join(format!("{stem}.err")),
     };
     let mut record = RunRecord::blank(slot, &io);
-    let mut bindings = s.bindings.clone();
-    bindings.ports = service::ports(&e.target.services)?;
-    bindings.port = e
-        .target
-        .services
-        .first()
-        .and_then(|f| bindings.ports.get(&f.name).copied());
     let counting = slot.kind == RunKind::Instructions;
     let counter_out = s.scratch.join("counter");
     if counting {
         fs_err::create_dir_all(s.scratch)?;
     }
     let prefix = counting.then(|| s.counter.prefix(&counter_out));
-    let services = match service::start(
-        &e.target.services,
-        &bindings,
-        &s.variant.env,
-        s.logs,
-        &stem,
-        prefix.as_deref(),
-    ) {
-        Ok(services) => services,
-        Err(error) => {
-            "service did not start".clone_into(&mut record.exit);
-            record.error = Some(format!("{error:#}"));
-            return Ok(record);
+    // `instances` copies of the services, each with ports of its own.
+    let copies = slot.workload.load.as_ref().map_or(1, |l| l.instances);
+    let mut started = Vec::new();
+    let mut all_bindings = Vec::new();
+    for copy in 0..copies {
+        let bindings = with_ports(s.bindings, e)?;
+        let stem = if copies > 1 {
+            format!("{stem}-i{copy}")
+        } else {
+            stem.clone()
+        };
+        match service::start(
+            &e.target.services,
+            &bindings,
+            &s.variant.env,
+            s.logs,
+            &stem,
+            prefix.as_deref(),
+        ) {
+            Ok(services) => started.push(services),
+            Err(error) => {
+                for services in started {
+                    let _ = services.stop();
+                }
+                "service did not start".clone_into(&mut record.exit);
+                record.error = Some(format!("{error:#}"));
+                return Ok(record);
+            }
         }
-    };
+        all_bindings.push(bindings);
+    }
+    let bindings = &all_bindings[0];
     let work = if let Some(load) = &slot.workload.load {
-        drive(load, &bindings, s, &stem, &mut record)
+        drive(load, &all_bindings, s, &stem, &mut record)
     } else {
         let template = slot
             .workload
             .run
             .as_ref()
             .context("invariant: a workload has run or load")?;
-        let command = template.expand(&bindings)?;
+        let command = template.expand(bindings)?;
         if counting {
             // The services are counted; the client only drives them.
             let mut c = measure::command_for(&command);
@@ -152,15 +162,19 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
             Ok(())
         }
     };
-    let stopped = services.stop();
+    let stopped: Vec<_> = started.into_iter().map(service::Services::stop).collect();
     work?;
-    match stopped {
-        Ok(usages) => add_usages(&mut record, &usages),
-        Err(error) => {
-            record.success = false;
-            record.error = Some(format!("{error:#}"));
+    let mut usages = Vec::new();
+    for result in stopped {
+        match result {
+            Ok(u) => usages.extend(u),
+            Err(error) => {
+                record.success = false;
+                record.error = Some(format!("{error:#}"));
+            }
         }
     }
+    add_usages(&mut record, &usages);
     if counting {
         record.instruction_source = Some(s.counter.name().to_owned());
         record.instructions = s.counter.collect(s.scratch)?;
@@ -168,78 +182,132 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     Ok(record)
 }
 
+/// Each service's CPU time and context switches (summed over instances)
+/// and peak RSS (the largest instance's).
 fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage]) {
     for u in usages {
-        record
+        *record.figures.entry(format!("{}.cpu", u.name)).or_default() += u.user_s + u.sys_s;
+        let rss = record
             .figures
-            .insert(format!("{}.cpu", u.name), u.user_s + u.sys_s);
-        record
+            .entry(format!("{}.max_rss", u.name))
+            .or_default();
+        *rss = rss.max(u.max_rss_kib as f64);
+        *record
             .figures
-            .insert(format!("{}.max_rss", u.name), u.max_rss_kib as f64);
-        record.figures.insert(
-            format!("{}.ctx_switches", u.name),
-            (u.voluntary_switches + u.involuntary_switches) as f64,
-        );
+            .entry(format!("{}.ctx_switches", u.name))
+            .or_default() += (u.voluntary_switches + u.involuntary_switches) as f64;
     }
 }
 
-/// Run the load; its summary and time series go beside the run's logs.
+/// `bindings` with a free port for every service of this run.
+fn with_ports(bindings: &Bindings, e: &Experiment) -> Result<Bindings> {
+    let mut bindings = bindings.clone();
+    bindings.ports = service::ports(&e.target.services)?;
+    bindings.port = e
+        .target
+        .services
+        .first()
+        .and_then(|f| bindings.ports.get(&f.name).copied());
+    Ok(bindings)
+}
+
+/// Run the load (one per instance, in parallel); summaries and time
+/// series go beside the run's logs. Instances add up: throughput, errors
+/// and timeouts are summed, latency percentiles averaged.
 fn drive(
     load: &Load,
-    bindings: &Bindings,
+    bindings: &[Bindings],
     s: &Served,
     stem: &str,
     record: &mut RunRecord,
 ) -> Result<()> {
-    let address = load.address.expand(bindings)?;
-    let spec = load.spec(address, s.seed ^ u64::from(record.round), &s.experiment.dir);
     let started = Instant::now();
-    let (outcome, found): (Outcome, Option<sla::Found>) = match &load.model {
-        LoadModel::Sla { sla: bound, .. } => match sla::search(&spec, bound, |_| {}) {
-            Ok(found) => (found.confirm.clone(), Some(found)),
+    let results: Vec<Result<(Outcome, Option<sla::Found>)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bindings
+            .iter()
+            .enumerate()
+            .map(|(copy, b)| {
+                scope.spawn(move || -> Result<(Outcome, Option<sla::Found>)> {
+                    let address = load.address.expand(b)?;
+                    let seed = s.seed ^ u64::from(record_round(stem)) ^ ((copy as u64) << 32);
+                    let spec = load.spec(address, seed, &s.experiment.dir);
+                    match &load.model {
+                        LoadModel::Sla { sla: bound, .. } => {
+                            let found = sla::search(&spec, bound, |_| {})?;
+                            Ok((found.confirm.clone(), Some(found)))
+                        }
+                        LoadModel::Run(_) => Ok((load::run(&spec)?, None)),
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))
+            })
+            .collect()
+    });
+    record.wall_ns = Some(nanos(started.elapsed()));
+    let mut outcomes = Vec::new();
+    for (copy, result) in results.into_iter().enumerate() {
+        let (outcome, found) = match result {
+            Ok(r) => r,
             Err(error) => {
-                // No rate met the bound: this run failed, the bench goes on.
-                record.wall_ns = Some(nanos(started.elapsed()));
-                record.error = Some(format!("sla search: {error:#}"));
+                // No rate met the bound, say: this run failed, the bench goes on.
+                record.error = Some(format!("load: {error:#}"));
                 return Ok(());
             }
-        },
-        LoadModel::Run(_) => (load::run(&spec)?, None),
+        };
+        let name = if bindings.len() > 1 {
+            format!("{stem}-i{copy}")
+        } else {
+            stem.to_owned()
+        };
+        let json = match &found {
+            Some(f) => serde_json::to_vec_pretty(f)?,
+            None => serde_json::to_vec_pretty(&outcome)?,
+        };
+        fs_err::write(s.logs.join(format!("{name}.load.json")), json)?;
+        fs_err::write(
+            s.logs.join(format!("{name}.series.csv")),
+            series_csv(&outcome.series),
+        )?;
+        outcomes.push((outcome, found.map(|f| f.rate_rps)));
+    }
+    let n = outcomes.len() as f64;
+    let sum = |f: &dyn Fn(&load::Summary) -> f64| {
+        outcomes.iter().map(|(o, _)| f(&o.summary)).sum::<f64>()
     };
-    record.wall_ns = Some(nanos(started.elapsed()));
-    let json = match &found {
-        Some(f) => serde_json::to_vec_pretty(f)?,
-        None => serde_json::to_vec_pretty(&outcome)?,
-    };
-    fs_err::write(s.logs.join(format!("{stem}.load.json")), json)?;
-    fs_err::write(
-        s.logs.join(format!("{stem}.series.csv")),
-        series_csv(&outcome.series),
-    )?;
-    let summary = &outcome.summary;
-    let l = &summary.latency_ms;
-    let figures: BTreeMap<String, f64> = [
-        ("throughput", summary.achieved_rps),
-        ("p50", l.p50),
-        ("p90", l.p90),
-        ("p99", l.p99),
-        ("p99.9", l.p999),
-        ("errors", summary.errors as f64),
-        ("timeouts", summary.timeouts as f64),
+    let mut figures: BTreeMap<String, f64> = [
+        ("throughput", sum(&|s| s.achieved_rps)),
+        ("p50", sum(&|s| s.latency_ms.p50) / n),
+        ("p90", sum(&|s| s.latency_ms.p90) / n),
+        ("p99", sum(&|s| s.latency_ms.p99) / n),
+        ("p99.9", sum(&|s| s.latency_ms.p999) / n),
+        ("errors", sum(&|s| s.errors as f64)),
+        ("timeouts", sum(&|s| s.timeouts as f64)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
-    .chain(found.as_ref().map(|f| ("sla_rate".to_owned(), f.rate_rps)))
     .collect();
-    record.figures.extend(figures);
+    if matches!(load.model, LoadModel::Sla { .. }) {
+        figures.insert(
+            "sla_rate".to_owned(),
+            outcomes.iter().filter_map(|(_, r)| *r).sum(),
+        );
+    }
+    let requests = sum(&|s| s.requests as f64);
     record.exit = format!(
-        "{} requests, {} errors, {} timeouts",
-        summary.requests, summary.errors, summary.timeouts
+        "{requests} requests, {} errors, {} timeouts",
+        figures["errors"], figures["timeouts"]
     );
-    if summary.requests == 0 {
+    record.figures.extend(figures);
+    if let Some((o, _)) = outcomes.iter().find(|(o, _)| o.summary.requests == 0) {
         record.error = Some(format!(
             "no request was answered: {}",
-            summary
+            o.summary
                 .first_error
                 .as_deref()
                 .unwrap_or("no reason recorded")
@@ -248,6 +316,11 @@ fn drive(
         record.success = true;
     }
     Ok(())
+}
+
+/// The round number in a log stem (`r003-…`), for per-round seeds.
+fn record_round(stem: &str) -> u32 {
+    stem.get(1..4).and_then(|r| r.parse().ok()).unwrap_or(0)
 }
 
 /// One training run of a workload on an instrumented variant: services

@@ -125,6 +125,9 @@ pub struct Load {
     pub pipeline: usize,
     pub threads: usize,
     pub interval: Duration,
+    /// Copies of the services and of this load run side by side; their
+    /// rates add up, their latency percentiles are averaged.
+    pub instances: usize,
 }
 
 fn serialize_request<S: serde::Serializer>(

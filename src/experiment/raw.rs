@@ -88,6 +88,8 @@ pub struct RawLoad {
     pub pipeline: Option<Spanned<usize>>,
     pub threads: Option<Spanned<usize>>,
     pub interval: Option<Spanned<String>>,
+    /// Copies of the services and the load, run in parallel.
+    pub instances: Option<Spanned<usize>>,
 }
 
 /// Exactly one of `path`, `apt`, `git` (+ `rev`), `url` (+ `sha256`).

@@ -146,3 +146,44 @@ fn a_service_that_dies_fails_its_run_and_the_bench_goes_on() {
     assert_eq!(timing("baseline"), [true, true, true, true]);
     assert!(only_run_dir(&sandbox).join("report.md").exists());
 }
+
+#[test]
+fn instances_run_copies_side_by_side_and_add_their_rates() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let text = SERVED
+        .replace("{bin.server} {port} 0", "{bin.server} {port} 2000")
+        .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"same\"")
+        .replace(
+            "requests = 1000\nwarmup = \"0s\"",
+            "model = \"rate\"\nrate = 200\nduration = \"2s\"\nwarmup = \"200ms\"\ninstances = 2",
+        )
+        .replace("repetitions = 3", "repetitions = 2")
+        .replace(
+            "metrics = [\"wall\", \"instructions\"]",
+            "metrics = [\"wall\"]",
+        );
+    sandbox.write("afterburner.toml", &text);
+    sandbox
+        .afterburner(&["bench"])
+        .assert_fails_with("afterburner build");
+    sandbox.afterburner(&["run"]).assert_ok();
+    let runs = raw_runs(&sandbox);
+    for r in runs.iter().filter(|r| r["workload"] == "closed") {
+        let rps = r["figures"]["throughput"].as_f64().unwrap();
+        // Two copies, each asked 200/s: 400/s together.
+        assert!(
+            (380.0..=420.0).contains(&rps),
+            "two copies at 200/s gave {rps}"
+        );
+    }
+    let logs = only_run_dir(&sandbox).join("logs");
+    for copy in ["i0", "i1"] {
+        assert!(logs
+            .join(format!("r000-closed-same-time-{copy}-web.log"))
+            .exists());
+        assert!(logs
+            .join(format!("r000-closed-same-time-{copy}.load.json"))
+            .exists());
+    }
+}

@@ -201,6 +201,14 @@ impl Cx<'_> {
         let clients = positive(&l.clients, 10, "clients")?;
         let pipeline = positive(&l.pipeline, 1, "pipeline")?;
         let threads = positive(&l.threads, 1, "threads")?;
+        let instances = positive(&l.instances, 1, "instances")?;
+        if instances > 1 && target.services.is_empty() {
+            return Err(self.invalid(
+                l.instances.as_ref().map_or(l.driver.span(), Spanned::span),
+                "instances copies the target's services, and it starts none",
+                "add a [[target.service]], or drop instances",
+            ));
+        }
         let duration = self.duration(l.duration.as_ref(), Duration::from_secs(10))?;
         let model_word = l.model.as_ref().map_or("closed", |m| m.get_ref().as_str());
         let model_span = l.model.as_ref().map_or(l.driver.span(), Spanned::span);
@@ -275,6 +283,7 @@ impl Cx<'_> {
             pipeline,
             threads,
             interval: self.duration(l.interval.as_ref(), Duration::from_secs(1))?,
+            instances,
         })
     }
 }
