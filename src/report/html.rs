@@ -50,6 +50,7 @@ impl Exporter for Html {
         for group in results.groups() {
             section(&mut out, results, &group.rows, &group.comparisons);
         }
+        super::load_charts::render(&mut out, results, esc);
         let _ = writeln!(out, "<h2>How verdicts are decided</h2><ul>");
         for rule in results.rules() {
             let _ = writeln!(out, "<li>{}</li>", esc(rule));

@@ -6,6 +6,7 @@ mod csv;
 mod format;
 mod html;
 mod json;
+mod load_charts;
 mod markdown;
 pub mod results;
 mod terminal;
@@ -84,5 +85,7 @@ pub fn load_results(run_dir: &Path) -> Result<Results> {
     let meta: BenchMeta = serde_json::from_slice(&fs_err::read(&meta_path)?)
         .with_context(|| format!("{} is not a bench run's metadata", meta_path.display()))?;
     let runs = read_raw(&run_dir.join(RAW_FILE))?;
-    Ok(analyze(&meta, &runs))
+    let mut results = analyze(&meta, &runs);
+    results.loads = results::load_curves(&meta, &runs);
+    Ok(results)
 }

@@ -46,6 +46,22 @@ pub struct Results {
     pub warnings: Vec<WarningEntry>,
     /// Counts of the runs in `raw.jsonl`.
     pub runs: RunCounts,
+    /// Latency curves and time series of load workloads: one run per
+    /// workload and variant (the last counted one).
+    #[serde(default)]
+    pub loads: Vec<LoadCurves>,
+}
+
+/// What one load run saw, for charts: its latency by percentile and its
+/// per-interval time series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadCurves {
+    pub workload: String,
+    pub variant: String,
+    /// The round the run belongs to.
+    pub round: u32,
+    pub percentiles: Vec<crate::load::Percentile>,
+    pub series: Vec<crate::load::SeriesRow>,
 }
 
 /// One variant's samples of one metric on one workload.
@@ -208,7 +224,55 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             warmup: runs.iter().filter(|r| r.warmup).count(),
             failed,
         },
+        loads: Vec::new(),
     }
+}
+
+/// The curves of the last counted run of each load workload and variant,
+/// read from the `<stem>.load.json` files beside the runs' logs.
+pub fn load_curves(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<LoadCurves> {
+    let mut out = Vec::new();
+    for workload in &meta.workloads {
+        for variant in &meta.variants {
+            let last = runs.iter().rev().find(|r| {
+                r.success
+                    && !r.warmup
+                    && r.kind == crate::measure::RunKind::Timing
+                    && &r.workload == workload
+                    && r.variant == variant.name
+            });
+            let Some(run) = last else { continue };
+            let Some(outcome) = read_load(&run.stdout_log) else {
+                continue;
+            };
+            out.push(LoadCurves {
+                workload: workload.clone(),
+                variant: variant.name.clone(),
+                round: run.round,
+                percentiles: outcome.summary.percentiles,
+                series: outcome.series,
+            });
+        }
+    }
+    out
+}
+
+/// The load outcome saved beside a run's stdout log (`<stem>.out`): the
+/// run's own, or its first instance's; an sla search's confirming run.
+fn read_load(stdout_log: &std::path::Path) -> Option<crate::load::Outcome> {
+    #[derive(Deserialize)]
+    struct Found {
+        confirm: crate::load::Outcome,
+    }
+
+    let stem = stdout_log.to_string_lossy();
+    let stem = stem.strip_suffix(".out")?;
+    let text = [format!("{stem}.load.json"), format!("{stem}-i0.load.json")]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())?;
+    serde_json::from_str::<crate::load::Outcome>(&text)
+        .ok()
+        .or_else(|| serde_json::from_str::<Found>(&text).ok().map(|f| f.confirm))
 }
 
 fn measurement(

@@ -105,6 +105,18 @@ fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
     ] {
         comparison(&results, workload, metric, "pgo");
     }
+    // The HTML report draws each load workload's latency curve and series.
+    let html = std::fs::read_to_string(only_run_dir(&sandbox).join("report.html")).unwrap();
+    for heading in [
+        "paced / latency by percentile",
+        "closed / per interval: p99 latency",
+    ] {
+        assert!(html.contains(heading), "report.html lacks {heading:?}");
+    }
+    assert!(
+        html.matches("<polyline").count() >= 12,
+        "2 workloads × 3 charts × 2 variants"
+    );
     let logs = only_run_dir(&sandbox).join("logs");
     let series = std::fs::read_to_string(logs.join("r000-paced-pgo-time.series.csv")).unwrap();
     assert!(
