@@ -273,6 +273,7 @@ impl Runner<'_> {
         if self.done.contains(&key) {
             return Ok(None);
         }
+        crate::interrupt::check()?;
         let e = &self.cx.experiment;
         if !e.target.services.is_empty() || slot.workload.load.is_some() {
             let served = served::Served {
@@ -284,7 +285,10 @@ impl Runner<'_> {
                 counter: self.meta.instruction_counter,
                 seed: self.meta.seed,
             };
-            let record = served::measure_served(slot, &served).with_context(|| {
+            let record = served::measure_served(slot, &served);
+            // An interrupted run is not a finished one: it is not kept.
+            crate::interrupt::check()?;
+            let record = record.with_context(|| {
                 format!(
                     "run of workload `{}` on variant `{}`",
                     slot.workload.name, slot.variant
@@ -320,7 +324,9 @@ impl Runner<'_> {
             scratch: &self.scratch,
             counter: self.meta.instruction_counter,
         };
-        let record = measure::measure(slot, &setup).with_context(|| {
+        let record = measure::measure(slot, &setup);
+        crate::interrupt::check()?;
+        let record = record.with_context(|| {
             format!(
                 "run of workload `{}` on variant `{}`",
                 slot.workload.name, slot.variant

@@ -6,8 +6,15 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = afterburner::cli::Cli::parse();
+    afterburner::interrupt::install();
     match afterburner::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if afterburner::interrupt::requested() => {
+            eprintln!("error: {}", afterburner::interrupt::Interrupted);
+            eprintln!("(while: {err:#})");
+            // 128 + SIGINT, as shells report an interrupted command.
+            ExitCode::from(130)
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE

@@ -20,6 +20,8 @@ pub enum ProcessError {
     },
     #[error("`{program}` did not finish within {timeout:?} and was killed")]
     Timeout { program: String, timeout: Duration },
+    #[error("`{program}` was stopped: afterburner was interrupted")]
+    Interrupted { program: String },
     #[error("waiting for `{program}` failed: {source}")]
     Wait {
         program: String,
@@ -210,16 +212,36 @@ impl Watchdog {
             program: program.to_owned(),
             source,
         };
-        let timed_out = wait_exit(pid, self.timeout).map_err(wait_error)?;
+        // Wait in steps of 100 ms at most, to notice Ctrl-C; an exit is
+        // seen the moment it happens either way.
+        let deadline = Instant::now() + self.timeout;
+        let (timed_out, interrupted) = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let step = left.min(Duration::from_millis(100));
+            if !wait_exit(pid, step).map_err(wait_error)? {
+                break (false, false);
+            }
+            if crate::interrupt::requested() {
+                break (false, true);
+            }
+            if left <= step {
+                break (true, false);
+            }
+        };
         let wall = start.elapsed();
         // Kill whatever the child left behind in its group (background jobs),
         // or the child itself on timeout; the unreaped leader still holds the
         // group id, so it cannot have been reused.
         kill_group(pid);
-        if timed_out {
+        if timed_out || interrupted {
             wait_no_reap(pid).map_err(wait_error)?;
         }
         let timed = reap(pid, wall).map_err(wait_error)?;
+        if interrupted {
+            return Err(ProcessError::Interrupted {
+                program: program.to_owned(),
+            });
+        }
         if timed_out {
             return Err(ProcessError::Timeout {
                 program: program.to_owned(),

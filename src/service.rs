@@ -144,6 +144,7 @@ fn wait_ready(
         _ => None,
     };
     loop {
+        crate::interrupt::check()?;
         if let Some(status) = exited(running)? {
             bail!(
                 "exited before it was ready, with {status}\n{}\nlog: {}",

@@ -72,7 +72,10 @@ pub fn run_client(
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     loop {
         let now = Instant::now();
-        if share.end.is_some_and(|end| now >= end) || remaining == Some(0) {
+        if share.end.is_some_and(|end| now >= end)
+            || remaining == Some(0)
+            || crate::interrupt::requested()
+        {
             break;
         }
         let intended = match share.pace {

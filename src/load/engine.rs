@@ -161,6 +161,7 @@ pub fn run(
     // Every thread starts its schedule at the same instant.
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     loop {
+        crate::interrupt::check()?;
         let now = Instant::now();
         let issuing = share.end.is_none_or(|end| now < end) && remaining != Some(0);
         // Send what is due.

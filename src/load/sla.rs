@@ -85,6 +85,7 @@ pub fn search(spec: &LoadSpec, sla: &Sla, mut log: impl FnMut(&Probe)) -> Result
     };
     let mut probes = Vec::new();
     let mut probe = |rate: f64| -> Result<bool> {
+        crate::interrupt::check()?;
         let mut s = spec.clone();
         s.model = Model::Rate {
             clients,

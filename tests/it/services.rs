@@ -199,3 +199,84 @@ fn instances_run_copies_side_by_side_and_add_their_rates() {
             .exists());
     }
 }
+
+/// Processes whose command line mentions `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(needle) {
+                found.push(text);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn ctrl_c_stops_the_services_keeps_finished_runs_and_resume_finishes() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let text = SERVED
+        .replace(
+            "name = \"pgo\"\noptimize = [\"pgo\"]",
+            "name = \"other\"\ncflags = \"-O1\"",
+        )
+        .replace(
+            "requests = 1000\nwarmup = \"0s\"",
+            "duration = \"1s\"\nwarmup = \"0s\"",
+        )
+        .replace("repetitions = 3", "repetitions = 4")
+        .replace(
+            "metrics = [\"wall\", \"instructions\"]",
+            "metrics = [\"wall\"]",
+        );
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["build"]).assert_ok();
+    let out = std::fs::File::create(sandbox.path().join("bench.err")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_afterburner"))
+        .arg("bench")
+        .current_dir(sandbox.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(out)
+        .spawn()
+        .unwrap();
+    let runs = sandbox.path().join(".afterburner/runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    // Wait for the first finished run, then interrupt the next one.
+    while std::fs::read_dir(&runs)
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(|e| std::fs::read_to_string(e.unwrap().path().join("raw.jsonl")).ok())
+        .is_none_or(|raw| raw.lines().count() < 1)
+    {
+        assert!(std::time::Instant::now() < deadline, "no run finished");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let stderr = std::fs::read_to_string(sandbox.path().join("bench.err")).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let build = sandbox.path().join(".afterburner/variants");
+    assert_eq!(
+        processes_with(&build.to_string_lossy()),
+        Vec::<String>::new(),
+        "services left running"
+    );
+    let kept = raw_runs(&sandbox);
+    assert!(
+        !kept.is_empty() && kept.len() < 16,
+        "{} runs kept",
+        kept.len()
+    );
+    assert!(kept.iter().all(|r| r["success"] == true));
+    sandbox.afterburner(&["bench", "--resume"]).assert_ok();
+    let all = raw_runs(&sandbox);
+    assert_eq!(all.len(), 16, "2 variants × 2 workloads × 4 rounds");
+    assert!(all.iter().all(|r| r["success"] == true));
+}
