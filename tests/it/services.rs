@@ -243,7 +243,7 @@ fn ctrl_c_stops_the_services_keeps_finished_runs_and_resume_finishes() {
         .spawn()
         .unwrap();
     let runs = sandbox.path().join(".afterburner/runs");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
     // Wait for the first finished run, then interrupt the next one.
     while std::fs::read_dir(&runs)
         .ok()
