@@ -58,7 +58,7 @@ pub struct BenchMeta {
 }
 
 /// How a variant was built.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VariantInfo {
     pub name: String,
     pub optimize: Vec<Optimization>,

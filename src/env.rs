@@ -28,7 +28,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 const TOOLS: [&str; 7] = ["gcc", "g++", "clang", "valgrind", "perf", "make", "ld"];
 
 /// The machine and software a run happened on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Environment {
     /// When this was captured: RFC 3339 UTC, to the second (`2026-11-22T12:34:56Z`).
     pub captured_at: String,
@@ -74,7 +74,7 @@ pub struct Environment {
 }
 
 /// A tool and its version line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolVersion {
     /// Program name, as looked up on `PATH` (`gcc`, `ld`, …).
     pub name: String,
@@ -83,7 +83,7 @@ pub struct ToolVersion {
 }
 
 /// One GPU as nvidia-smi reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gpu {
     /// Product name, e.g. `NVIDIA H100 80GB HBM3`.
     pub name: String,

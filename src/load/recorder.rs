@@ -268,14 +268,14 @@ pub struct Latency {
     pub max: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Percentile {
     pub percentile: f64,
     pub ms: f64,
 }
 
 /// One interval of the time series (a CSV row).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SeriesRow {
     /// End of the interval, seconds after the warmup.
     pub time_s: f64,

@@ -14,7 +14,7 @@ use crate::process::{run_timed, TimedIo};
 use crate::stats::Precision;
 
 /// Which tool counts instructions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum InstructionCounter {
     /// `perf stat -e instructions:u`: hardware counters, near-native speed.

@@ -70,7 +70,7 @@ pub struct RunRecord {
 }
 
 /// What a metric is: its name, unit, direction and precision.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metric {
     /// `wall`, `user`, `sys`, `max_rss`, `instructions`, or a figure's name.
     pub name: String,

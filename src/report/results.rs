@@ -12,7 +12,7 @@ use crate::measure::{InstructionCounter, Metric, RunRecord};
 use crate::stats::{self, CompareOptions, Comparison, Summary};
 
 /// Everything a report shows, derived from `meta.json` and `raw.jsonl` alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Results {
     /// Version of this format (see `docs/results-schema.md`).
     pub schema_version: u32,
@@ -54,7 +54,7 @@ pub struct Results {
 
 /// What one load run saw, for charts: its latency by percentile and its
 /// per-interval time series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LoadCurves {
     pub workload: String,
     pub variant: String,
@@ -65,7 +65,7 @@ pub struct LoadCurves {
 }
 
 /// One variant's samples of one metric on one workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Measurement {
     pub workload: String,
     pub metric: Metric,
@@ -78,7 +78,7 @@ pub struct Measurement {
 }
 
 /// A variant against the baseline on one workload and metric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ComparisonEntry {
     pub workload: String,
     /// Metric name.
@@ -95,7 +95,7 @@ pub struct ComparisonEntry {
 }
 
 /// A warning about one comparison, or the run as a whole.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WarningEntry {
     pub workload: Option<String>,
     pub metric: Option<String>,
@@ -104,7 +104,7 @@ pub struct WarningEntry {
 }
 
 /// How many runs `raw.jsonl` holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunCounts {
     pub total: usize,
     pub warmup: usize,

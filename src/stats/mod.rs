@@ -25,7 +25,7 @@ const RESOLUTION_FLOOR: f64 = 1e-6;
 
 /// Summary of one sample set; every field is in the metric's unit except `n`
 /// and `cv`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Number of samples (a count).
     pub n: usize,
@@ -83,7 +83,7 @@ fn mean(samples: &[f64]) -> f64 {
 }
 
 /// How precise a metric is, which decides the verdict rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
     /// Wall and CPU time, RSS, perf counts: judged by rank test and bootstrap
@@ -96,7 +96,7 @@ pub enum Precision {
 
 /// The outcome of a comparison, from the user's side: "faster" means better
 /// even for a metric where higher is better (throughput).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Verdict {
     /// The variant is significantly better than the baseline.
     #[serde(rename = "faster")]
@@ -140,7 +140,7 @@ pub struct CompareOptions {
 }
 
 /// A variant against the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// mean(variant) / mean(baseline), a unitless ratio: the seeds' Opt/Default.
     /// 1 when both means are 0.

@@ -90,7 +90,9 @@ impl Compiler {
 }
 
 /// One word of a variant's `optimize` list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Optimization {
     /// Instrumented profile-guided optimization: build instrumented, train, rebuild.
