@@ -36,6 +36,8 @@ pub enum Command {
     },
     /// Stored runs (history.db in the work directory); `history show ID` redraws one.
     History(HistoryArgs),
+    /// Print the JSON Schema of results.json (generated from the types).
+    Schema,
     /// Print the machine and software capture.
     Env {
         /// Print JSON instead of text.
@@ -171,6 +173,10 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::History(a) => history(&a),
         Command::Load(a) => crate::load::command::main(&a),
+        Command::Schema => {
+            print!("{}", crate::report::schema());
+            Ok(())
+        }
         Command::Compare { a, b } => {
             let (ra, rb) = (
                 crate::report::compare::read_run(&a)?,

@@ -17,7 +17,7 @@ use anyhow::{Context as _, Result};
 
 pub use csv::Csv;
 pub use html::Html;
-pub use json::Json;
+pub use json::{schema, Json};
 pub use markdown::Markdown;
 pub use results::{analyze, Results};
 pub use terminal::Terminal;
