@@ -107,10 +107,11 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         scratch: run_dir.join("scratch"),
         raw: RawWriter::create(&run_dir.join(RAW_FILE))?,
         done,
+        progress: crate::progress::runs(planned_runs(e)),
     };
     fs_err::create_dir_all(&runner.logs)?;
     let mut rng = Rng::new(meta.seed);
-    eprintln!(
+    runner.progress.line(format_args!(
         "benchmarking {} variants × {} workloads: {} warmup + {} rounds, order shuffled with seed {}{}",
         e.variants.len(),
         meta.workloads.len(),
@@ -118,7 +119,7 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         e.bench.repetitions,
         meta.seed,
         if resume { format!(", resuming with {} runs done", runner.done.len()) } else { String::new() }
-    );
+    ));
     for round in 0..e.bench.warmup + e.bench.repetitions {
         runner.round(round, &mut rng)?;
     }
@@ -214,6 +215,26 @@ struct Runner<'a> {
     raw: RawWriter,
     /// Runs that finished before a resume; skipped.
     done: HashSet<Slot>,
+    progress: crate::progress::Runs,
+}
+
+/// How many runs a bench of `e` makes: every round, bench workload and
+/// variant, twice where instructions are counted too.
+fn planned_runs(e: &crate::experiment::Experiment) -> u64 {
+    let counting = e.bench.metrics.contains(&MetricKind::Instructions);
+    let variants = e.variants.len() as u64;
+    e.workloads
+        .iter()
+        .filter(|w| w.role.benches())
+        .map(|w| {
+            let counted = if counting && served::countable(w.load.as_ref()) {
+                u64::from(e.bench.instruction_repetitions.min(e.bench.repetitions))
+            } else {
+                0
+            };
+            (u64::from(e.bench.warmup + e.bench.repetitions) + counted) * variants
+        })
+        .sum()
 }
 
 impl Runner<'_> {
@@ -252,18 +273,56 @@ impl Runner<'_> {
                         workload,
                         kind,
                     };
-                    if let Some(wall) = self.run(&slot, index)? {
-                        let _ = write!(line, " {}={wall:.3}s", slot.variant);
+                    self.progress.start(&format!(
+                        "round {}: {} on {}{}",
+                        round + 1,
+                        workload.name,
+                        slot.variant,
+                        if kind == RunKind::Instructions {
+                            " (instructions)"
+                        } else {
+                            ""
+                        }
+                    ));
+                    let wall = self.run(&slot, index)?;
+                    self.progress.tick();
+                    if let Some(shown) = wall {
+                        let _ = write!(line, " {}={shown}", slot.variant);
                     }
                 }
             }
         }
-        eprintln!("{line}");
+        self.progress.line(line);
         Ok(())
     }
 
-    /// Run one slot unless it is done; returns the wall time of a timing run.
-    fn run(&mut self, slot: &RunSlot, index: usize) -> Result<Option<f64>> {
+    /// With `--verbose`, a line per finished run.
+    fn describe(&self, record: &RunRecord) {
+        if !crate::progress::verbose() {
+            return;
+        }
+        let mut text = format!(
+            "  round {} {} on {} ({:?}): {}",
+            record.round + 1,
+            record.workload,
+            record.variant,
+            record.kind,
+            record.exit
+        );
+        if let Some(wall) = record.wall_ns {
+            let _ = write!(text, ", wall {:.3} s", wall as f64 / 1e9);
+        }
+        if let Some(n) = record.instructions {
+            let _ = write!(text, ", {n} instructions");
+        }
+        for (name, value) in &record.figures {
+            let _ = write!(text, ", {name} {value:.3}");
+        }
+        self.progress.line(text);
+    }
+
+    /// Run one slot unless it is done; returns what the round's line shows.
+    fn run(&mut self, slot: &RunSlot, index: usize) -> Result<Option<String>> {
         let key = (
             slot.round,
             slot.workload.name.clone(),
@@ -295,20 +354,19 @@ impl Runner<'_> {
                 )
             })?;
             self.raw.append(&record)?;
+            self.describe(&record);
             if !record.success {
                 // A dead service fails its run, not the bench.
-                eprintln!(
-                    "warning: run {} of workload `{}` on variant `{}` failed (kept in raw.jsonl; the bench goes on): {}",
+                self.progress.warn(format_args!(
+                    "run {} of workload `{}` on variant `{}` failed (kept in raw.jsonl; the bench goes on): {}",
                     slot.round + 1,
                     slot.workload.name,
                     slot.variant,
                     record.error.as_deref().unwrap_or(&record.exit)
-                );
+                ));
                 return Ok(None);
             }
-            return Ok(
-                (slot.kind == RunKind::Timing).then(|| record.wall_ns.unwrap_or(0) as f64 / 1e9)
-            );
+            return Ok(headline(&record));
         }
         let command = slot
             .workload
@@ -333,8 +391,21 @@ impl Runner<'_> {
             )
         })?;
         self.raw.append(&record)?;
+        self.describe(&record);
         check_success(&record, &command)?;
-        Ok((slot.kind == RunKind::Timing).then(|| record.wall_ns.unwrap_or(0) as f64 / 1e9))
+        Ok(headline(&record))
+    }
+}
+
+/// A timing run in a few characters: its wall time, or a load's throughput.
+fn headline(record: &RunRecord) -> Option<String> {
+    if record.kind != RunKind::Timing {
+        return None;
+    }
+    match (record.wall_ns, record.figures.get("throughput")) {
+        (Some(wall), _) => Some(format!("{:.3}s", wall as f64 / 1e9)),
+        (None, Some(rps)) => Some(format!("{rps:.0}/s")),
+        (None, None) => None,
     }
 }
 

@@ -13,6 +13,12 @@ use crate::pipeline::{self, Context, Options};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Only warnings, errors and results: no progress.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also say what each run did.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -144,6 +150,7 @@ pub const SQLITE_RECIPE: &str = include_str!("../recipes/sqlite.toml");
 
 /// Run the parsed command.
 pub fn run(cli: Cli) -> Result<()> {
+    crate::progress::set_level(cli.quiet, cli.verbose);
     match cli.command {
         Command::Run(a) => {
             let results = pipeline::run(&open(&a)?)?;
@@ -260,7 +267,7 @@ fn demo(args: &DemoArgs) -> Result<()> {
     fs_err::create_dir_all(&args.dir)?;
     let file = args.dir.join("afterburner.toml");
     write_if_changed(&file, SQLITE_RECIPE)?;
-    eprintln!("demo experiment: {}", file.display());
+    crate::progress::info(format_args!("demo experiment: {}", file.display()));
     let cx = Context::open(
         &file,
         &Options {

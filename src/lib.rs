@@ -12,6 +12,7 @@ pub mod load;
 pub mod measure;
 pub mod pipeline;
 pub mod process;
+pub mod progress;
 pub mod report;
 pub mod rng;
 pub mod service;

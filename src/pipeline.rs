@@ -10,6 +10,7 @@ use crate::build::{self, build_stage, Outcome};
 use crate::experiment::{self, Bindings, Experiment, Variant, Workload};
 use crate::measure::command_for;
 use crate::process::{describe_status, quote_output, run_timed, TimedIo};
+use crate::progress;
 use crate::source;
 use crate::toolchain::{self, tools, Compiler, Optimization, Stage};
 use crate::workdir::{tail, Workdir};
@@ -117,7 +118,7 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
 pub fn build(cx: &Context) -> Result<()> {
     let e = &cx.experiment;
     ensure_tools(e)?;
-    eprintln!("fetching source of `{}`", e.target.name);
+    progress::info(format_args!("fetching source of `{}`", e.target.name));
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in &e.variants {
         if let Some(binaries) = &variant.prebuilt {
@@ -131,7 +132,7 @@ pub fn build(cx: &Context) -> Result<()> {
                     );
                 }
             }
-            eprintln!("{}: prebuilt, nothing to build", variant.name);
+            progress::info(format_args!("{}: prebuilt, nothing to build", variant.name));
         } else if !variant.needs_profile() {
             build_one(cx, variant, Stage::Final, &source_dir)?;
         } else if profile_is_current(cx, variant, &source_dir)?
@@ -140,7 +141,10 @@ pub fn build(cx: &Context) -> Result<()> {
                     .is_ok_and(|k| k == r.key)
             })
         {
-            eprintln!("building {} (final) … up to date", variant.name);
+            progress::info(format_args!(
+                "building {} (final) … up to date",
+                variant.name
+            ));
         } else {
             build_one(cx, variant, Stage::Instrumented, &source_dir)?;
         }
@@ -190,11 +194,11 @@ fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> Stri
 }
 
 fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
-    eprint!("building {} ({}) … ", variant.name, stage.name());
+    let step = progress::step(format!("building {} ({})", variant.name, stage.name()));
     let outcome = build_stage(&cx.experiment, variant, stage, source_dir, &cx.workdir)?;
     match &outcome {
-        Outcome::Built(r) => eprintln!("done in {:.1} s", r.seconds),
-        Outcome::UpToDate(_) => eprintln!("up to date"),
+        Outcome::Built(r) => step.finish(format_args!("done in {:.1} s", r.seconds)),
+        Outcome::UpToDate(_) => step.finish("up to date"),
     }
     Ok(())
 }
@@ -218,7 +222,10 @@ pub fn train(cx: &Context) -> Result<()> {
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in profiled {
         if profile_is_current(cx, variant, &source_dir)? {
-            eprintln!("training {}: profile up to date", variant.name);
+            progress::info(format_args!(
+                "training {}: profile up to date",
+                variant.name
+            ));
         } else {
             // The build directory may hold the final build of an older
             // profile; the instrumented build comes back first.
@@ -249,7 +256,7 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
     let dirs = cx.workdir.stage_dirs(&variant.name);
     for workload in trainers {
         bindings.profile = Some(toolchain::go_profile_path(&dirs, &workload.name));
-        eprint!("training {} on {} … ", variant.name, workload.name);
+        let step = progress::step(format!("training {} on {}", variant.name, workload.name));
         let mut env = variant.env.clone();
         env.extend(pgo.training_env(&dirs));
         if !cx.experiment.target.services.is_empty() || workload.load.is_some() {
@@ -266,7 +273,7 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
                     variant.name, workload.name
                 )
             })?;
-            eprintln!("{seconds:.1} s");
+            step.finish(format_args!("{seconds:.1} s"));
             continue;
         }
         let template = workload
@@ -298,14 +305,14 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
                 io.stderr.display()
             );
         }
-        eprintln!("{:.1} s", timed.usage.wall.as_secs_f64());
+        step.finish(format_args!("{:.1} s", timed.usage.wall.as_secs_f64()));
     }
     let files = pgo.merge(&dirs)?.len();
-    eprintln!(
+    progress::info(format_args!(
         "profile of {}: {files} files in {}",
         variant.name,
         profile_dir.display()
-    );
+    ));
     fs_err::write(&marker, training_key(cx, variant, &key))?;
     Ok(())
 }

@@ -160,7 +160,9 @@ fn enable_deb_src() -> Result<()> {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    eprintln!("adding deb-src entry {DEB_SRC_LIST} and running apt-get update");
+    crate::progress::info(format_args!(
+        "adding deb-src entry {DEB_SRC_LIST} and running apt-get update"
+    ));
     fs_err::write(DEB_SRC_LIST, deb_src + "\n")?;
     let update = capture("apt-get", &["update"], FETCH_TIMEOUT)?;
     if !update.success() {

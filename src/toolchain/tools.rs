@@ -115,7 +115,7 @@ fn install_missing(what: &str, mut packages: Vec<&str>) -> Result<()> {
     if !is_root() {
         bail!("{what}\nhint: install them with `sudo apt-get install -y {list}`");
     }
-    eprintln!("installing {list} with apt-get");
+    crate::progress::info(format_args!("installing {list} with apt-get"));
     apt_install(&packages)
 }
 
