@@ -141,3 +141,67 @@ pub fn render(entries: &[Entry]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufRead as _;
+
+    const CRASH_DIR: &str = "AFTERBURNER_TEST_STORE_CRASH_DIR";
+
+    fn insert(db: &Connection, run_id: &str) -> rusqlite::Result<usize> {
+        db.execute(
+            "INSERT INTO runs (run_id, created, experiment, target, revision, variants, headline, run_dir)
+             VALUES (?1, 'now', 'e.toml', 't', NULL, 'baseline,pgo', 'w pgo wall 0.9 faster', '/r')",
+            [run_id],
+        )
+    }
+
+    /// A writer killed with SIGKILL inside its transaction leaves the
+    /// database as it was before: readable, intact, without the row.
+    #[test]
+    fn a_crash_mid_write_leaves_the_previous_state() {
+        if let Some(dir) = std::env::var_os(CRASH_DIR) {
+            // The child: write in a transaction and never commit.
+            let mut db = open(Path::new(&dir)).unwrap();
+            let tx = db.transaction().unwrap();
+            insert(&tx, "uncommitted").unwrap();
+            println!("ready");
+            std::thread::sleep(std::time::Duration::from_mins(1));
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        insert(&open(dir.path()).unwrap(), "committed").unwrap();
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "store::tests::a_crash_mid_write_leaves_the_previous_state",
+                "--nocapture",
+            ])
+            .env(CRASH_DIR, dir.path())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let ready = std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .any(|l| l.trim() == "ready");
+        assert!(ready, "the writer never got into its transaction");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let ids: Vec<String> = list(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|e| e.run_id)
+            .collect();
+        assert_eq!(ids, ["committed"]);
+        let db = open(dir.path()).unwrap();
+        let check: String = db
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
+        insert(&db, "after").unwrap();
+        assert_eq!(list(dir.path()).unwrap().len(), 2);
+    }
+}
