@@ -47,7 +47,7 @@ pub fn render(out: &mut String, results: &Results, esc: impl Fn(&str) -> String)
             (3.0, "99.9%"),
             (4.0, "99.99%"),
         ];
-        chart(out, &lines, &ticks, "ms", &esc);
+        chart(out, &lines, &ticks, "ms", true, &esc);
         let _ = writeln!(
             out,
             "<h2>{} / per interval: p99 latency (ms) and throughput (req/s)</h2>",
@@ -87,8 +87,8 @@ pub fn render(out: &mut String, results: &Results, esc: impl Fn(&str) -> String)
             })
             .collect();
         let ticks: Vec<(f64, &str)> = labels.iter().map(|(x, l)| (*x, l.as_str())).collect();
-        chart(out, &p99, &ticks, "ms", &esc);
-        chart(out, &rate, &ticks, "req/s", &esc);
+        chart(out, &p99, &ticks, "ms", false, &esc);
+        chart(out, &rate, &ticks, "req/s", false, &esc);
     }
 }
 
@@ -98,21 +98,36 @@ fn tail_x(percentile: f64) -> f64 {
     (-rest.log10()).min(5.0)
 }
 
-/// A line chart with a legend; `ticks` label the x axis.
+/// A number for an axis label: no decimals for large values.
+fn label(v: f64, unit: &str) -> String {
+    if v >= 100.0 {
+        format!("{v:.0} {unit}")
+    } else {
+        format!("{v:.3} {unit}")
+    }
+}
+
+/// A line chart with a legend; `ticks` label the x axis. With `log_y` the
+/// y axis is logarithmic (latency curves span microseconds to seconds).
 fn chart(
     out: &mut String,
     lines: &Lines,
     ticks: &[(f64, &str)],
     unit: &str,
+    log_y: bool,
     esc: &impl Fn(&str) -> String,
 ) {
-    let (width, height, left, right, top, bottom) = (720.0, 260.0, 70.0, 130.0, 15.0, 35.0);
+    let (width, height, left, right, top, bottom) = (760.0, 260.0, 110.0, 130.0, 15.0, 35.0);
     let points = lines.iter().flat_map(|(_, p)| p.iter());
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64);
+    let mut y_min = f64::INFINITY;
     for (x, y) in points {
         x0 = x0.min(*x);
         x1 = x1.max(*x);
         y1 = y1.max(*y);
+        if *y > 0.0 {
+            y_min = y_min.min(*y);
+        }
     }
     for (x, _) in ticks {
         x0 = x0.min(*x);
@@ -121,9 +136,18 @@ fn chart(
     if !x0.is_finite() || x1 <= x0 {
         return;
     }
-    let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+    let top_value = if y1 > 0.0 { y1 } else { 1.0 };
+    let log_y = log_y && y_min.is_finite() && top_value > y_min;
+    let (lo, hi) = if log_y {
+        (y_min.log10(), top_value.log10() + 0.05)
+    } else {
+        (0.0, top_value * 1.1)
+    };
     let sx = |x: f64| left + (x - x0) / (x1 - x0) * (width - left - right);
-    let sy = |y: f64| top + (y1 - y) / y1 * (height - top - bottom);
+    let sy = |y: f64| {
+        let v = if log_y { y.max(y_min).log10() } else { y };
+        top + (hi - v) / (hi - lo) * (height - top - bottom)
+    };
     let _ = writeln!(out, "<svg width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"line chart, {unit}\">");
     let _ = writeln!(
         out,
@@ -132,16 +156,22 @@ fn chart(
         width - right,
         height - bottom
     );
-    for (v, label) in [
-        (0.0, format!("0 {unit}")),
-        (y1 / 1.1, format!("{:.3} {unit}", y1 / 1.1)),
-    ] {
+    let bottom_value = if log_y { y_min } else { 0.0 };
+    for v in [bottom_value, top_value] {
         let _ = writeln!(
             out,
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
             left - 5.0,
             sy(v) + 4.0,
-            esc(&label)
+            esc(&label(v, unit))
+        );
+    }
+    if log_y {
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"#777\">log scale</text>",
+            left - 5.0,
+            (top + height - bottom) / 2.0
         );
     }
     for (x, label) in ticks {
