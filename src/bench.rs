@@ -296,6 +296,21 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// Append a finished run to raw.jsonl (synced) and describe it. An
+    /// interrupted run is not a finished one: it is not kept.
+    fn keep(&mut self, slot: &RunSlot, measured: Result<RunRecord>) -> Result<RunRecord> {
+        crate::interrupt::check()?;
+        let record = measured.with_context(|| {
+            format!(
+                "run of workload `{}` on variant `{}`",
+                slot.workload.name, slot.variant
+            )
+        })?;
+        self.raw.append(&record)?;
+        self.describe(&record);
+        Ok(record)
+    }
+
     /// With `--verbose`, a line per finished run.
     fn describe(&self, record: &RunRecord) {
         if !crate::progress::verbose() {
@@ -344,17 +359,7 @@ impl Runner<'_> {
                 counter: self.meta.instruction_counter,
                 seed: self.meta.seed,
             };
-            let record = served::measure_served(slot, &served);
-            // An interrupted run is not a finished one: it is not kept.
-            crate::interrupt::check()?;
-            let record = record.with_context(|| {
-                format!(
-                    "run of workload `{}` on variant `{}`",
-                    slot.workload.name, slot.variant
-                )
-            })?;
-            self.raw.append(&record)?;
-            self.describe(&record);
+            let record = self.keep(slot, served::measure_served(slot, &served))?;
             if !record.success {
                 // A dead service fails its run, not the bench.
                 self.progress.warn(format_args!(
@@ -382,16 +387,7 @@ impl Runner<'_> {
             scratch: &self.scratch,
             counter: self.meta.instruction_counter,
         };
-        let record = measure::measure(slot, &setup);
-        crate::interrupt::check()?;
-        let record = record.with_context(|| {
-            format!(
-                "run of workload `{}` on variant `{}`",
-                slot.workload.name, slot.variant
-            )
-        })?;
-        self.raw.append(&record)?;
-        self.describe(&record);
+        let record = self.keep(slot, measure::measure(slot, &setup))?;
         check_success(&record, &command)?;
         Ok(headline(&record))
     }

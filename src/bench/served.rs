@@ -339,13 +339,7 @@ pub fn train_served(
     logs: &Path,
 ) -> Result<f64> {
     let started = Instant::now();
-    let mut bindings = bindings.clone();
-    bindings.ports = service::ports(&e.target.services)?;
-    bindings.port = e
-        .target
-        .services
-        .first()
-        .and_then(|f| bindings.ports.get(&f.name).copied());
+    let bindings = with_ports(bindings, e)?;
     let stem = format!("train-{}", workload.name);
     let services = service::start(&e.target.services, &bindings, env, logs, &stem, None)?;
     let work = (|| -> Result<()> {

@@ -190,9 +190,16 @@ impl Share {
     }
 }
 
-/// Run the load; blocks until it is done.
-#[allow(clippy::too_many_lines)] // one plan, then two ways of running it
-pub fn run(spec: &LoadSpec) -> Result<Outcome> {
+/// When a load starts, when its counted part starts, and each thread's share.
+struct Plan {
+    start: Instant,
+    from: Instant,
+    duration: Option<Duration>,
+    rate: Option<f64>,
+    shares: Vec<Share>,
+}
+
+fn plan(spec: &LoadSpec) -> Result<Plan> {
     let (clients, requests, duration, rate) = match spec.model {
         Model::Iterations { requests } => (1, Some(requests), None, None),
         Model::Closed {
@@ -230,7 +237,7 @@ pub fn run(spec: &LoadSpec) -> Result<Outcome> {
         Driver::Exec | Driver::Postgres => clients,
         _ => spec.threads.clamp(1, clients),
     };
-    let shares: Vec<Share> = (0..workers)
+    let shares = (0..workers)
         .map(|w| {
             let (first, count) = split(clients, workers, w);
             Share {
@@ -248,36 +255,59 @@ pub fn run(spec: &LoadSpec) -> Result<Outcome> {
             }
         })
         .collect();
-    let recorders: Vec<Result<Recorder>> = match spec.driver {
+    Ok(Plan {
+        start,
+        from,
+        duration,
+        rate,
+        shares,
+    })
+}
+
+/// Run the load; blocks until it is done.
+pub fn run(spec: &LoadSpec) -> Result<Outcome> {
+    let Plan {
+        start,
+        from,
+        duration,
+        rate,
+        shares,
+    } = plan(spec)?;
+    let workers = shares.len();
+    // Each share runs on its own thread with its own generator and recorder.
+    let each = |work: &(dyn Fn(&Share, request::Generator, Recorder) -> Result<Recorder>
+                      + Sync)| {
+        thread::scope(|scope| {
+            let handles: Vec<_> = shares
+                .iter()
+                .enumerate()
+                .map(|(w, share)| {
+                    let generator = spec.request.generator(spec.seed, w as u64, workers as u64);
+                    let recorder = Recorder::new(from, spec.interval);
+                    scope.spawn(move || work(share, generator, recorder))
+                })
+                .collect();
+            handles.into_iter().map(join).collect::<Vec<_>>()
+        })
+    };
+    let recorders = match spec.driver {
         Driver::Exec | Driver::Postgres => {
-            let cwd = spec.cwd.clone();
             let sql = postgres::Sql::parse(&spec.request.text).text;
             let conninfo = spec.address.clone().unwrap_or_default();
-            let (driver, timeout) = (spec.driver, spec.timeout);
-            thread::scope(|scope| {
-                let handles: Vec<_> = shares
-                    .iter()
-                    .enumerate()
-                    .map(|(w, share)| {
-                        let generator = spec.request.generator(spec.seed, w as u64, workers as u64);
-                        let (cwd, sql, conninfo) = (cwd.clone(), sql.clone(), conninfo.clone());
-                        let connect = move || -> Result<Box<dyn blocking::Call>, String> {
-                            Ok(match driver {
-                                Driver::Postgres => {
-                                    Box::new(postgres::Postgres::connect(&conninfo, &sql, timeout)?)
-                                }
-                                _ => Box::new(blocking::Exec { cwd: cwd.clone() }),
-                            })
-                        };
-                        let recorder = Recorder::new(from, spec.interval);
-                        scope.spawn(move || {
-                            Ok(blocking::run_client(
-                                &connect, generator, share, 0, start, recorder,
-                            ))
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(join).collect()
+            let connect = || -> Result<Box<dyn blocking::Call>, String> {
+                Ok(match spec.driver {
+                    Driver::Postgres => {
+                        Box::new(postgres::Postgres::connect(&conninfo, &sql, spec.timeout)?)
+                    }
+                    _ => Box::new(blocking::Exec {
+                        cwd: spec.cwd.clone(),
+                    }),
+                })
+            };
+            each(&|share, generator, recorder| {
+                Ok(blocking::run_client(
+                    &connect, generator, share, 0, start, recorder,
+                ))
             })
         }
         driver => {
@@ -294,19 +324,8 @@ pub fn run(spec: &LoadSpec) -> Result<Outcome> {
                 Driver::Exec | Driver::Postgres => unreachable!("handled above"),
             };
             let protocol = &*protocol;
-            thread::scope(|scope| {
-                let handles: Vec<_> = shares
-                    .iter()
-                    .enumerate()
-                    .map(|(w, share)| {
-                        let generator = spec.request.generator(spec.seed, w as u64, workers as u64);
-                        let recorder = Recorder::new(from, spec.interval);
-                        scope.spawn(move || {
-                            engine::run(protocol, generator, addr, share, start, recorder)
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(join).collect()
+            each(&|share, generator, recorder| {
+                engine::run(protocol, generator, addr, share, start, recorder)
             })
         }
     };

@@ -10,6 +10,8 @@ use afterburner::process::capture_command;
 
 pub struct Sandbox {
     dir: Option<tempfile::TempDir>,
+    /// Held while the test runs: shared, unless the test is `exclusive()`.
+    _turn: Option<std::sync::RwLockReadGuard<'static, ()>>,
 }
 
 impl Drop for Sandbox {
@@ -40,7 +42,15 @@ impl Sandbox {
             .status()
             .unwrap();
         assert!(status.success());
-        Self { dir: Some(dir) }
+        let turn = (!EXCLUSIVE.with(std::cell::Cell::get)).then(|| {
+            TURNS
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        });
+        Self {
+            dir: Some(dir),
+            _turn: turn,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -154,11 +164,32 @@ pub fn comparison<'a>(
         .unwrap_or_else(|| panic!("no comparison for {workload}/{metric}/{variant} in {results:#}"))
 }
 
-/// Tests that load servers to capacity, or whose assertions are about
-/// timing, run one at a time: on a 2-core machine two of them would skew
-/// each other's figures.
-pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// Whose turn it is: every test holds a shared turn while it runs, and a
+/// test whose assertions are about timing (or that loads a server to its
+/// capacity) takes the turn alone, so that on a 2-core machine no other
+/// test's compiler or callgrind skews its figures.
+static TURNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    /// This test thread holds the exclusive turn (its sandbox takes none).
+    static EXCLUSIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run alone among the integration tests; call before making the sandbox.
+pub fn exclusive() -> Exclusive {
+    let guard = TURNS
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    EXCLUSIVE.with(|e| e.set(true));
+    Exclusive { _guard: guard }
+}
+
+pub struct Exclusive {
+    _guard: std::sync::RwLockWriteGuard<'static, ()>,
+}
+
+impl Drop for Exclusive {
+    fn drop(&mut self) {
+        EXCLUSIVE.with(|e| e.set(false));
+    }
 }
