@@ -89,7 +89,10 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
             Compiler::Clang => needed.push(tools::CLANG),
             Compiler::Go => needed.push(tools::GO),
         }
-        if variant.compiler == Compiler::Clang && variant.optimize.contains(&Optimization::Pgo) {
+        if variant.compiler == Compiler::Clang
+            && (variant.optimize.contains(&Optimization::Pgo)
+                || variant.optimize.contains(&Optimization::PgoFrontend))
+        {
             needed.push(tools::LLVM_PROFDATA);
             // Debian ships clang's profile runtime apart from clang itself.
             if let Some(major) = Compiler::Clang

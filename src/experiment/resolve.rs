@@ -428,7 +428,16 @@ impl Cx<'_> {
             }
             out.push(o);
         }
-        if out.contains(&Optimization::Pgo) && out.contains(&Optimization::Bolt) {
+        if out.contains(&Optimization::Pgo) && out.contains(&Optimization::PgoFrontend) {
+            return Err(self.invalid(
+                v.name.span(),
+                "pgo and pgo-frontend are two kinds of the same instrumentation",
+                "pick one: optimize = [\"pgo\"] (IR-level) or [\"pgo-frontend\"] (clang's source-level)",
+            ));
+        }
+        if (out.contains(&Optimization::Pgo) || out.contains(&Optimization::PgoFrontend))
+            && out.contains(&Optimization::Bolt)
+        {
             let span = v
                 .optimize
                 .first()

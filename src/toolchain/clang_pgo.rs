@@ -1,7 +1,9 @@
-//! clang's IR-level instrumented PGO: `-fprofile-generate`, training with
-//! `LLVM_PROFILE_FILE` naming one raw profile per process (`%p`) and binary
-//! (`%m`) so concurrent processes never clobber each other, `llvm-profdata
-//! merge` into `merged-<hash>.profdata`, then `-fprofile-use=` that file.
+//! clang's instrumented PGO, IR-level (`-fprofile-generate`, `pgo`) or
+//! front-end (`-fprofile-instr-generate`, `pgo-frontend`, source-level
+//! counters): training with `LLVM_PROFILE_FILE` naming one raw profile per
+//! process (`%p`) and binary (`%m`) so concurrent processes never clobber
+//! each other, `llvm-profdata merge` into `merged-<hash>.profdata`, then
+//! `-fprofile-use=` (`-fprofile-instr-use=`) that file.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,8 +16,16 @@ use super::{
 };
 use crate::process::{capture, quote_output};
 
-/// clang's `-fprofile-generate` / `-fprofile-use=`.
-pub struct ClangPgo;
+/// clang's `-fprofile-generate` / `-fprofile-use=`, or with `frontend` its
+/// `-fprofile-instr-generate` / `-fprofile-instr-use=`.
+pub struct ClangPgo {
+    pub frontend: bool,
+}
+
+/// IR-level instrumentation (`optimize = ["pgo"]` with clang).
+pub static CLANG_IR_PGO: ClangPgo = ClangPgo { frontend: false };
+/// Front-end instrumentation (`optimize = ["pgo-frontend"]`).
+pub static CLANG_FRONTEND_PGO: ClangPgo = ClangPgo { frontend: true };
 
 const RAW_EXTENSION: &str = "profraw";
 const MERGED_EXTENSION: &str = "profdata";
@@ -26,9 +36,14 @@ fn raw_dir(dirs: &StageDirs) -> PathBuf {
 
 impl Pgo for ClangPgo {
     fn instrument(&self, flags: &mut Flags, _dirs: &StageDirs) {
-        flags.cflags.push("-fprofile-generate".to_owned());
+        let generate = if self.frontend {
+            "-fprofile-instr-generate"
+        } else {
+            "-fprofile-generate"
+        };
+        flags.cflags.push(generate.to_owned());
         flags.cflags.push("-fprofile-update=atomic".to_owned());
-        flags.ldflags.push("-fprofile-generate".to_owned());
+        flags.ldflags.push(generate.to_owned());
     }
 
     fn training_env(&self, dirs: &StageDirs) -> Vec<(String, String)> {
@@ -83,12 +98,13 @@ impl Pgo for ClangPgo {
             dirs.profile
                 .join(format!("merged-missing.{MERGED_EXTENSION}"))
         });
-        flags
-            .cflags
-            .push(format!("-fprofile-use={}", merged.display()));
-        flags
-            .ldflags
-            .push(format!("-fprofile-use={}", merged.display()));
+        let option = if self.frontend {
+            "-fprofile-instr-use"
+        } else {
+            "-fprofile-use"
+        };
+        flags.cflags.push(format!("{option}={}", merged.display()));
+        flags.ldflags.push(format!("{option}={}", merged.display()));
     }
 }
 
@@ -132,12 +148,31 @@ mod tests {
     }
 
     #[test]
+    fn frontend_instrumentation_uses_the_instr_flags() {
+        let dirs = StageDirs {
+            build: "/b".into(),
+            profile: "/p".into(),
+        };
+        let mut flags = Flags::default();
+        CLANG_FRONTEND_PGO.instrument(&mut flags, &dirs);
+        CLANG_FRONTEND_PGO.use_profile(&mut flags, &dirs);
+        assert!(flags
+            .cflags
+            .contains(&"-fprofile-instr-generate".to_owned()));
+        assert!(flags
+            .cflags
+            .iter()
+            .any(|f| f.starts_with("-fprofile-instr-use=/p/merged-")));
+        assert!(!flags.cflags.iter().any(|f| f == "-fprofile-generate"));
+    }
+
+    #[test]
     fn training_env_names_one_file_per_process_and_binary() {
         let dirs = StageDirs {
             build: "/b".into(),
             profile: "/p".into(),
         };
-        let env = ClangPgo.training_env(&dirs);
+        let env = CLANG_IR_PGO.training_env(&dirs);
         assert_eq!(
             env,
             vec![(

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use bolt::Bolt;
-pub use clang_pgo::{clang_major, find_llvm_profdata, ClangPgo};
+pub use clang_pgo::{clang_major, find_llvm_profdata, ClangPgo, CLANG_FRONTEND_PGO, CLANG_IR_PGO};
 pub use gcc_pgo::GccPgo;
 pub use go_pgo::{profile_path as go_profile_path, GoPgo};
 
@@ -97,6 +97,9 @@ impl Compiler {
 pub enum Optimization {
     /// Instrumented profile-guided optimization: build instrumented, train, rebuild.
     Pgo,
+    /// clang's front-end (source-level) instrumentation instead of IR-level.
+    #[serde(rename = "pgo-frontend")]
+    PgoFrontend,
     /// Link-time optimization.
     Lto,
     /// `-march=native -mtune=native`.
@@ -112,21 +115,23 @@ impl Optimization {
     pub fn from_name(name: &str) -> Result<Self, String> {
         match name {
             "pgo" => Ok(Optimization::Pgo),
+            "pgo-frontend" => Ok(Optimization::PgoFrontend),
             "lto" => Ok(Optimization::Lto),
             "march" => Ok(Optimization::March),
             "o3" | "O3" => Ok(Optimization::O3),
             "bolt" => Ok(Optimization::Bolt),
-            "autofdo" => Err("`autofdo` is planned but not built yet (it also needs hardware counters, ideally LBR: see `afterburner doctor`); available now: pgo, lto, march, o3, bolt".to_owned()),
+            "autofdo" => Err("`autofdo` is planned but not built yet (it also needs hardware counters, ideally LBR: see `afterburner doctor`); available now: pgo, pgo-frontend (clang), lto, march, o3, bolt".to_owned()),
             "cspgo" | "csirpgo" => Err(format!(
-                "`{name}` is planned but not built yet; available now: pgo, lto, march, o3, bolt"
+                "`{name}` is planned but not built yet; available now: pgo, pgo-frontend (clang), lto, march, o3, bolt"
             )),
-            _ => Err("available optimizations: pgo, lto, march, o3, bolt".to_owned()),
+            _ => Err("available optimizations: pgo, pgo-frontend (clang), lto, march, o3, bolt".to_owned()),
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
             Optimization::Pgo => "pgo",
+            Optimization::PgoFrontend => "pgo-frontend",
             Optimization::Lto => "lto",
             Optimization::March => "march",
             Optimization::O3 => "o3",
@@ -136,13 +141,20 @@ impl Optimization {
 
     /// Whether this optimization needs a training profile before its final build.
     pub fn needs_profile(self) -> bool {
-        matches!(self, Optimization::Pgo | Optimization::Bolt)
+        matches!(
+            self,
+            Optimization::Pgo | Optimization::PgoFrontend | Optimization::Bolt
+        )
     }
 
     /// Whether `compiler` can apply it; the error is a hint.
     pub fn supported_by(self, compiler: Compiler) -> Result<(), String> {
         match (self, compiler) {
-            (Optimization::Pgo, _) | (_, Compiler::Gcc | Compiler::Clang) => Ok(()),
+            (Optimization::PgoFrontend, Compiler::Clang) | (Optimization::Pgo, _) => Ok(()),
+            (Optimization::PgoFrontend, _) => Err(
+                "`pgo-frontend` is clang's source-level instrumentation (-fprofile-instr-generate); use compiler = \"clang\", or `pgo` with this compiler".to_owned(),
+            ),
+            (_, Compiler::Gcc | Compiler::Clang) => Ok(()),
             (Optimization::Bolt, Compiler::Go) => Err("BOLT on Go binaries is not supported here; use optimize = [\"pgo\"]".to_owned()),
             (_, Compiler::Go) => Err(format!(
                 "`{}` applies to C and C++ compilers; with compiler = \"go\" use optimize = [\"pgo\"]",
@@ -215,6 +227,12 @@ pub fn optimization_flags(
                 pgo_for(compiler).instrument(&mut flags, dirs);
             }
             (Optimization::Pgo, Stage::Final) => pgo_for(compiler).use_profile(&mut flags, dirs),
+            (Optimization::PgoFrontend, Stage::Instrumented) => {
+                CLANG_FRONTEND_PGO.instrument(&mut flags, dirs);
+            }
+            (Optimization::PgoFrontend, Stage::Final) => {
+                CLANG_FRONTEND_PGO.use_profile(&mut flags, dirs);
+            }
             // BOLT rewrites the linked binary; it needs the relocations kept.
             (Optimization::Bolt, _) => Bolt.instrument(&mut flags, dirs),
             (_, Stage::Instrumented) if !whole_stack => {}
@@ -262,6 +280,8 @@ pub fn profiler(optimize: &[Optimization], compiler: Compiler) -> Option<&'stati
         Some(&Bolt)
     } else if optimize.contains(&Optimization::Pgo) {
         Some(pgo_for(compiler))
+    } else if optimize.contains(&Optimization::PgoFrontend) {
+        Some(&CLANG_FRONTEND_PGO)
     } else {
         None
     }
@@ -271,7 +291,7 @@ pub fn profiler(optimize: &[Optimization], compiler: Compiler) -> Option<&'stati
 pub fn pgo_for(compiler: Compiler) -> &'static dyn Pgo {
     match compiler {
         Compiler::Gcc => &GccPgo,
-        Compiler::Clang => &ClangPgo,
+        Compiler::Clang => &CLANG_IR_PGO,
         Compiler::Go => &GoPgo,
     }
 }
@@ -389,6 +409,6 @@ mod tests {
             .contains("not built yet"));
         assert!(Optimization::from_name("fast")
             .unwrap_err()
-            .contains("pgo, lto"));
+            .contains("pgo, pgo-frontend (clang), lto"));
     }
 }
