@@ -294,7 +294,10 @@ pub fn compose_flags(
     stage: Stage,
     dirs: &StageDirs,
 ) -> Composed {
-    let opt = optimization_flags(variant.compiler, &variant.optimize, stage, dirs);
+    let mut opt = optimization_flags(variant.compiler, &variant.optimize, stage, dirs);
+    if variant.partial_training && stage == Stage::Final {
+        opt.cflags.push("-fprofile-partial-training".to_owned());
+    }
     let join = |parts: Vec<String>| {
         parts
             .into_iter()

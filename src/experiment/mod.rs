@@ -227,6 +227,8 @@ pub struct Variant {
     pub prebuilt: Option<BTreeMap<String, PathBuf>>,
     /// Overrides of `{params.KEY}` for this variant's runs.
     pub params: BTreeMap<String, String>,
+    /// gcc PGO with `-fprofile-partial-training` in the final build.
+    pub partial_training: bool,
 }
 
 impl Variant {

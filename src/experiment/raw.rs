@@ -122,6 +122,9 @@ pub struct RawVariant {
     /// This variant's values of `{params.KEY}` (server arguments, a config file).
     #[serde(default)]
     pub params: BTreeMap<String, Spanned<toml::Value>>,
+    /// gcc PGO: optimize what training never ran as if there were no
+    /// profile, instead of for size (`-fprofile-partial-training`).
+    pub partial_training: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -283,6 +283,7 @@ impl Cx<'_> {
                 env: BTreeMap::new(),
                 prebuilt: None,
                 params: BTreeMap::new(),
+                partial_training: false,
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -332,6 +333,19 @@ impl Cx<'_> {
                     }
                     own.insert(key.clone(), self.param_text(value)?);
                 }
+                let partial_training = match &v.partial_training {
+                    Some(p) if *p.get_ref() => {
+                        if compiler != Compiler::Gcc || !optimize.contains(&Optimization::Pgo) {
+                            return Err(self.invalid(
+                                p.span(),
+                                "partial_training is an option of gcc's PGO",
+                                "use it on a variant with optimize = [\"pgo\", …] and compiler = \"gcc\"",
+                            ));
+                        }
+                        true
+                    }
+                    _ => false,
+                };
                 Ok(Variant {
                     name: name.clone(),
                     compiler,
@@ -341,6 +355,7 @@ impl Cx<'_> {
                     env: v.env.clone(),
                     prebuilt,
                     params: own,
+                    partial_training,
                 })
             })
             .collect()

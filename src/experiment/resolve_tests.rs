@@ -215,3 +215,39 @@ fn prebuilt_variants_and_variant_params() {
     let param = text.replace("params = { n = 7 }", "params = { m = 7 }");
     assert!(error_of(&param).contains("sets `m`, which [params] does not define"));
 }
+
+#[test]
+fn partial_training_is_for_gcc_pgo() {
+    let text = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"pgo\", \"lto\"]\npartial_training = true",
+    );
+    let e = load_text(&text, false).unwrap();
+    assert!(e.variants[1].partial_training);
+    let dirs = crate::toolchain::StageDirs {
+        build: "/w/b".into(),
+        profile: "/w/p".into(),
+    };
+    let final_flags =
+        crate::build::compose_flags(&e, &e.variants[1], crate::toolchain::Stage::Final, &dirs);
+    assert!(
+        final_flags.cflags.contains("-fprofile-partial-training"),
+        "{}",
+        final_flags.cflags
+    );
+    let instrumented = crate::build::compose_flags(
+        &e,
+        &e.variants[1],
+        crate::toolchain::Stage::Instrumented,
+        &dirs,
+    );
+    assert!(!instrumented.cflags.contains("-fprofile-partial-training"));
+    let clang = text.replace("build = \"make\"", "build = \"make\"\ncompiler = \"clang\"");
+    assert!(error_of(&clang).contains("partial_training is an option of gcc's PGO"));
+    let no_pgo = text.replace("[\"pgo\", \"lto\"]", "[\"lto\"]");
+    assert!(
+        error_of(&no_pgo).contains(":14: partial_training"),
+        "{}",
+        error_of(&no_pgo)
+    );
+}
