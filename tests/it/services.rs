@@ -280,3 +280,42 @@ fn ctrl_c_stops_the_services_keeps_finished_runs_and_resume_finishes() {
     assert_eq!(all.len(), 16, "2 variants × 2 workloads × 4 rounds");
     assert!(all.iter().all(|r| r["success"] == true));
 }
+
+#[test]
+fn several_services_start_in_order_and_see_each_others_ports() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let text = SERVED
+        .replace(
+            "[[target.service]]\nname = \"web\"\nstart = \"{bin.server} {port} 0\"\nready = \"http:/\"",
+            "[[target.service]]\nname = \"db\"\nstart = \"{bin.server} {port} 0\"\n\n[[target.service]]\nname = \"web\"\nstart = \"sh -c 'echo {port.db} > web-saw-db-port; exec {bin.server} {port} 0'\"\nready = \"http:/\"",
+        )
+        .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"other\"\ncflags = \"-O1\"")
+        .replace("requests = 1000", "requests = 200\naddress = \"127.0.0.1:{port.web}\"")
+        .replace("repetitions = 3", "repetitions = 1")
+        .replace("metrics = [\"wall\", \"instructions\"]", "metrics = [\"wall\"]");
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let runs = raw_runs(&sandbox);
+    assert!(runs.iter().all(|r| r["success"] == true), "{runs:#?}");
+    for r in &runs {
+        for service in ["db", "web"] {
+            assert!(r["figures"][format!("{service}.cpu")].is_number(), "{r:#}");
+        }
+    }
+    // The last run's web service was told the db's port, and db listened there.
+    let seen = std::fs::read_to_string(sandbox.path().join("web-saw-db-port")).unwrap();
+    let logs = only_run_dir(&sandbox).join("logs");
+    let last = runs.last().unwrap();
+    let stem = format!(
+        "r{:03}-{}-{}-time",
+        last["round"].as_u64().unwrap(),
+        last["workload"].as_str().unwrap(),
+        last["variant"].as_str().unwrap()
+    );
+    let db_log = std::fs::read_to_string(logs.join(format!("{stem}-db.log"))).unwrap();
+    assert!(
+        db_log.contains(&format!("ready on port {}", seen.trim())),
+        "{db_log} vs {seen}"
+    );
+}
