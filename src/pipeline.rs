@@ -8,12 +8,10 @@ use anyhow::{bail, Context as _, Result};
 
 use crate::build::{self, build_stage, Outcome};
 use crate::experiment::{self, Bindings, Experiment, Variant, Workload};
-use crate::measure::command_for;
-use crate::process::{describe_status, quote_output, run_timed, TimedIo};
 use crate::progress;
 use crate::source;
 use crate::toolchain::{self, tools, Compiler, Optimization, Stage};
-use crate::workdir::{tail, Workdir};
+use crate::workdir::Workdir;
 
 /// Options shared by every phase.
 #[derive(Debug, Clone, Default)]
@@ -262,53 +260,16 @@ fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Res
         let step = progress::step(format!("training {} on {}", variant.name, workload.name));
         let mut env = variant.env.clone();
         env.extend(pgo.training_env(&dirs));
-        if !cx.experiment.target.services.is_empty() || workload.load.is_some() {
-            let seconds = crate::bench::served::train_served(
-                &cx.experiment,
-                &bindings,
-                &env,
-                workload,
-                &logs,
-            )
-            .with_context(|| {
-                format!(
-                    "training variant `{}` on workload `{}`",
-                    variant.name, workload.name
-                )
-            })?;
-            step.finish(format_args!("{seconds:.1} s"));
-            continue;
-        }
-        let template = workload
-            .train_run
-            .as_ref()
-            .or(workload.run.as_ref())
-            .context("invariant: a workload without load has run")?;
-        let line = template.expand(&bindings)?;
-        let io = TimedIo {
-            stdout: logs.join(format!("train-{}.out", workload.name)),
-            stderr: logs.join(format!("train-{}.err", workload.name)),
-        };
-        let mut command = command_for(&line);
-        command.envs(&env).current_dir(&cx.experiment.dir);
-        let timed = run_timed(&mut command, &io, workload.timeout.saturating_mul(10))
-            .with_context(|| {
-                format!(
-                    "training variant `{}` on workload `{}`",
-                    variant.name, workload.name
-                )
-            })?;
-        if !timed.status.success() {
-            bail!(
-                "training run of workload `{}` on variant `{}` failed with {}\ncommand: {line}\n{}\nlogs: {}",
-                workload.name,
-                variant.name,
-                describe_status(timed.status),
-                quote_output(&tail(&io.stderr, 20)),
-                io.stderr.display()
-            );
-        }
-        step.finish(format_args!("{:.1} s", timed.usage.wall.as_secs_f64()));
+        // Services (none for most targets) around the command or the load.
+        let seconds =
+            crate::bench::served::train_served(&cx.experiment, &bindings, &env, workload, &logs)
+                .with_context(|| {
+                    format!(
+                        "training variant `{}` on workload `{}`",
+                        variant.name, workload.name
+                    )
+                })?;
+        step.finish(format_args!("{seconds:.1} s"));
     }
     let files = pgo.merge(&dirs)?.len();
     progress::info(format_args!(

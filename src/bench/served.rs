@@ -96,21 +96,22 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
         fs_err::create_dir_all(s.scratch)?;
     }
     let prefix = counting.then(|| s.counter.prefix(&counter_out));
+    // Counted services run with the counter's environment too.
+    let mut env = s.variant.env.clone();
+    if counting {
+        env.extend(s.counter.env(&s.variant.env));
+    }
     // `instances` copies of the services, each with ports of its own.
     let copies = slot.workload.load.as_ref().map_or(1, |l| l.instances);
     let mut started = Vec::new();
     let mut all_bindings = Vec::new();
     for copy in 0..copies {
         let bindings = with_ports(s.bindings, e)?;
-        let stem = if copies > 1 {
-            format!("{stem}-i{copy}")
-        } else {
-            stem.clone()
-        };
+        let stem = copy_stem(&stem, copy, copies);
         match service::start(
             &e.target.services,
             &bindings,
-            &s.variant.env,
+            &env,
             s.logs,
             &stem,
             prefix.as_deref(),
@@ -222,6 +223,7 @@ fn drive(
     record: &mut RunRecord,
 ) -> Result<()> {
     let started = Instant::now();
+    let round = u64::from(record.round);
     let results: Vec<Result<(Outcome, Option<sla::Found>)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = bindings
             .iter()
@@ -229,7 +231,7 @@ fn drive(
             .map(|(copy, b)| {
                 scope.spawn(move || -> Result<(Outcome, Option<sla::Found>)> {
                     let address = load.address.expand(b)?;
-                    let seed = s.seed ^ u64::from(record_round(stem)) ^ ((copy as u64) << 32);
+                    let seed = s.seed ^ round ^ ((copy as u64) << 32);
                     let spec = load.spec(address, seed, &s.experiment.dir);
                     match &load.model {
                         LoadModel::Sla { sla: bound, .. } => {
@@ -264,11 +266,7 @@ fn drive(
                 return Ok(());
             }
         };
-        let name = if bindings.len() > 1 {
-            format!("{stem}-i{copy}")
-        } else {
-            stem.to_owned()
-        };
+        let name = copy_stem(stem, copy, bindings.len());
         let json = match &found {
             Some(f) => serde_json::to_vec_pretty(f)?,
             None => serde_json::to_vec_pretty(&outcome)?,
@@ -322,14 +320,19 @@ fn drive(
     Ok(())
 }
 
-/// The round number in a log stem (`r003-…`), for per-round seeds.
-fn record_round(stem: &str) -> u32 {
-    stem.get(1..4).and_then(|r| r.parse().ok()).unwrap_or(0)
+/// The log stem of copy `copy` of `copies` (`-iN` only when there are several).
+fn copy_stem(stem: &str, copy: usize, copies: usize) -> String {
+    if copies > 1 {
+        format!("{stem}-i{copy}")
+    } else {
+        stem.to_owned()
+    }
 }
 
-/// One training run of a workload on an instrumented variant: services
-/// started with the training environment (so they write profiles), the
-/// command or load, then a clean stop so the profiles are flushed.
+/// One training run of a workload on an instrumented variant: the target's
+/// services (if any) started with the training environment (so they write
+/// profiles), the command or load, then a clean stop so the profiles are
+/// flushed.
 /// Returns the seconds it took.
 pub fn train_served(
     e: &Experiment,

@@ -179,19 +179,6 @@ impl Load {
             cwd: Some(cwd.to_path_buf()),
         }
     }
-
-    /// Longest a run of this load may take, beyond which it is stuck.
-    pub fn limit(&self) -> Duration {
-        let body = match &self.model {
-            LoadModel::Run(crate::load::Model::Rate { duration, .. }) => *duration,
-            LoadModel::Run(crate::load::Model::Closed { duration, .. }) => {
-                duration.unwrap_or(Duration::from_hours(1))
-            }
-            LoadModel::Run(crate::load::Model::Iterations { .. }) => Duration::from_hours(1),
-            LoadModel::Sla { duration, sla, .. } => *duration + sla.probe * 40,
-        };
-        body + self.warmup + self.timeout * 2
-    }
 }
 
 /// Where the source comes from.

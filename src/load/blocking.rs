@@ -57,16 +57,15 @@ impl Call for Exec {
     }
 }
 
-/// Run one client: `index` within the share, until the share is done.
+/// Run the share's one client until the share is done.
 pub fn run_client(
     connect: &dyn Fn() -> Result<Box<dyn Call>, String>,
     mut generator: Generator,
     share: &Share,
-    index: usize,
     start: Instant,
     mut recorder: Recorder,
 ) -> Recorder {
-    let mut due = start + share.offset(index);
+    let mut due = start + share.offset(0);
     let mut remaining = share.requests;
     let mut client: Option<Box<dyn Call>> = None;
     std::thread::sleep(start.saturating_duration_since(Instant::now()));

@@ -306,7 +306,7 @@ pub fn run(spec: &LoadSpec) -> Result<Outcome> {
             };
             each(&|share, generator, recorder| {
                 Ok(blocking::run_client(
-                    &connect, generator, share, 0, start, recorder,
+                    &connect, generator, share, start, recorder,
                 ))
             })
         }

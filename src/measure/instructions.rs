@@ -77,6 +77,20 @@ impl InstructionCounter {
         }
     }
 
+    /// Environment a counted run needs on top of its own (`env`): under
+    /// callgrind, Go's signal-based preemption off, since it trips an
+    /// assertion in callgrind's signal tracking (valgrind 3.19) and loses
+    /// the counts.
+    pub fn env(self, env: &std::collections::BTreeMap<String, String>) -> Vec<(String, String)> {
+        match self {
+            InstructionCounter::Perf => Vec::new(),
+            InstructionCounter::Callgrind => vec![(
+                "GODEBUG".to_owned(),
+                go_debug_without_preemption(env.get("GODEBUG")),
+            )],
+        }
+    }
+
     /// The instructions counted into `scratch/counter*` by runs started
     /// with [`Self::prefix`]`(scratch/counter)`; the files are removed.
     pub fn collect(self, scratch: &Path) -> Result<Option<u64>> {
@@ -91,15 +105,10 @@ impl InstructionCounter {
         let out = setup.scratch.join("counter");
         let prefix = self.prefix(&out);
         let mut command = prefixed_command(&prefix, setup.command);
-        command.envs(setup.env).current_dir(setup.cwd);
-        if self == InstructionCounter::Callgrind {
-            // Go preempts goroutines with signals, which trips an assertion in
-            // callgrind's signal tracking (valgrind 3.19) and loses the counts.
-            command.env(
-                "GODEBUG",
-                go_debug_without_preemption(setup.env.get("GODEBUG")),
-            );
-        }
+        command
+            .envs(setup.env)
+            .envs(self.env(setup.env))
+            .current_dir(setup.cwd);
         // Callgrind is ~50x slower than a native run.
         let timeout = match self {
             InstructionCounter::Perf => timeout,
@@ -107,11 +116,9 @@ impl InstructionCounter {
         };
         let timed = run_timed(&mut command, io, timeout)
             .with_context(|| format!("counting instructions with {}", self.name()))?;
-        let instructions = match self {
-            InstructionCounter::Perf => parse_perf_file(&out),
-            InstructionCounter::Callgrind => sum_callgrind_files(setup.scratch, "counter.")
-                .with_context(|| format!("valgrind's own report: {}", io.stderr.display()))?,
-        };
+        let instructions = self
+            .collect(setup.scratch)
+            .with_context(|| format!("valgrind's own report: {}", io.stderr.display()))?;
         Ok(Counted {
             status: timed.status,
             instructions,

@@ -53,27 +53,8 @@ pub fn render(out: &mut String, results: &Results, esc: impl Fn(&str) -> String)
             "<h2>{} / per interval: p99 latency (ms) and throughput (req/s)</h2>",
             esc(workload)
         );
-        let p99: Lines = curves
-            .iter()
-            .map(|c| {
-                (
-                    c.variant.as_str(),
-                    c.series.iter().map(|r| (r.time_s, r.p99_ms)).collect(),
-                )
-            })
-            .collect();
-        let rate: Lines = curves
-            .iter()
-            .map(|c| {
-                (
-                    c.variant.as_str(),
-                    c.series
-                        .iter()
-                        .map(|r| (r.time_s, r.achieved_rps))
-                        .collect(),
-                )
-            })
-            .collect();
+        let p99 = series_lines(&curves, |r| r.p99_ms);
+        let rate = series_lines(&curves, |r| r.achieved_rps);
         let end = curves
             .iter()
             .flat_map(|c| c.series.iter().map(|r| r.time_s))
@@ -90,6 +71,20 @@ pub fn render(out: &mut String, results: &Results, esc: impl Fn(&str) -> String)
         chart(out, &p99, &ticks, "ms", false, &esc);
         chart(out, &rate, &ticks, "req/s", false, &esc);
     }
+}
+
+/// One line per variant of a time-series column against time.
+fn series_lines<'a>(
+    curves: &[&'a LoadCurves],
+    column: impl Fn(&crate::load::SeriesRow) -> f64,
+) -> Lines<'a> {
+    curves
+        .iter()
+        .map(|c| {
+            let points = c.series.iter().map(|r| (r.time_s, column(r))).collect();
+            (c.variant.as_str(), points)
+        })
+        .collect()
 }
 
 /// The x position of a percentile on the tail-stretching axis.

@@ -3,7 +3,7 @@
 //! known), Debian's redis-server and memcached.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,11 +23,7 @@ impl Drop for Server {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    afterburner::service::free_port().unwrap()
 }
 
 /// Start `program args…` (with `{port}` replaced) and wait until it accepts connections.
