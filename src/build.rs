@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::experiment::{Experiment, Source, Variant};
 use crate::process::{describe_status, quote_output, run_timed, TimedIo};
 use crate::source::hex;
-use crate::toolchain::{self, optimization_flags, Stage, StageDirs};
+use crate::toolchain::{optimization_flags, Phase, Stage, VariantDirs};
 use crate::workdir::{tail, Workdir};
 
 /// What a finished build left, saved beside it as JSON.
@@ -84,14 +84,19 @@ fn plan(
             compiler.package()
         )
     })?;
-    let dirs = workdir.stage_dirs(&variant.name);
+    let dirs = workdir.variant_dirs(&variant.name);
     let composed = compose_flags(experiment, variant, stage, &dirs);
-    let profile = if stage == Stage::Final && variant.needs_profile() {
-        let profiler = toolchain::profiler(&variant.optimize, compiler)
-            .expect("invariant: a variant that needs a profile has a profiler");
-        fingerprint_files(&profiler.profile_files(&dirs.profile)?)?
-    } else {
+    // The profiles of the rounds this build applies.
+    let mut profiles = Vec::new();
+    for (i, round) in variant.rounds().into_iter().enumerate() {
+        if stage.phase_of(i) == Phase::Use {
+            profiles.extend(round.profile_files(&dirs.round(round).profile)?);
+        }
+    }
+    let profile = if profiles.is_empty() {
         String::new()
+    } else {
+        fingerprint_files(&profiles)?
     };
     let inputs = Inputs {
         source: &experiment.target.source,
@@ -157,10 +162,16 @@ pub fn build_stage(
             return Ok(Outcome::UpToDate(record));
         }
     }
-    let profile_dir = workdir.profile_dir(&variant.name);
-    if stage == Stage::Instrumented && profile_dir.exists() {
-        // Counters from another instrumented binary would not match this one.
-        fs_err::remove_dir_all(&profile_dir)?;
+    if let Stage::Instrumented(round) = stage {
+        let rounds = variant.rounds();
+        let profile_dir = workdir
+            .variant_dirs(&variant.name)
+            .round(rounds[round])
+            .profile;
+        if profile_dir.exists() {
+            // Counters from another instrumented binary would not match it.
+            fs_err::remove_dir_all(&profile_dir)?;
+        }
     }
     let key = flags.key.clone();
     let record = run_build(experiment, variant, stage, source_dir, workdir, flags)?;
@@ -246,9 +257,10 @@ fn run_build(
         );
     }
     let binaries = locate_binaries(experiment, &build_dir, &log)?;
-    if let Some(profiler) = toolchain::profiler(&variant.optimize, compiler) {
-        let paths: Vec<PathBuf> = binaries.values().cloned().collect();
-        profiler.post_link(stage, &paths, &workdir.stage_dirs(&variant.name))?;
+    let paths: Vec<PathBuf> = binaries.values().cloned().collect();
+    let dirs = workdir.variant_dirs(&variant.name);
+    for (i, round) in variant.rounds().into_iter().enumerate() {
+        round.post_link(stage.phase_of(i), &paths, &dirs.round(round))?;
     }
     Ok(BuildRecord {
         variant: variant.name.clone(),
@@ -292,7 +304,7 @@ pub fn compose_flags(
     experiment: &Experiment,
     variant: &Variant,
     stage: Stage,
-    dirs: &StageDirs,
+    dirs: &VariantDirs,
 ) -> Composed {
     let mut opt = optimization_flags(variant.compiler, &variant.optimize, stage, dirs);
     if variant.partial_training && stage == Stage::Final {

@@ -75,7 +75,7 @@ pub fn diagnose(env: &Environment) -> Vec<Section> {
             checks: vec![tool("gcc", "gcc"), tool("g++", "g++"), tool("make", "make")],
         },
         Section {
-            title: "clang: pgo (llvm-profdata), lto, march, o3",
+            title: "clang: pgo, pgo-frontend, cspgo (llvm-profdata), lto, march, o3",
             checks: vec![
                 tool("clang", "clang"),
                 tool("llvm-profdata", "llvm"),
@@ -105,24 +105,26 @@ pub fn diagnose(env: &Environment) -> Vec<Section> {
             ],
         },
         Section {
-            title: "autofdo, bolt from perf (planned: not built yet)",
+            title: "autofdo (clang): perf samples → create_llvm_prof → -fprofile-sample-use",
             checks: vec![
                 tool("perf", "linux-perf"),
+                tool("create_llvm_prof", "autofdo"),
+                tool("llvm-profdata", "llvm"),
                 fact(
                     "hardware counters",
                     env.perf_counters,
-                    "sampling needs a PMU; use pgo (instrumented) instead",
+                    "sampling needs a PMU: without one, autofdo variants are refused; use pgo or bolt (instrumented), or sample_event = \"cpu-clock\" for a weak timer-sampled profile",
                 ),
                 fact(
                     "branch stacks (LBR)",
                     env.lbr,
-                    "without LBR, AutoFDO profiles are much weaker",
+                    "without LBR, AutoFDO profiles have no branch or call-target data and are much weaker",
                 ),
             ],
         },
         Section {
-            title: "bolt, instrumented (planned: not built yet)",
-            checks: vec![tool("llvm-bolt-16", "bolt-16")],
+            title: "bolt, instrumented (llvm-bolt -instrument, needs no PMU)",
+            checks: vec![tool("llvm-bolt-16", "bolt-16"), tool("merge-fdata-16", "bolt-16")],
         },
         Section {
             title: "go: pgo (go build -pgo, Go ≥ 1.21)",

@@ -298,7 +298,7 @@ fn tool_version(tool: &str) -> Option<String> {
 /// answers "will that counter work": it works at `perf_event_paranoid` 2 and
 /// fails at 3+ (unless root), without perf, and without a PMU (most VMs), where
 /// perf exits 0 but prints `<not supported>`.
-fn perf_counts_instructions() -> bool {
+pub(crate) fn perf_counts_instructions() -> bool {
     run_tool(
         "perf",
         &["stat", "-x", ",", "-e", "instructions:u", "--", "true"],
@@ -323,7 +323,7 @@ pub fn parse_perf_stat(text: &str) -> Option<u64> {
 /// trivial command with a user-space branch filter (`-j any,u`, the `-b` of
 /// `perf record -b` limited to user space so paranoid 2 does not refuse it),
 /// writing nothing. A VM without a virtual PMU fails both: no LBR.
-fn has_branch_stacks() -> bool {
+pub(crate) fn has_branch_stacks() -> bool {
     let pmus = ["cpu", "cpu_core"];
     let advertised = pmus.iter().any(|pmu| {
         read(format!("/sys/bus/event_source/devices/{pmu}/caps/branches"))

@@ -59,7 +59,7 @@ impl Context {
             });
         }
         let record = build::current(&self.workdir, &variant.name, stage).with_context(|| {
-            let phase = if stage == Stage::Final && variant.needs_profile() { "train" } else { "build" };
+            let phase = if stage == Stage::FIRST || !variant.needs_profile() { "build" } else { "train" };
             format!(
                 "variant `{}` has no {} build in {}\nhint: run `afterburner {phase}` first (or `afterburner run`)",
                 variant.name,
@@ -88,8 +88,10 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
             Compiler::Go => needed.push(tools::GO),
         }
         if variant.compiler == Compiler::Clang
-            && (variant.optimize.contains(&Optimization::Pgo)
-                || variant.optimize.contains(&Optimization::PgoFrontend))
+            && variant
+                .optimize
+                .iter()
+                .any(|o| o.is_compiler_profile() && *o != Optimization::Autofdo)
         {
             needed.push(tools::LLVM_PROFDATA);
             // Debian ships clang's profile runtime apart from clang itself.
@@ -104,6 +106,13 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
             && toolchain::bolt::find_tool("llvm-bolt").is_err()
         {
             needed.push(tools::LLVM_BOLT);
+        }
+        if variant.optimize.contains(&Optimization::Autofdo) {
+            // Refused before anything is built where the machine cannot sample.
+            toolchain::autofdo::sampling(variant.sample_event.as_deref()).map_err(|why| {
+                anyhow::anyhow!("variant `{}` ({}): {why}", variant.name, e.file.display())
+            })?;
+            needed.extend([tools::PERF, tools::CREATE_LLVM_PROF, tools::LLVM_PROFDATA]);
         }
     }
     needed.sort_by_key(|t| t.command);
@@ -136,18 +145,22 @@ pub fn build(cx: &Context) -> Result<()> {
             progress::info(format_args!("{}: prebuilt, nothing to build", variant.name));
         } else if !variant.needs_profile() {
             build_one(cx, variant, Stage::Final, &source_dir)?;
-        } else if profile_is_current(cx, variant, &source_dir)?
-            && build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
-                build::stage_key(e, variant, Stage::Final, &source_dir, &cx.workdir)
-                    .is_ok_and(|k| k == r.key)
-            })
-        {
+        } else if let Some(round) = first_stale_round(cx, variant, &source_dir)? {
+            build_one(cx, variant, Stage::Instrumented(round), &source_dir)?;
+        } else if build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
+            build::stage_key(e, variant, Stage::Final, &source_dir, &cx.workdir)
+                .is_ok_and(|k| k == r.key)
+        }) {
             progress::info(format_args!(
                 "building {} (final) … up to date",
                 variant.name
             ));
         } else {
-            build_one(cx, variant, Stage::Instrumented, &source_dir)?;
+            // Every profile is current; the final build comes after training.
+            progress::info(format_args!(
+                "building {}: profiles up to date, the final build follows in training",
+                variant.name
+            ));
         }
     }
     Ok(())
@@ -156,18 +169,40 @@ pub fn build(cx: &Context) -> Result<()> {
 /// Marker: the instrumented build's key the profile was trained with.
 const TRAINED_MARKER: &str = ".afterburner-trained";
 
-/// Whether the variant's profile was trained on the instrumented build that
-/// the current inputs would produce, by the current training workloads.
-fn profile_is_current(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<bool> {
+/// Whether round `round`'s profile was trained on the instrumented build
+/// that the current inputs (earlier rounds' profiles included) would
+/// produce, by the current training workloads.
+fn profile_is_current(
+    cx: &Context,
+    variant: &Variant,
+    round: usize,
+    source_dir: &Path,
+) -> Result<bool> {
     let key = build::stage_key(
         &cx.experiment,
         variant,
-        Stage::Instrumented,
+        Stage::Instrumented(round),
         source_dir,
         &cx.workdir,
     )?;
-    let marker = cx.workdir.profile_dir(&variant.name).join(TRAINED_MARKER);
+    let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
     Ok(fs_err::read_to_string(marker).is_ok_and(|k| k == training_key(cx, variant, &key)))
+}
+
+/// The first training round whose profile is not current, if any.
+fn first_stale_round(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<Option<usize>> {
+    for round in 0..variant.rounds().len() {
+        if !profile_is_current(cx, variant, round, source_dir)? {
+            return Ok(Some(round));
+        }
+    }
+    Ok(None)
+}
+
+fn round_dirs(cx: &Context, variant: &Variant, round: usize) -> toolchain::StageDirs {
+    cx.workdir
+        .variant_dirs(&variant.name)
+        .round(variant.rounds()[round])
 }
 
 /// A hash of what made a profile: the instrumented build, and each training
@@ -222,60 +257,81 @@ pub fn train(cx: &Context) -> Result<()> {
     }
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in profiled {
-        if profile_is_current(cx, variant, &source_dir)? {
-            progress::info(format_args!(
-                "training {}: profile up to date",
-                variant.name
-            ));
-        } else {
-            // The build directory may hold the final build of an older
-            // profile; the instrumented build comes back first.
-            build_one(cx, variant, Stage::Instrumented, &source_dir)?;
-            train_variant(cx, variant, &trainers)?;
+        let rounds = variant.rounds();
+        for (round, pgo) in rounds.iter().enumerate() {
+            if profile_is_current(cx, variant, round, &source_dir)? {
+                progress::info(format_args!(
+                    "training {} ({}): profile up to date",
+                    variant.name,
+                    pgo.name()
+                ));
+            } else {
+                // The build directory may hold another stage's build; this
+                // round's instrumented build comes back first.
+                build_one(cx, variant, Stage::Instrumented(round), &source_dir)?;
+                train_variant(cx, variant, round, &trainers)?;
+            }
         }
         build_one(cx, variant, Stage::Final, &source_dir)?;
     }
     Ok(())
 }
 
-fn train_variant(cx: &Context, variant: &Variant, trainers: &[&Workload]) -> Result<()> {
-    let mut bindings = cx.bindings(variant, Stage::Instrumented)?;
-    let key = build::current(&cx.workdir, &variant.name, Stage::Instrumented)
+fn train_variant(
+    cx: &Context,
+    variant: &Variant,
+    round: usize,
+    trainers: &[&Workload],
+) -> Result<()> {
+    let stage = Stage::Instrumented(round);
+    let mut bindings = cx.bindings(variant, stage)?;
+    let key = build::current(&cx.workdir, &variant.name, stage)
         .map(|r| r.key)
         .unwrap_or_default();
-    let profile_dir = cx.workdir.profile_dir(&variant.name);
-    let marker = profile_dir.join(TRAINED_MARKER);
-    if profile_dir.exists() {
+    let pgo = variant.rounds()[round];
+    let dirs = round_dirs(cx, variant, round);
+    let marker = dirs.profile.join(TRAINED_MARKER);
+    if dirs.profile.exists() {
         // Counters accumulate across runs; start from nothing.
-        fs_err::remove_dir_all(&profile_dir)?;
+        fs_err::remove_dir_all(&dirs.profile)?;
     }
-    fs_err::create_dir_all(&profile_dir)?;
+    fs_err::create_dir_all(toolchain::raw_dir(&dirs))?;
     let logs = cx.workdir.variant_logs(&variant.name);
     fs_err::create_dir_all(&logs)?;
-    let pgo = toolchain::profiler(&variant.optimize, variant.compiler)
-        .expect("invariant: only variants that need a profile train");
-    let dirs = cx.workdir.stage_dirs(&variant.name);
+    let what = if variant.rounds().len() > 1 {
+        format!("{} ({})", variant.name, pgo.name())
+    } else {
+        variant.name.clone()
+    };
     for workload in trainers {
         bindings.profile = Some(toolchain::go_profile_path(&dirs, &workload.name));
-        let step = progress::step(format!("training {} on {}", variant.name, workload.name));
+        let step = progress::step(format!("training {what} on {}", workload.name));
         let mut env = variant.env.clone();
         env.extend(pgo.training_env(&dirs));
+        let prefix = pgo.training_prefix(&dirs, variant.sample_event.as_deref())?;
         // Services (none for most targets) around the command or the load.
-        let seconds =
-            crate::bench::served::train_served(&cx.experiment, &bindings, &env, workload, &logs)
-                .with_context(|| {
-                    format!(
-                        "training variant `{}` on workload `{}`",
-                        variant.name, workload.name
-                    )
-                })?;
+        let seconds = crate::bench::served::train_served(
+            &cx.experiment,
+            &bindings,
+            &env,
+            &prefix,
+            workload,
+            &logs,
+        )
+        .with_context(|| {
+            format!(
+                "training variant `{}` on workload `{}`",
+                variant.name, workload.name
+            )
+        })?;
+        pgo.collect(&dirs, &workload.name)?;
         step.finish(format_args!("{seconds:.1} s"));
     }
-    let files = pgo.merge(&dirs)?.len();
+    let binaries: Vec<PathBuf> = bindings.binaries.values().cloned().collect();
+    let files = pgo.merge(&dirs, &binaries)?.len();
     progress::info(format_args!(
-        "profile of {}: {files} files in {}",
-        variant.name,
-        profile_dir.display()
+        "profile of {what}: {files} files in {}, each training workload's under raw/",
+        dirs.profile.display()
     ));
     fs_err::write(&marker, training_key(cx, variant, &key))?;
     Ok(())

@@ -1,9 +1,9 @@
 //! The work directory's layout, in one place:
-//! `src/`, `variants/<name>/{build,profile,logs}`, `runs/<id>/`.
+//! `src/`, `variants/<name>/{build,profile/<round>/,logs}`, `runs/<id>/`.
 
 use std::path::{Path, PathBuf};
 
-use crate::toolchain::{Stage, StageDirs};
+use crate::toolchain::{Stage, VariantDirs};
 
 /// Paths under one experiment's work directory.
 #[derive(Debug, Clone)]
@@ -30,15 +30,16 @@ impl Workdir {
         self.variant(variant).join(format!("{}.json", stage.name()))
     }
 
+    /// Where a variant's profiles live, one directory per training round.
     pub fn profile_dir(&self, variant: &str) -> PathBuf {
         self.variant(variant).join("profile")
     }
 
-    /// A variant's build and profile directories.
-    pub fn stage_dirs(&self, variant: &str) -> StageDirs {
-        StageDirs {
+    /// A variant's build directory and profile root.
+    pub fn variant_dirs(&self, variant: &str) -> VariantDirs {
+        VariantDirs {
             build: self.build_dir(variant),
-            profile: self.profile_dir(variant),
+            profiles: self.profile_dir(variant),
         }
     }
 

@@ -338,13 +338,15 @@ pub fn train_served(
     e: &Experiment,
     bindings: &Bindings,
     env: &BTreeMap<String, String>,
+    prefix: &[String],
     workload: &Workload,
     logs: &Path,
 ) -> Result<f64> {
     let started = Instant::now();
     let bindings = with_ports(bindings, e)?;
     let stem = format!("train-{}", workload.name);
-    let services = service::start(&e.target.services, &bindings, env, logs, &stem, None)?;
+    let under = (!prefix.is_empty()).then_some(prefix);
+    let services = service::start(&e.target.services, &bindings, env, logs, &stem, under)?;
     let work = (|| -> Result<()> {
         if let Some(load) = &workload.load {
             let address = load.address.expand(&bindings)?;
@@ -383,7 +385,7 @@ pub fn train_served(
             stdout: logs.join(format!("{stem}.out")),
             stderr: logs.join(format!("{stem}.err")),
         };
-        let mut command = measure::command_for(&line);
+        let mut command = measure::prefixed_command(prefix, &line);
         command.envs(env).current_dir(&e.dir);
         let timed = run_timed(&mut command, &io, workload.timeout.saturating_mul(10))?;
         if !timed.status.success() {

@@ -216,12 +216,19 @@ pub struct Variant {
     pub params: BTreeMap<String, String>,
     /// gcc PGO with `-fprofile-partial-training` in the final build.
     pub partial_training: bool,
+    /// The perf event AutoFDO samples, when the variant names one.
+    pub sample_event: Option<String>,
 }
 
 impl Variant {
     /// Whether building this variant needs a training profile.
     pub fn needs_profile(&self) -> bool {
         self.optimize.iter().any(|o| o.needs_profile())
+    }
+
+    /// The variant's training rounds, in order.
+    pub fn rounds(&self) -> Vec<&'static dyn crate::toolchain::Pgo> {
+        crate::toolchain::rounds(&self.optimize, self.compiler)
     }
 
     /// Whether the variant uses binaries that exist already.

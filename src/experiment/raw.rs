@@ -125,6 +125,7 @@ pub struct RawVariant {
     /// gcc PGO: optimize what training never ran as if there were no
     /// profile, instead of for size (`-fprofile-partial-training`).
     pub partial_training: Option<Spanned<bool>>,
+    pub sample_event: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -284,6 +284,7 @@ impl Cx<'_> {
                 prebuilt: None,
                 params: BTreeMap::new(),
                 partial_training: false,
+                sample_event: None,
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -333,19 +334,8 @@ impl Cx<'_> {
                     }
                     own.insert(key.clone(), self.param_text(value)?);
                 }
-                let partial_training = match &v.partial_training {
-                    Some(p) if *p.get_ref() => {
-                        if compiler != Compiler::Gcc || !optimize.contains(&Optimization::Pgo) {
-                            return Err(self.invalid(
-                                p.span(),
-                                "partial_training is an option of gcc's PGO",
-                                "use it on a variant with optimize = [\"pgo\", …] and compiler = \"gcc\"",
-                            ));
-                        }
-                        true
-                    }
-                    _ => false,
-                };
+                let (partial_training, sample_event) =
+                    self.profile_options(v, compiler, &optimize)?;
                 Ok(Variant {
                     name: name.clone(),
                     compiler,
@@ -356,9 +346,53 @@ impl Cx<'_> {
                     prebuilt,
                     params: own,
                     partial_training,
+                    sample_event,
                 })
             })
             .collect()
+    }
+
+    /// The options of one kind of profile: `partial_training` (gcc PGO),
+    /// `sample_event` (AutoFDO).
+    fn profile_options(
+        &self,
+        v: &RawVariant,
+        compiler: Compiler,
+        optimize: &[Optimization],
+    ) -> Result<(bool, Option<String>), ExperimentError> {
+        let partial_training = match &v.partial_training {
+            Some(p) if *p.get_ref() => {
+                if compiler != Compiler::Gcc || !optimize.contains(&Optimization::Pgo) {
+                    return Err(self.invalid(
+                        p.span(),
+                        "partial_training is an option of gcc's PGO",
+                        "use it on a variant with optimize = [\"pgo\", …] and compiler = \"gcc\"",
+                    ));
+                }
+                true
+            }
+            _ => false,
+        };
+        let sample_event = match &v.sample_event {
+            Some(e) if !optimize.contains(&Optimization::Autofdo) => {
+                return Err(self.invalid(
+                    e.span(),
+                    "sample_event is the perf event of AutoFDO's training runs",
+                    "use it on a variant with optimize = [\"autofdo\", …], or remove it",
+                ));
+            }
+            Some(e)
+                if e.get_ref().trim().is_empty() || e.get_ref().contains(char::is_whitespace) =>
+            {
+                return Err(self.invalid(
+                    e.span(),
+                    "sample_event must be one perf event",
+                    "e.g. sample_event = \"cpu-clock\" (see `perf list`)",
+                ));
+            }
+            e => e.as_ref().map(|e| e.get_ref().clone()),
+        };
+        Ok((partial_training, sample_event))
     }
 
     fn prebuilt(
@@ -443,24 +477,19 @@ impl Cx<'_> {
             }
             out.push(o);
         }
-        if out.contains(&Optimization::Pgo) && out.contains(&Optimization::PgoFrontend) {
+        let profiles: Vec<&str> = out
+            .iter()
+            .filter(|o| o.is_compiler_profile())
+            .map(|o| o.name())
+            .collect();
+        if profiles.len() > 1 {
             return Err(self.invalid(
                 v.name.span(),
-                "pgo and pgo-frontend are two kinds of the same instrumentation",
-                "pick one: optimize = [\"pgo\"] (IR-level) or [\"pgo-frontend\"] (clang's source-level)",
-            ));
-        }
-        if (out.contains(&Optimization::Pgo) || out.contains(&Optimization::PgoFrontend))
-            && out.contains(&Optimization::Bolt)
-        {
-            let span = v
-                .optimize
-                .first()
-                .map_or(v.name.span(), toml::Spanned::span);
-            return Err(self.invalid(
-                span,
-                "stacking pgo and bolt needs two training rounds, which afterburner does not do yet",
-                "make them two variants, optimize = [\"pgo\", \"lto\"] and optimize = [\"lto\", \"bolt\"]",
+                format!(
+                    "{} each make the compiler's profile; a build reads one",
+                    profiles.join(" and ")
+                ),
+                "pick one of pgo, pgo-frontend, cspgo, autofdo (bolt stacks with any of them)",
             ));
         }
         Ok(out)

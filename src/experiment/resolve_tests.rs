@@ -224,9 +224,9 @@ fn partial_training_is_for_gcc_pgo() {
     );
     let e = load_text(&text, false).unwrap();
     assert!(e.variants[1].partial_training);
-    let dirs = crate::toolchain::StageDirs {
+    let dirs = crate::toolchain::VariantDirs {
         build: "/w/b".into(),
-        profile: "/w/p".into(),
+        profiles: "/w/p".into(),
     };
     let final_flags =
         crate::build::compose_flags(&e, &e.variants[1], crate::toolchain::Stage::Final, &dirs);
@@ -235,12 +235,8 @@ fn partial_training_is_for_gcc_pgo() {
         "{}",
         final_flags.cflags
     );
-    let instrumented = crate::build::compose_flags(
-        &e,
-        &e.variants[1],
-        crate::toolchain::Stage::Instrumented,
-        &dirs,
-    );
+    let instrumented =
+        crate::build::compose_flags(&e, &e.variants[1], crate::toolchain::Stage::FIRST, &dirs);
     assert!(!instrumented.cflags.contains("-fprofile-partial-training"));
     let clang = text.replace("build = \"make\"", "build = \"make\"\ncompiler = \"clang\"");
     assert!(error_of(&clang).contains("partial_training is an option of gcc's PGO"));
@@ -249,5 +245,39 @@ fn partial_training_is_for_gcc_pgo() {
         error_of(&no_pgo).contains(":14: partial_training"),
         "{}",
         error_of(&no_pgo)
+    );
+}
+
+#[test]
+fn one_compiler_profile_per_variant_and_sample_event_only_for_autofdo() {
+    let two = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"pgo\", \"cspgo\"]\ncompiler = \"clang\"",
+    );
+    let err = error_of(&two);
+    assert!(
+        err.contains("pgo and cspgo each make the compiler's profile"),
+        "{err}"
+    );
+    let stacked = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"pgo\", \"lto\", \"bolt\"]",
+    );
+    let e = load_text(&stacked, false).unwrap();
+    assert_eq!(e.variants[1].rounds().len(), 2);
+    let stray = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"pgo\", \"lto\"]\nsample_event = \"cpu-clock\"",
+    );
+    assert!(
+        error_of(&stray).contains(":14: sample_event is the perf event"),
+        "{}",
+        error_of(&stray)
+    );
+    let gcc = GOOD.replace("optimize = [\"pgo\", \"lto\"]", "optimize = [\"autofdo\"]");
+    assert!(
+        error_of(&gcc).contains("Debian 12's autofdo 0.19"),
+        "{}",
+        error_of(&gcc)
     );
 }

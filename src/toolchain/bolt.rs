@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{find_files, no_profile_error, require_merged, tools, Flags, Pgo, Stage, StageDirs};
+use super::{
+    find_files, no_profile_error, raw_dir, require_merged, tools, Flags, Pgo, Phase, StageDirs,
+};
 use crate::process::{capture_command, quote_output};
 
 /// `llvm-bolt` from an instrumented training run.
@@ -39,10 +41,6 @@ const OPTIMIZE_FLAGS: &[&str] = &[
     "-icf=1",
     "-dyno-stats",
 ];
-
-fn raw_dir(dirs: &StageDirs) -> PathBuf {
-    dirs.profile.join("raw")
-}
 
 fn merged_path(profile_dir: &Path, binary: &str) -> PathBuf {
     profile_dir.join(format!("{MERGED_PREFIX}{binary}.{FDATA}"))
@@ -80,6 +78,18 @@ fn file_name(binary: &Path) -> String {
 }
 
 impl Pgo for Bolt {
+    fn name(&self) -> &'static str {
+        "bolt"
+    }
+
+    fn raw_extension(&self) -> &'static str {
+        FDATA
+    }
+
+    fn instruments_final_code(&self) -> bool {
+        true
+    }
+
     fn instrument(&self, flags: &mut Flags, _dirs: &StageDirs) {
         flags.ldflags.push("-Wl,--emit-relocs".to_owned());
     }
@@ -88,7 +98,7 @@ impl Pgo for Bolt {
         Vec::new()
     }
 
-    fn merge(&self, dirs: &StageDirs) -> Result<Vec<PathBuf>> {
+    fn merge(&self, dirs: &StageDirs, _binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
         // Instrumented binaries write `raw/<binary>.<pid>.fdata`.
         let mut by_binary: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
         for file in find_files(&raw_dir(dirs), FDATA) {
@@ -131,7 +141,10 @@ impl Pgo for Bolt {
         self.instrument(flags, dirs);
     }
 
-    fn post_link(&self, stage: Stage, binaries: &[PathBuf], dirs: &StageDirs) -> Result<()> {
+    fn post_link(&self, phase: Phase, binaries: &[PathBuf], dirs: &StageDirs) -> Result<()> {
+        if phase == Phase::Off {
+            return Ok(());
+        }
         let bolt = find_tool("llvm-bolt")?;
         fs_err::create_dir_all(raw_dir(dirs))?;
         for binary in binaries {
@@ -142,8 +155,9 @@ impl Pgo for Bolt {
                 "-o".to_owned(),
                 rewritten.to_string_lossy().into_owned(),
             ];
-            match stage {
-                Stage::Instrumented => {
+            match phase {
+                Phase::Off => {}
+                Phase::Instrument => {
                     args.push("-instrument".to_owned());
                     args.push(format!(
                         "--instrumentation-file={}",
@@ -152,7 +166,7 @@ impl Pgo for Bolt {
                     // One profile per process, so concurrent runs never clobber.
                     args.push("--instrumentation-file-append-pid".to_owned());
                 }
-                Stage::Final => {
+                Phase::Use => {
                     let profile = merged_path(&dirs.profile, &name);
                     if !profile.is_file() {
                         return Err(no_profile_error(&dirs.profile, FDATA)
@@ -165,7 +179,7 @@ impl Pgo for Bolt {
             run(
                 &bolt,
                 &args,
-                &format!("llvm-bolt ({} stage) on {}", stage.name(), binary.display()),
+                &format!("llvm-bolt ({phase:?}) on {}", binary.display()),
             )?;
             fs_err::rename(&rewritten, binary)?;
         }

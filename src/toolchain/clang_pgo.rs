@@ -4,6 +4,11 @@
 //! process (`%p`) and binary (`%m`) so concurrent processes never clobber
 //! each other, `llvm-profdata merge` into `merged-<hash>.profdata`, then
 //! `-fprofile-use=` (`-fprofile-instr-use=`) that file.
+//!
+//! Context-sensitive PGO (`cspgo`) is a second round after IR PGO: built
+//! with the IR profile applied (so after inlining) and
+//! `-fcs-profile-generate`, trained again, and its raw profiles merged with
+//! the IR profile into the one file the final build uses.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,39 +16,71 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::{
-    find_files, merged_profiles, no_profile_error, require_merged, store_merged, Compiler, Flags,
-    Pgo, StageDirs,
+    find_files, merged_profiles, no_profile_error, raw_dir, require_merged, store_merged, Compiler,
+    Flags, Pgo, StageDirs,
 };
 use crate::process::{capture, quote_output};
 
-/// clang's `-fprofile-generate` / `-fprofile-use=`, or with `frontend` its
-/// `-fprofile-instr-generate` / `-fprofile-instr-use=`.
+/// One of clang's instrumentations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `-fprofile-generate` / `-fprofile-use=`.
+    Ir,
+    /// `-fprofile-instr-generate` / `-fprofile-instr-use=`.
+    Frontend,
+    /// `-fcs-profile-generate` on top of an IR profile.
+    ContextSensitive,
+}
+
+/// clang's instrumented PGO of one kind.
 pub struct ClangPgo {
-    pub frontend: bool,
+    pub kind: Kind,
 }
 
 /// IR-level instrumentation (`optimize = ["pgo"]` with clang).
-pub static CLANG_IR_PGO: ClangPgo = ClangPgo { frontend: false };
+pub static CLANG_IR_PGO: ClangPgo = ClangPgo { kind: Kind::Ir };
 /// Front-end instrumentation (`optimize = ["pgo-frontend"]`).
-pub static CLANG_FRONTEND_PGO: ClangPgo = ClangPgo { frontend: true };
+pub static CLANG_FRONTEND_PGO: ClangPgo = ClangPgo {
+    kind: Kind::Frontend,
+};
+/// The second round of `optimize = ["cspgo"]`.
+pub static CLANG_CS_PGO: ClangPgo = ClangPgo {
+    kind: Kind::ContextSensitive,
+};
 
 const RAW_EXTENSION: &str = "profraw";
 const MERGED_EXTENSION: &str = "profdata";
 
-fn raw_dir(dirs: &StageDirs) -> PathBuf {
-    dirs.profile.join("raw")
-}
-
 impl Pgo for ClangPgo {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::Ir => "clang-pgo",
+            Kind::Frontend => "clang-pgo-frontend",
+            Kind::ContextSensitive => "cspgo",
+        }
+    }
+
     fn instrument(&self, flags: &mut Flags, _dirs: &StageDirs) {
-        let generate = if self.frontend {
-            "-fprofile-instr-generate"
-        } else {
-            "-fprofile-generate"
+        let generate = match self.kind {
+            Kind::Ir => "-fprofile-generate",
+            Kind::Frontend => "-fprofile-instr-generate",
+            Kind::ContextSensitive => "-fcs-profile-generate",
         };
         flags.cflags.push(generate.to_owned());
         flags.cflags.push("-fprofile-update=atomic".to_owned());
         flags.ldflags.push(generate.to_owned());
+    }
+
+    fn raw_extension(&self) -> &'static str {
+        RAW_EXTENSION
+    }
+
+    fn instruments_final_code(&self) -> bool {
+        self.kind == Kind::ContextSensitive
+    }
+
+    fn replaces_earlier(&self) -> bool {
+        self.kind == Kind::ContextSensitive
     }
 
     fn training_env(&self, dirs: &StageDirs) -> Vec<(String, String)> {
@@ -54,7 +91,7 @@ impl Pgo for ClangPgo {
         )]
     }
 
-    fn merge(&self, dirs: &StageDirs) -> Result<Vec<PathBuf>> {
+    fn merge(&self, dirs: &StageDirs, _binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
         let raw = find_files(&raw_dir(dirs), RAW_EXTENSION);
         if raw.is_empty() {
             return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
@@ -66,6 +103,15 @@ impl Pgo for ClangPgo {
             "-o".to_owned(),
             staging.to_string_lossy().into_owned(),
         ];
+        if self.kind == Kind::ContextSensitive {
+            // The IR round's profile, beside this round's directory.
+            let ir = dirs.profile.with_file_name(CLANG_IR_PGO.name());
+            args.extend(
+                require_merged(&ir, MERGED_EXTENSION)?
+                    .iter()
+                    .map(|p| p.to_string_lossy().into_owned()),
+            );
+        }
         args.extend(raw.iter().map(|p| p.to_string_lossy().into_owned()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = capture(&tool, &args, Duration::from_mins(10))
@@ -98,7 +144,7 @@ impl Pgo for ClangPgo {
             dirs.profile
                 .join(format!("merged-missing.{MERGED_EXTENSION}"))
         });
-        let option = if self.frontend {
+        let option = if self.kind == Kind::Frontend {
             "-fprofile-instr-use"
         } else {
             "-fprofile-use"

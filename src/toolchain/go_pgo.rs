@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::{
-    find_files, merged_profiles, no_profile_error, require_merged, store_merged, Flags, Pgo,
-    StageDirs,
+    find_files, merged_profiles, no_profile_error, raw_dir, require_merged, store_merged, Flags,
+    Pgo, StageDirs,
 };
 use crate::process::{capture_command, quote_output};
 
@@ -19,11 +19,6 @@ use crate::process::{capture_command, quote_output};
 pub struct GoPgo;
 
 const RAW_EXTENSION: &str = "pprof";
-
-/// Where training runs' `{profile}` files go.
-fn raw_dir(dirs: &StageDirs) -> PathBuf {
-    dirs.profile.join("raw")
-}
 
 /// The file `{profile}` names in a training run of `workload` (its directory
 /// exists).
@@ -34,13 +29,21 @@ pub fn profile_path(dirs: &StageDirs, workload: &str) -> PathBuf {
 }
 
 impl Pgo for GoPgo {
+    fn name(&self) -> &'static str {
+        "go-pgo"
+    }
+
+    fn raw_extension(&self) -> &'static str {
+        RAW_EXTENSION
+    }
+
     fn instrument(&self, _flags: &mut Flags, _dirs: &StageDirs) {}
 
     fn training_env(&self, _dirs: &StageDirs) -> Vec<(String, String)> {
         Vec::new()
     }
 
-    fn merge(&self, dirs: &StageDirs) -> Result<Vec<PathBuf>> {
+    fn merge(&self, dirs: &StageDirs, _binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
         let raw = find_files(&raw_dir(dirs), RAW_EXTENSION);
         if raw.is_empty() {
             return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION)

@@ -1,6 +1,7 @@
 //! Compilers and feedback-directed optimizations: which exist, what flags
 //! each adds at which build stage, and where profiles live.
 
+pub mod autofdo;
 pub mod bolt;
 mod clang_pgo;
 mod gcc_pgo;
@@ -10,10 +11,13 @@ pub mod tools;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::Result;
 use serde::Serialize;
 
 pub use bolt::Bolt;
-pub use clang_pgo::{clang_major, find_llvm_profdata, ClangPgo, CLANG_FRONTEND_PGO, CLANG_IR_PGO};
+pub use clang_pgo::{
+    clang_major, find_llvm_profdata, ClangPgo, CLANG_CS_PGO, CLANG_FRONTEND_PGO, CLANG_IR_PGO,
+};
 pub use gcc_pgo::GccPgo;
 pub use go_pgo::{profile_path as go_profile_path, GoPgo};
 
@@ -108,7 +112,17 @@ pub enum Optimization {
     O3,
     /// Post-link layout optimization with `llvm-bolt`, from an instrumented run.
     Bolt,
+    /// clang's context-sensitive IR PGO: IR PGO, then a second instrumented
+    /// round after inlining (`-fcs-profile-generate`), both profiles merged.
+    Cspgo,
+    /// Sampled FDO: `perf record` of an ordinary build, converted to a
+    /// sample profile.
+    Autofdo,
 }
+
+/// The words `optimize` takes, for hints.
+pub const AVAILABLE: &str =
+    "pgo, pgo-frontend (clang), cspgo (clang), autofdo (clang; needs a PMU), lto, march, o3, bolt";
 
 impl Optimization {
     /// Parse a word; the error is a hint naming what works.
@@ -120,11 +134,9 @@ impl Optimization {
             "march" => Ok(Optimization::March),
             "o3" | "O3" => Ok(Optimization::O3),
             "bolt" => Ok(Optimization::Bolt),
-            "autofdo" => Err("`autofdo` is planned but not built yet (it also needs hardware counters, ideally LBR: see `afterburner doctor`); available now: pgo, pgo-frontend (clang), lto, march, o3, bolt".to_owned()),
-            "cspgo" | "csirpgo" => Err(format!(
-                "`{name}` is planned but not built yet; available now: pgo, pgo-frontend (clang), lto, march, o3, bolt"
-            )),
-            _ => Err("available optimizations: pgo, pgo-frontend (clang), lto, march, o3, bolt".to_owned()),
+            "cspgo" | "csirpgo" | "cs-pgo" => Ok(Optimization::Cspgo),
+            "autofdo" | "afdo" => Ok(Optimization::Autofdo),
+            _ => Err(format!("available optimizations: {AVAILABLE}")),
         }
     }
 
@@ -136,6 +148,8 @@ impl Optimization {
             Optimization::March => "march",
             Optimization::O3 => "o3",
             Optimization::Bolt => "bolt",
+            Optimization::Cspgo => "cspgo",
+            Optimization::Autofdo => "autofdo",
         }
     }
 
@@ -143,17 +157,38 @@ impl Optimization {
     pub fn needs_profile(self) -> bool {
         matches!(
             self,
-            Optimization::Pgo | Optimization::PgoFrontend | Optimization::Bolt
+            Optimization::Pgo
+                | Optimization::PgoFrontend
+                | Optimization::Bolt
+                | Optimization::Cspgo
+                | Optimization::Autofdo
+        )
+    }
+
+    /// Whether this word makes the compiler's own profile (at most one per
+    /// variant: they would fight over `-fprofile-use`).
+    pub fn is_compiler_profile(self) -> bool {
+        matches!(
+            self,
+            Optimization::Pgo
+                | Optimization::PgoFrontend
+                | Optimization::Cspgo
+                | Optimization::Autofdo
         )
     }
 
     /// Whether `compiler` can apply it; the error is a hint.
     pub fn supported_by(self, compiler: Compiler) -> Result<(), String> {
         match (self, compiler) {
-            (Optimization::PgoFrontend, Compiler::Clang) | (Optimization::Pgo, _) => Ok(()),
+            (Optimization::PgoFrontend | Optimization::Cspgo, Compiler::Clang)
+            | (Optimization::Pgo, _) => Ok(()),
             (Optimization::PgoFrontend, _) => Err(
                 "`pgo-frontend` is clang's source-level instrumentation (-fprofile-instr-generate); use compiler = \"clang\", or `pgo` with this compiler".to_owned(),
             ),
+            (Optimization::Cspgo, _) => Err(
+                "`cspgo` is clang's context-sensitive PGO (-fcs-profile-generate); use compiler = \"clang\", or `pgo` with this compiler".to_owned(),
+            ),
+            (Optimization::Autofdo, Compiler::Gcc) => Err(autofdo::GCC_REFUSAL.to_owned()),
             (_, Compiler::Gcc | Compiler::Clang) => Ok(()),
             (Optimization::Bolt, Compiler::Go) => Err("BOLT on Go binaries is not supported here; use optimize = [\"pgo\"]".to_owned()),
             (_, Compiler::Go) => Err(format!(
@@ -168,19 +203,46 @@ impl Optimization {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Stage {
-    /// The instrumented build that training runs write profiles from.
-    Instrumented,
-    /// The build that is benchmarked.
+    /// The instrumented (or profiled) build of training round N, from 0:
+    /// earlier rounds' profiles applied, round N's instrumentation added.
+    Instrumented(usize),
+    /// The build that is benchmarked: every round's profile applied.
     Final,
 }
 
 impl Stage {
-    pub fn name(self) -> &'static str {
+    /// The first training round's build.
+    pub const FIRST: Stage = Stage::Instrumented(0);
+
+    /// `instrumented`, `instrumented-2`, … or `final`; names files too.
+    pub fn name(self) -> String {
         match self {
-            Stage::Instrumented => "instrumented",
-            Stage::Final => "final",
+            Stage::Instrumented(0) => "instrumented".to_owned(),
+            Stage::Instrumented(round) => format!("instrumented-{}", round + 1),
+            Stage::Final => "final".to_owned(),
         }
     }
+
+    /// What training round `round` contributes to this build.
+    pub fn phase_of(self, round: usize) -> Phase {
+        match self {
+            Stage::Final => Phase::Use,
+            Stage::Instrumented(r) if round < r => Phase::Use,
+            Stage::Instrumented(r) if round == r => Phase::Instrument,
+            Stage::Instrumented(_) => Phase::Off,
+        }
+    }
+}
+
+/// A training round's part in one build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// A later round: not applied yet.
+    Off,
+    /// This round's instrumented build.
+    Instrument,
+    /// A finished round: its merged profile is applied.
+    Use,
 }
 
 /// Compile and link flags an optimization stack adds, in order.
@@ -199,91 +261,154 @@ impl Flags {
     }
 }
 
-/// Where one variant's build and profile live.
+/// Where one training round of a variant builds and keeps its profile.
 #[derive(Debug, Clone)]
 pub struct StageDirs {
-    /// The directory the build command runs in.
+    /// The directory the build command runs in (every stage, in turn).
     pub build: PathBuf,
-    /// Where training runs write and the final build reads the profile.
+    /// Where this round's training writes and the later builds read its
+    /// profile: raw files per training workload under `raw/<workload>/`,
+    /// the merged profile beside them.
     pub profile: PathBuf,
 }
 
-/// The flags `optimize` adds for `stage`. For compiler PGO the instrumented
-/// stage applies only the instrumentation (LTO and friends would slow
-/// training for nothing); BOLT instruments the finished binary, so there the
-/// instrumented stage is built exactly like the final one. The final stage
-/// applies the whole stack in order.
+/// A variant's build directory and the root of its per-round profiles.
+#[derive(Debug, Clone)]
+pub struct VariantDirs {
+    pub build: PathBuf,
+    /// `profile/<round>/` below this, one per training round.
+    pub profiles: PathBuf,
+}
+
+impl VariantDirs {
+    /// The directories of one training round.
+    pub fn round(&self, pgo: &dyn Pgo) -> StageDirs {
+        StageDirs {
+            build: self.build.clone(),
+            profile: self.profiles.join(pgo.name()),
+        }
+    }
+}
+
+/// The training rounds of an optimization stack, in the order they run:
+/// the compiler's profile first (two rounds for context-sensitive PGO),
+/// BOLT last because it rewrites the finished binary.
+pub fn rounds(optimize: &[Optimization], compiler: Compiler) -> Vec<&'static dyn Pgo> {
+    let mut out: Vec<&'static dyn Pgo> = Vec::new();
+    for o in optimize {
+        match o {
+            Optimization::Pgo => out.push(pgo_for(compiler)),
+            Optimization::PgoFrontend => out.push(&CLANG_FRONTEND_PGO),
+            Optimization::Cspgo => {
+                out.push(&CLANG_IR_PGO);
+                out.push(&CLANG_CS_PGO);
+            }
+            Optimization::Autofdo => out.push(autofdo::for_compiler(compiler)),
+            Optimization::Lto | Optimization::March | Optimization::O3 | Optimization::Bolt => {}
+        }
+    }
+    if optimize.contains(&Optimization::Bolt) {
+        out.push(&Bolt);
+    }
+    out
+}
+
+/// The flags `optimize` adds for `stage`. Each training round adds its
+/// instrumentation in its own round and its profile in every later build.
+/// A round that profiles the finished code (BOLT, context-sensitive PGO)
+/// is built with the whole stack, exactly like the final build; a compiler
+/// instrumentation round gets only the instrumentation (LTO and friends
+/// would slow training for nothing). The final stage applies everything.
 pub fn optimization_flags(
     compiler: Compiler,
     optimize: &[Optimization],
     stage: Stage,
-    dirs: &StageDirs,
+    dirs: &VariantDirs,
 ) -> Flags {
     let mut flags = Flags::default();
-    let whole_stack = stage == Stage::Final || optimize.contains(&Optimization::Bolt);
-    for o in optimize {
-        match (o, stage) {
-            (Optimization::Pgo, Stage::Instrumented) => {
-                pgo_for(compiler).instrument(&mut flags, dirs);
+    let rounds = rounds(optimize, compiler);
+    let whole_stack = match stage {
+        Stage::Final => true,
+        Stage::Instrumented(r) => rounds.get(r).is_some_and(|p| p.instruments_final_code()),
+    };
+    for (i, pgo) in rounds.iter().enumerate() {
+        let round_dirs = dirs.round(*pgo);
+        match stage.phase_of(i) {
+            Phase::Instrument => pgo.instrument(&mut flags, &round_dirs),
+            Phase::Use => {
+                // A later round's profile that already holds this one's.
+                let superseded =
+                    rounds.iter().enumerate().skip(i + 1).any(|(k, later)| {
+                        later.replaces_earlier() && stage.phase_of(k) == Phase::Use
+                    });
+                if !superseded {
+                    pgo.use_profile(&mut flags, &round_dirs);
+                }
             }
-            (Optimization::Pgo, Stage::Final) => pgo_for(compiler).use_profile(&mut flags, dirs),
-            (Optimization::PgoFrontend, Stage::Instrumented) => {
-                CLANG_FRONTEND_PGO.instrument(&mut flags, dirs);
+            Phase::Off => {}
+        }
+    }
+    if whole_stack {
+        for o in optimize {
+            match o {
+                Optimization::Lto => match compiler {
+                    Compiler::Gcc | Compiler::Go => flags.both(&["-flto=auto"]),
+                    Compiler::Clang => flags.both(&["-flto=thin"]),
+                },
+                Optimization::March => flags.both(&["-march=native", "-mtune=native"]),
+                Optimization::O3 => flags.cflags.push("-O3".to_owned()),
+                _ => {}
             }
-            (Optimization::PgoFrontend, Stage::Final) => {
-                CLANG_FRONTEND_PGO.use_profile(&mut flags, dirs);
-            }
-            // BOLT rewrites the linked binary; it needs the relocations kept.
-            (Optimization::Bolt, _) => Bolt.instrument(&mut flags, dirs),
-            (_, Stage::Instrumented) if !whole_stack => {}
-            (Optimization::Lto, _) => match compiler {
-                Compiler::Gcc | Compiler::Go => flags.both(&["-flto=auto"]),
-                Compiler::Clang => flags.both(&["-flto=thin"]),
-            },
-            (Optimization::March, _) => flags.both(&["-march=native", "-mtune=native"]),
-            (Optimization::O3, _) => flags.cflags.push("-O3".to_owned()),
         }
     }
     flags
 }
 
-/// An instrumented profile-guided optimizer: instrument → collect (training
-/// runs) → merge → use. One implementation per compiler.
-pub trait Pgo {
+/// A profile-guided optimizer, one training round of a variant:
+/// instrument → collect (training runs) → merge → use. One implementation
+/// per compiler and kind.
+pub trait Pgo: Sync {
+    /// Short name; the round's profile directory is `profile/<name>/`.
+    fn name(&self) -> &'static str;
     /// Add the instrumented build's flags.
     fn instrument(&self, flags: &mut Flags, dirs: &StageDirs);
     /// Environment for training runs of the instrumented binaries.
     fn training_env(&self, dirs: &StageDirs) -> Vec<(String, String)>;
-    /// After training: turn what the runs wrote into what the final build
-    /// reads; returns those files. Fails, saying why, when training left none.
-    fn merge(&self, dirs: &StageDirs) -> anyhow::Result<Vec<PathBuf>>;
-    /// The merged profile's files, for the build key; fails when absent.
-    fn profile_files(&self, profile_dir: &Path) -> anyhow::Result<Vec<PathBuf>>;
-    /// Add the final build's flags.
-    fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs);
-    /// Rewrite the linked binaries of `stage` in place (BOLT); most
-    /// optimizers work at compile time and do nothing here.
-    fn post_link(
-        &self,
-        _stage: Stage,
-        _binaries: &[PathBuf],
-        _dirs: &StageDirs,
-    ) -> anyhow::Result<()> {
-        Ok(())
+    /// A command that training runs (and services) are started under, e.g.
+    /// `perf record … --` with the variant's `sample_event`; most rounds
+    /// need none.
+    fn training_prefix(&self, _dirs: &StageDirs, _event: Option<&str>) -> Result<Vec<String>> {
+        Ok(Vec::new())
     }
-}
-
-/// The profile-guided optimizer of a variant, if it has one: BOLT, or the
-/// compiler's PGO.
-pub fn profiler(optimize: &[Optimization], compiler: Compiler) -> Option<&'static dyn Pgo> {
-    if optimize.contains(&Optimization::Bolt) {
-        Some(&Bolt)
-    } else if optimize.contains(&Optimization::Pgo) {
-        Some(pgo_for(compiler))
-    } else if optimize.contains(&Optimization::PgoFrontend) {
-        Some(&CLANG_FRONTEND_PGO)
-    } else {
-        None
+    /// After one training workload: keep what it wrote under
+    /// `raw/<workload>/`, so each workload's profile stays on disk.
+    fn collect(&self, dirs: &StageDirs, workload: &str) -> Result<()> {
+        stash_raw(dirs, self.raw_extension(), workload)
+    }
+    /// The extension of the files training runs write.
+    fn raw_extension(&self) -> &'static str;
+    /// After training: merge every workload's files into what the next
+    /// build reads; returns those files. Fails, saying why, when training
+    /// left none. `binaries` are the ones training ran.
+    fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>>;
+    /// The merged profile's files, for the build key; fails when absent.
+    fn profile_files(&self, profile_dir: &Path) -> Result<Vec<PathBuf>>;
+    /// Add the flags of a build that uses the merged profile.
+    fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs);
+    /// Whether the instrumented build must be the finished code (the whole
+    /// stack applied), because the profile describes that code.
+    fn instruments_final_code(&self) -> bool {
+        false
+    }
+    /// Whether this round's merged profile includes the earlier round's,
+    /// so that builds use only this one.
+    fn replaces_earlier(&self) -> bool {
+        false
+    }
+    /// Rewrite the linked binaries in place (BOLT); most optimizers work at
+    /// compile time and do nothing here.
+    fn post_link(&self, _phase: Phase, _binaries: &[PathBuf], _dirs: &StageDirs) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -294,6 +419,28 @@ pub fn pgo_for(compiler: Compiler) -> &'static dyn Pgo {
         Compiler::Clang => &CLANG_IR_PGO,
         Compiler::Go => &GoPgo,
     }
+}
+
+/// Where training runs write raw profiles, before `collect` files them.
+pub fn raw_dir(dirs: &StageDirs) -> PathBuf {
+    dirs.profile.join(RAW_DIR)
+}
+
+const RAW_DIR: &str = "raw";
+
+/// Move the `*.<extension>` files training left directly in `raw/` into
+/// `raw/<workload>/`.
+fn stash_raw(dirs: &StageDirs, extension: &str, workload: &str) -> Result<()> {
+    let raw = raw_dir(dirs);
+    let target = raw.join(workload);
+    fs_err::create_dir_all(&target)?;
+    for entry in fs_err::read_dir(&raw)?.flatten() {
+        let path = entry.path();
+        if path.is_file() && path.extension().is_some_and(|e| e == extension) {
+            fs_err::rename(&path, target.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
 }
 
 /// The error when training left no profile, with what to check.
@@ -365,10 +512,10 @@ pub fn find_files(dir: &Path, extension: &str) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
-    fn dirs() -> StageDirs {
-        StageDirs {
+    fn dirs() -> VariantDirs {
+        VariantDirs {
             build: PathBuf::from("/w/variants/pgo/build"),
-            profile: PathBuf::from("/w/variants/pgo/profile"),
+            profiles: PathBuf::from("/w/variants/pgo/profile"),
         }
     }
 
@@ -377,7 +524,7 @@ mod tests {
         let f = optimization_flags(
             Compiler::Gcc,
             &[Optimization::Pgo, Optimization::Lto],
-            Stage::Instrumented,
+            Stage::FIRST,
             &dirs(),
         );
         assert!(f.cflags.iter().any(|c| c == "-fprofile-generate"));
@@ -398,17 +545,63 @@ mod tests {
         assert!(use_at < lto_at);
         assert!(f
             .cflags
-            .contains(&"-fprofile-dir=/w/variants/pgo/profile".to_owned()));
+            .contains(&"-fprofile-dir=/w/variants/pgo/profile/gcc-pgo".to_owned()));
         assert!(f.ldflags.contains(&"-flto=auto".to_owned()));
     }
 
     #[test]
     fn unknown_words_get_hints() {
-        assert!(Optimization::from_name("autofdo")
-            .unwrap_err()
-            .contains("not built yet"));
+        assert_eq!(Optimization::from_name("csirpgo"), Ok(Optimization::Cspgo));
         assert!(Optimization::from_name("fast")
             .unwrap_err()
-            .contains("pgo, pgo-frontend (clang), lto"));
+            .contains("pgo, pgo-frontend (clang), cspgo (clang)"));
+    }
+
+    #[test]
+    fn pgo_then_bolt_is_two_rounds_and_bolt_sees_the_whole_stack() {
+        let stack = [Optimization::Pgo, Optimization::Lto, Optimization::Bolt];
+        let rounds = rounds(&stack, Compiler::Gcc);
+        assert_eq!(
+            rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),
+            ["gcc-pgo", "bolt"]
+        );
+        let first = optimization_flags(Compiler::Gcc, &stack, Stage::Instrumented(0), &dirs());
+        assert!(first.cflags.contains(&"-fprofile-generate".to_owned()));
+        assert!(!first.cflags.iter().any(|f| f.starts_with("-flto")));
+        assert!(!first.ldflags.contains(&"-Wl,--emit-relocs".to_owned()));
+        // BOLT's round instruments the finished code: PGO's profile, LTO
+        // and the relocations BOLT needs, exactly as the final build.
+        let second = optimization_flags(Compiler::Gcc, &stack, Stage::Instrumented(1), &dirs());
+        let last = optimization_flags(Compiler::Gcc, &stack, Stage::Final, &dirs());
+        assert_eq!(second, last);
+        assert!(last.cflags.contains(&"-fprofile-use".to_owned()));
+        assert!(last.cflags.contains(&"-flto=auto".to_owned()));
+        assert!(last.ldflags.contains(&"-Wl,--emit-relocs".to_owned()));
+        assert!(!last.cflags.contains(&"-fprofile-generate".to_owned()));
+    }
+
+    #[test]
+    fn cspgo_instruments_after_ir_pgo_and_the_final_build_uses_only_the_merged_profile() {
+        let stack = [Optimization::Cspgo, Optimization::Lto];
+        let rounds = rounds(&stack, Compiler::Clang);
+        assert_eq!(
+            rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),
+            ["clang-pgo", "cspgo"]
+        );
+        let second = optimization_flags(Compiler::Clang, &stack, Stage::Instrumented(1), &dirs());
+        assert!(second.cflags.contains(&"-fcs-profile-generate".to_owned()));
+        assert!(second
+            .cflags
+            .iter()
+            .any(|f| f.starts_with("-fprofile-use=/w/variants/pgo/profile/clang-pgo/")));
+        assert!(second.cflags.contains(&"-flto=thin".to_owned()));
+        let last = optimization_flags(Compiler::Clang, &stack, Stage::Final, &dirs());
+        let uses: Vec<&String> = last
+            .cflags
+            .iter()
+            .filter(|f| f.starts_with("-fprofile-use="))
+            .collect();
+        assert_eq!(uses.len(), 1, "{uses:?}");
+        assert!(uses[0].starts_with("-fprofile-use=/w/variants/pgo/profile/cspgo/"));
     }
 }

@@ -36,6 +36,14 @@ pub const GO: Tool = Tool {
     command: "go",
     package: "golang-go",
 };
+pub const PERF: Tool = Tool {
+    command: "perf",
+    package: "linux-perf",
+};
+pub const CREATE_LLVM_PROF: Tool = Tool {
+    command: "create_llvm_prof",
+    package: "autofdo",
+};
 pub const CLANG: Tool = Tool {
     command: "clang",
     package: "clang",

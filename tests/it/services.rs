@@ -67,7 +67,7 @@ fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
     run.assert_ok();
     let afterburner = sandbox.path().join(".afterburner");
     // SIGTERM let the instrumented server exit and write its profile.
-    let gcda = afterburner.join("variants/pgo/profile/slowserver.gcda");
+    let gcda = afterburner.join("variants/pgo/profile/gcc-pgo/slowserver.gcda");
     assert!(
         std::fs::metadata(&gcda).unwrap().len() > 0,
         "{}",
