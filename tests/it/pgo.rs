@@ -637,3 +637,64 @@ fn a_variant_may_build_with_another_compiler() {
         "{report}"
     );
 }
+
+/// gcc profiles of two training workloads, where the first ran a binary the
+/// second did not: `gcov-tool merge` alone crashes on such a file, so it
+/// must be carried over by hand; the merged profile holds both binaries'
+/// counters, and the shared binary's are the sum of both workloads'.
+#[test]
+fn gcc_profiles_of_workloads_that_ran_different_binaries_merge() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let text = HOTPATH
+        .replace(
+            "build = \"make\"",
+            "build = \"make && $CC $CFLAGS -o other $(pwd)/hotpath.c $LDFLAGS\"",
+        )
+        .replace(
+            "binaries = { hotpath = \"hotpath\" }",
+            "binaries = { hotpath = \"hotpath\", other = \"other\" }",
+        )
+        .replace(
+            "train_run = \"{bin.hotpath} 300000\"",
+            "train_run = \"{bin.hotpath} 300000 && {bin.other} 1000\"\n\n[[workload]]\nname = \"rare\"\nrole = \"train\"\nrun = \"{bin.hotpath} 100000 3\"",
+        )
+        .replace("repetitions = 6", "repetitions = 2")
+        .replace(
+            "metrics = [\"wall\", \"instructions\"]",
+            "metrics = [\"instructions\"]",
+        );
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let profile = sandbox
+        .path()
+        .join(".afterburner/variants/pgo/profile/gcc-pgo");
+    let names = |dir: &std::path::Path| -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "gcda"))
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    let in_loop = names(&profile.join("raw/loop"));
+    let in_rare = names(&profile.join("raw/rare"));
+    assert_eq!(in_loop.len(), 2, "{in_loop:?}");
+    assert_eq!(in_rare.len(), 1, "{in_rare:?}");
+    assert_eq!(names(&profile), in_loop);
+    // The shared binary's merged counters are neither workload's alone.
+    let shared = &in_rare[0];
+    let merged = std::fs::read(profile.join(shared)).unwrap();
+    assert_ne!(
+        merged,
+        std::fs::read(profile.join("raw/loop").join(shared)).unwrap()
+    );
+    assert_ne!(
+        merged,
+        std::fs::read(profile.join("raw/rare").join(shared)).unwrap()
+    );
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let instr = comparison(&results, "loop", "instructions", "pgo");
+    assert_eq!(instr["verdict"], "faster", "{instr:#}");
+}
