@@ -306,7 +306,13 @@ pub fn compose_flags(
     stage: Stage,
     dirs: &VariantDirs,
 ) -> Composed {
-    let mut opt = optimization_flags(variant.compiler, &variant.optimize, stage, dirs);
+    let mut opt = optimization_flags(
+        variant.compiler,
+        &variant.optimize,
+        variant.bolt_profile,
+        stage,
+        dirs,
+    );
     if variant.partial_training && stage == Stage::Final {
         opt.cflags.push("-fprofile-partial-training".to_owned());
     }

@@ -123,8 +123,20 @@ pub fn diagnose(env: &Environment) -> Vec<Section> {
             ],
         },
         Section {
-            title: "bolt, instrumented (llvm-bolt -instrument, needs no PMU)",
+            title: "bolt, instrumented (llvm-bolt -instrument, needs no PMU; bolt_profile = \"instrumented\")",
             checks: vec![tool("llvm-bolt-16", "bolt-16"), tool("merge-fdata-16", "bolt-16")],
+        },
+        Section {
+            title: "bolt from perf samples (perf record -b → perf2bolt; the default where LBR works, bolt_profile = \"sampled\")",
+            checks: vec![
+                tool("llvm-bolt-16", "bolt-16"),
+                tool("perf", "linux-perf"),
+                fact(
+                    "branch stacks (LBR)",
+                    env.lbr,
+                    "without LBR, bolt variants are instrumented; bolt_profile = \"sampled\" with sample_event = \"cpu-clock\" samples addresses only (perf2bolt -nl), a weak profile",
+                ),
+            ],
         },
         Section {
             title: "go: pgo (go build -pgo, Go ≥ 1.21)",

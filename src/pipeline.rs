@@ -102,14 +102,28 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
                 packages.push(format!("libclang-rt-{major}-dev"));
             }
         }
-        if variant.optimize.contains(&Optimization::Bolt)
-            && toolchain::bolt::find_tool("llvm-bolt").is_err()
-        {
-            needed.push(tools::LLVM_BOLT);
+        if variant.optimize.contains(&Optimization::Bolt) {
+            if toolchain::bolt::find_tool("llvm-bolt").is_err() {
+                needed.push(tools::LLVM_BOLT);
+            }
+            if variant.bolt_profile.is_sampled() {
+                toolchain::sampling::sampling(
+                    variant.sample_event.as_deref(),
+                    &toolchain::bolt_perf::SAMPLER,
+                )
+                .map_err(|why| {
+                    anyhow::anyhow!("variant `{}` ({}): {why}", variant.name, e.file.display())
+                })?;
+                needed.push(tools::PERF);
+            }
         }
         if variant.optimize.contains(&Optimization::Autofdo) {
             // Refused before anything is built where the machine cannot sample.
-            toolchain::autofdo::sampling(variant.sample_event.as_deref()).map_err(|why| {
+            toolchain::sampling::sampling(
+                variant.sample_event.as_deref(),
+                &toolchain::autofdo::SAMPLER,
+            )
+            .map_err(|why| {
                 anyhow::anyhow!("variant `{}` ({}): {why}", variant.name, e.file.display())
             })?;
             needed.extend([tools::PERF, tools::CREATE_LLVM_PROF, tools::LLVM_PROFDATA]);
@@ -329,8 +343,9 @@ fn train_variant(
     }
     let binaries: Vec<PathBuf> = bindings.binaries.values().cloned().collect();
     let files = pgo.merge(&dirs, &binaries)?.len();
+    let noun = if files == 1 { "file" } else { "files" };
     progress::info(format_args!(
-        "profile of {what}: {files} files in {}, each training workload's under raw/",
+        "profile of {what}: {files} {noun} in {}, each training workload's under raw/",
         dirs.profile.display()
     ));
     fs_err::write(&marker, training_key(cx, variant, &key))?;

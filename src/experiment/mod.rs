@@ -14,7 +14,7 @@ use serde::Serialize;
 pub use resolve::{load, load_str, parse_duration};
 pub use template::{Bindings, Template};
 
-use crate::toolchain::{Compiler, Optimization};
+use crate::toolchain::{BoltProfile, Compiler, Optimization};
 
 /// A bad experiment file: where, what, and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -216,8 +216,11 @@ pub struct Variant {
     pub params: BTreeMap<String, String>,
     /// gcc PGO with `-fprofile-partial-training` in the final build.
     pub partial_training: bool,
-    /// The perf event AutoFDO samples, when the variant names one.
+    /// The perf event AutoFDO or sampled BOLT samples, when the variant
+    /// names one.
     pub sample_event: Option<String>,
+    /// Where BOLT's profile comes from.
+    pub bolt_profile: BoltProfile,
 }
 
 impl Variant {
@@ -228,7 +231,7 @@ impl Variant {
 
     /// The variant's training rounds, in order.
     pub fn rounds(&self) -> Vec<&'static dyn crate::toolchain::Pgo> {
-        crate::toolchain::rounds(&self.optimize, self.compiler)
+        crate::toolchain::rounds(&self.optimize, self.compiler, self.bolt_profile)
     }
 
     /// Whether the variant uses binaries that exist already.

@@ -126,6 +126,8 @@ pub struct RawVariant {
     /// profile, instead of for size (`-fprofile-partial-training`).
     pub partial_training: Option<Spanned<bool>>,
     pub sample_event: Option<Spanned<String>>,
+    /// BOLT's profile: "instrumented", "sampled" (perf) or "auto".
+    pub bolt_profile: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -15,7 +15,7 @@ use super::{
     resolve_path, Bench, Experiment, ExperimentError, Figure, MetricKind, Role, Source, Target,
     Template, Variant, Workload,
 };
-use crate::toolchain::{Compiler, Optimization};
+use crate::toolchain::{BoltProfile, Compiler, Optimization};
 
 mod services;
 
@@ -285,6 +285,7 @@ impl Cx<'_> {
                 params: BTreeMap::new(),
                 partial_training: false,
                 sample_event: None,
+                bolt_profile: BoltProfile::Auto,
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -334,7 +335,7 @@ impl Cx<'_> {
                     }
                     own.insert(key.clone(), self.param_text(value)?);
                 }
-                let (partial_training, sample_event) =
+                let (partial_training, sample_event, bolt_profile) =
                     self.profile_options(v, compiler, &optimize)?;
                 Ok(Variant {
                     name: name.clone(),
@@ -347,19 +348,20 @@ impl Cx<'_> {
                     params: own,
                     partial_training,
                     sample_event,
+                    bolt_profile,
                 })
             })
             .collect()
     }
 
     /// The options of one kind of profile: `partial_training` (gcc PGO),
-    /// `sample_event` (AutoFDO).
+    /// `bolt_profile` (BOLT), `sample_event` (AutoFDO, sampled BOLT).
     fn profile_options(
         &self,
         v: &RawVariant,
         compiler: Compiler,
         optimize: &[Optimization],
-    ) -> Result<(bool, Option<String>), ExperimentError> {
+    ) -> Result<(bool, Option<String>, BoltProfile), ExperimentError> {
         let partial_training = match &v.partial_training {
             Some(p) if *p.get_ref() => {
                 if compiler != Compiler::Gcc || !optimize.contains(&Optimization::Pgo) {
@@ -373,12 +375,31 @@ impl Cx<'_> {
             }
             _ => false,
         };
+        let bolt_profile = match &v.bolt_profile {
+            None => BoltProfile::Auto,
+            Some(b) if !optimize.contains(&Optimization::Bolt) => {
+                return Err(self.invalid(
+                    b.span(),
+                    "bolt_profile says where BOLT's profile comes from",
+                    "use it on a variant with optimize = [\"bolt\", …], or remove it",
+                ));
+            }
+            Some(b) => BoltProfile::from_name(b.get_ref()).ok_or_else(|| {
+                self.invalid(
+                    b.span(),
+                    format!("unknown bolt_profile `{}`", b.get_ref()),
+                    "use \"instrumented\" (llvm-bolt -instrument, no PMU needed), \"sampled\" (perf record, then perf2bolt) or \"auto\" (sampled where the CPU has LBR)",
+                )
+            })?,
+        };
+        let samples = optimize.contains(&Optimization::Autofdo)
+            || (optimize.contains(&Optimization::Bolt) && bolt_profile == BoltProfile::Sampled);
         let sample_event = match &v.sample_event {
-            Some(e) if !optimize.contains(&Optimization::Autofdo) => {
+            Some(e) if !samples => {
                 return Err(self.invalid(
                     e.span(),
-                    "sample_event is the perf event of AutoFDO's training runs",
-                    "use it on a variant with optimize = [\"autofdo\", …], or remove it",
+                    "sample_event is the perf event of sampled training runs (AutoFDO, or BOLT with bolt_profile = \"sampled\")",
+                    "use it on a variant with optimize = [\"autofdo\", …] or with optimize = [\"bolt\"] and bolt_profile = \"sampled\", or remove it",
                 ));
             }
             Some(e)
@@ -392,7 +413,7 @@ impl Cx<'_> {
             }
             e => e.as_ref().map(|e| e.get_ref().clone()),
         };
-        Ok((partial_training, sample_event))
+        Ok((partial_training, sample_event, bolt_profile))
     }
 
     fn prebuilt(

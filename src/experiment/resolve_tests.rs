@@ -249,7 +249,7 @@ fn partial_training_is_for_gcc_pgo() {
 }
 
 #[test]
-fn one_compiler_profile_per_variant_and_sample_event_only_for_autofdo() {
+fn one_compiler_profile_per_variant_and_sample_event_only_for_sampled_training() {
     let two = GOOD.replace(
         "optimize = [\"pgo\", \"lto\"]",
         "optimize = [\"pgo\", \"cspgo\"]\ncompiler = \"clang\"",
@@ -274,6 +274,39 @@ fn one_compiler_profile_per_variant_and_sample_event_only_for_autofdo() {
         "{}",
         error_of(&stray)
     );
+    let sampled_bolt = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"bolt\"]\nbolt_profile = \"sampled\"\nsample_event = \"cpu-clock\"",
+    );
+    let e = load_text(&sampled_bolt, false).unwrap();
+    assert_eq!(e.variants[1].sample_event.as_deref(), Some("cpu-clock"));
+    assert_eq!(
+        e.variants[1]
+            .rounds()
+            .iter()
+            .map(|r| r.name())
+            .collect::<Vec<_>>(),
+        ["bolt-perf"]
+    );
+    let unsampled_bolt = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"bolt\"]\nbolt_profile = \"instrumented\"\nsample_event = \"cpu-clock\"",
+    );
+    assert!(error_of(&unsampled_bolt).contains(":15: sample_event is the perf event"));
+    let typo = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"bolt\"]\nbolt_profile = \"lbr\"",
+    );
+    let err = error_of(&typo);
+    assert!(
+        err.contains(":14: unknown bolt_profile `lbr`") && err.contains("\"sampled\""),
+        "{err}"
+    );
+    let no_bolt = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"pgo\"]\nbolt_profile = \"sampled\"",
+    );
+    assert!(error_of(&no_bolt).contains(":14: bolt_profile says where"));
     let gcc = GOOD.replace("optimize = [\"pgo\", \"lto\"]", "optimize = [\"autofdo\"]");
     assert!(
         error_of(&gcc).contains("Debian 12's autofdo 0.19"),

@@ -12,11 +12,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use super::sampling::{self, Sampler, RAW_EXTENSION};
 use super::{
     find_files, merged_profiles, no_profile_error, raw_dir, require_merged, store_merged, Compiler,
     Flags, Pgo, StageDirs,
@@ -35,10 +35,7 @@ pub fn for_compiler(_compiler: Compiler) -> &'static dyn Pgo {
     &AutoFdo
 }
 
-const RAW_EXTENSION: &str = "perfdata";
 const MERGED_EXTENSION: &str = "afdo";
-/// Written beside the raw recordings: how they were sampled.
-const SAMPLING_FILE: &str = "sampling.txt";
 
 /// Line tables the profile is mapped back to source with, in the profiled
 /// and the final build alike. DWARF 4, because `create_llvm_prof` 0.19 reads
@@ -51,90 +48,11 @@ const DEBUG_FLAGS: &[&str] = &[
 
 const TIMEOUT: Duration = Duration::from_mins(10);
 
-/// How training runs are sampled.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sampling {
-    /// The perf event.
-    pub event: String,
-    /// Whether each sample carries a branch stack (LBR).
-    pub branch_stack: bool,
-}
-
-/// What this machine's perf can do, probed once.
-fn machine() -> (bool, bool) {
-    static PROBED: OnceLock<(bool, bool)> = OnceLock::new();
-    *PROBED.get_or_init(|| {
-        (
-            crate::env::perf_counts_instructions(),
-            crate::env::has_branch_stacks(),
-        )
-    })
-}
-
-/// How to sample: the variant's own event if it names one, else hardware
-/// cycles with branch stacks where the CPU has LBR. The error says why the
-/// machine cannot, and what works instead.
-pub fn sampling(event: Option<&str>) -> Result<Sampling, String> {
-    let (counters, lbr) = machine();
-    let chosen = choose(event, counters, lbr)?;
-    can_record(&chosen)?;
-    Ok(chosen)
-}
-
-/// Whether perf may record `sampling` here at all (a container's seccomp
-/// or `perf_event_paranoid` may forbid it even where the CPU could).
-fn can_record(sampling: &Sampling) -> Result<(), String> {
-    let mut command = Command::new("perf");
-    command.args(["record", "-q", "-e", &sampling.event]);
-    if sampling.branch_stack {
-        command.arg("-b");
-    }
-    command.args(["-o", "/dev/null", "--", "true"]);
-    match capture_command(&mut command, Duration::from_secs(30)) {
-        Ok(out) if out.success() => Ok(()),
-        Ok(out) => Err(format!(
-            "perf cannot record `{}` here:\n{}\nhint: check /proc/sys/kernel/perf_event_paranoid (and a container's seccomp profile), or use optimize = [\"pgo\"], which needs no perf",
-            sampling.event,
-            quote_output(out.stderr.trim())
-        )),
-        Err(e) => Err(format!(
-            "perf did not run ({e})\nhint: install it with `apt-get install -y linux-perf`"
-        )),
-    }
-}
-
-fn choose(event: Option<&str>, counters: bool, lbr: bool) -> Result<Sampling, String> {
-    if let Some(event) = event {
-        let software = ["cpu-clock", "task-clock"]
-            .iter()
-            .any(|s| event.starts_with(s));
-        return Ok(Sampling {
-            event: event.to_owned(),
-            branch_stack: lbr && !software,
-        });
-    }
-    if !counters {
-        return Err("AutoFDO samples the CPU's hardware events, and perf finds no hardware counters on this machine (no PMU, as in most VMs), let alone LBR branch stacks\nhint: use optimize = [\"pgo\"] (instrumented: needs no PMU), or `bolt` (instrumented too); to try the AutoFDO path anyway on timer samples (a weaker profile, no branch data) set sample_event = \"cpu-clock\" on the variant".to_owned());
-    }
-    Ok(Sampling {
-        event: "cycles:u".to_owned(),
-        branch_stack: lbr,
-    })
-}
-
-/// The `perf` words that record one process tree into `raw/<pid>.perfdata`.
-fn record_prefix(sampling: &Sampling, raw: &Path) -> Vec<String> {
-    let branch = if sampling.branch_stack { " -b" } else { "" };
-    vec![
-        "sh".to_owned(),
-        "-c".to_owned(),
-        format!(
-            "exec perf record -q -e {}{branch} -o \"$0/$$.{RAW_EXTENSION}\" -- \"$@\"",
-            sampling.event
-        ),
-        raw.to_string_lossy().into_owned(),
-    ]
-}
+/// AutoFDO's part in the messages about sampling.
+pub const SAMPLER: Sampler = Sampler {
+    what: "AutoFDO",
+    instead: "use optimize = [\"pgo\"] (instrumented: needs no PMU), or `bolt` (instrumented too)",
+};
 
 fn converter() -> Result<&'static str> {
     if super::tools::is_installed("create_llvm_prof") {
@@ -200,17 +118,7 @@ impl Pgo for AutoFdo {
     }
 
     fn training_prefix(&self, dirs: &StageDirs, event: Option<&str>) -> Result<Vec<String>> {
-        let sampling = sampling(event).map_err(anyhow::Error::msg)?;
-        let raw = raw_dir(dirs);
-        fs_err::create_dir_all(&raw)?;
-        fs_err::write(
-            raw.join(SAMPLING_FILE),
-            format!(
-                "{} branch_stack={}\n",
-                sampling.event, sampling.branch_stack
-            ),
-        )?;
-        Ok(record_prefix(&sampling, &raw))
+        sampling::start(dirs, event, &SAMPLER)
     }
 
     fn raw_extension(&self) -> &'static str {
@@ -226,8 +134,7 @@ impl Pgo for AutoFdo {
         if raw.is_empty() {
             return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
         }
-        let branch_stack = fs_err::read_to_string(raw_dir(dirs).join(SAMPLING_FILE))
-            .is_ok_and(|s| s.contains("branch_stack=true"));
+        let branch_stack = sampling::recorded_branch_stacks(dirs);
         let converted = dirs.profile.join("converted");
         fs_err::create_dir_all(&converted)?;
         let mut profiles = Vec::new();
@@ -287,48 +194,5 @@ impl Pgo for AutoFdo {
         let option = format!("-fprofile-sample-use={}", merged.display());
         flags.cflags.push(option.clone());
         flags.ldflags.push(option);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn no_pmu_is_refused_with_what_works_instead() {
-        let err = choose(None, false, false).unwrap_err();
-        assert!(err.contains("no hardware counters"), "{err}");
-        assert!(err.contains("optimize = [\"pgo\"]"), "{err}");
-        assert!(err.contains("sample_event = \"cpu-clock\""), "{err}");
-    }
-
-    #[test]
-    fn lbr_is_used_where_the_cpu_has_it_and_never_on_timer_samples() {
-        assert_eq!(
-            choose(None, true, true),
-            Ok(Sampling {
-                event: "cycles:u".into(),
-                branch_stack: true
-            })
-        );
-        assert!(!choose(None, true, false).unwrap().branch_stack);
-        assert!(
-            !choose(Some("cpu-clock:u"), true, true)
-                .unwrap()
-                .branch_stack
-        );
-        assert!(choose(Some("cpu-clock"), false, false).is_ok());
-    }
-
-    #[test]
-    fn each_recorded_process_writes_its_own_file() {
-        let sampling = Sampling {
-            event: "cycles:u".into(),
-            branch_stack: true,
-        };
-        let prefix = record_prefix(&sampling, Path::new("/p/raw"));
-        assert_eq!(prefix[0], "sh");
-        assert!(prefix[2].contains("perf record -q -e cycles:u -b -o \"$0/$$.perfdata\""));
-        assert_eq!(prefix[3], "/p/raw");
     }
 }

@@ -24,9 +24,9 @@ use crate::process::{capture_command, quote_output};
 /// `llvm-bolt` from an instrumented training run.
 pub struct Bolt;
 
-const FDATA: &str = "fdata";
+pub(super) const FDATA: &str = "fdata";
 const MERGED_PREFIX: &str = "merged-";
-const TIMEOUT: Duration = Duration::from_mins(30);
+pub(super) const TIMEOUT: Duration = Duration::from_mins(30);
 
 /// Layout choices, from the BOLT README's recommended optimization flags for
 /// LLVM 16: ext-tsp block order (best i-cache/branch behaviour), hfsort+
@@ -42,7 +42,7 @@ const OPTIMIZE_FLAGS: &[&str] = &[
     "-dyno-stats",
 ];
 
-fn merged_path(profile_dir: &Path, binary: &str) -> PathBuf {
+pub(super) fn merged_path(profile_dir: &Path, binary: &str) -> PathBuf {
     profile_dir.join(format!("{MERGED_PREFIX}{binary}.{FDATA}"))
 }
 
@@ -59,7 +59,7 @@ pub fn find_tool(name: &str) -> Result<PathBuf> {
     Ok(fs_err::canonicalize(&on_path).unwrap_or(on_path))
 }
 
-fn run(tool: &Path, args: &[String], what: &str) -> Result<()> {
+pub(super) fn run(tool: &Path, args: &[String], what: &str) -> Result<()> {
     let mut command = Command::new(tool);
     command.args(args);
     let out = capture_command(&mut command, TIMEOUT)
@@ -70,7 +70,7 @@ fn run(tool: &Path, args: &[String], what: &str) -> Result<()> {
     Ok(())
 }
 
-fn file_name(binary: &Path) -> String {
+pub(super) fn file_name(binary: &Path) -> String {
     binary
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -113,21 +113,10 @@ impl Pgo for Bolt {
         if by_binary.is_empty() {
             return Err(no_profile_error(&raw_dir(dirs), FDATA));
         }
-        let tool = find_tool("merge-fdata")?;
         let mut merged = Vec::new();
         for (binary, files) in by_binary {
-            let mut command = Command::new(&tool);
-            command.args(&files);
-            let out = capture_command(&mut command, TIMEOUT).context("running merge-fdata")?;
-            if !out.success() {
-                bail!(
-                    "merge-fdata failed on {} profiles of {binary}:\n{}",
-                    files.len(),
-                    quote_output(&out.stderr)
-                );
-            }
             let path = merged_path(&dirs.profile, &binary);
-            fs_err::write(&path, out.stdout)?;
+            merge_fdata(&files, &path, &binary)?;
             merged.push(path);
         }
         Ok(merged)
@@ -142,49 +131,78 @@ impl Pgo for Bolt {
     }
 
     fn post_link(&self, phase: Phase, binaries: &[PathBuf], dirs: &StageDirs) -> Result<()> {
-        if phase == Phase::Off {
-            return Ok(());
-        }
-        let bolt = find_tool("llvm-bolt")?;
-        fs_err::create_dir_all(raw_dir(dirs))?;
-        for binary in binaries {
-            let name = file_name(binary);
-            let rewritten = binary.with_extension("bolt-tmp");
-            let mut args = vec![
-                binary.to_string_lossy().into_owned(),
-                "-o".to_owned(),
-                rewritten.to_string_lossy().into_owned(),
-            ];
-            match phase {
-                Phase::Off => {}
-                Phase::Instrument => {
-                    args.push("-instrument".to_owned());
-                    args.push(format!(
-                        "--instrumentation-file={}",
-                        raw_dir(dirs).join(&name).display()
-                    ));
-                    // One profile per process, so concurrent runs never clobber.
-                    args.push("--instrumentation-file-append-pid".to_owned());
+        match phase {
+            Phase::Off => Ok(()),
+            Phase::Instrument => {
+                let bolt = find_tool("llvm-bolt")?;
+                fs_err::create_dir_all(raw_dir(dirs))?;
+                for binary in binaries {
+                    let output = raw_dir(dirs).join(file_name(binary));
+                    let args = [
+                        "-instrument".to_owned(),
+                        format!("--instrumentation-file={}", output.display()),
+                        // One profile per process, so concurrent runs never clobber.
+                        "--instrumentation-file-append-pid".to_owned(),
+                    ];
+                    rewrite(&bolt, binary, &args, "-instrument")?;
                 }
-                Phase::Use => {
-                    let profile = merged_path(&dirs.profile, &name);
-                    if !profile.is_file() {
-                        return Err(no_profile_error(&dirs.profile, FDATA)
-                            .context(format!("no BOLT profile for binary `{name}`")));
-                    }
-                    args.push(format!("-data={}", profile.display()));
-                    args.extend(OPTIMIZE_FLAGS.iter().map(|f| (*f).to_owned()));
-                }
+                Ok(())
             }
-            run(
-                &bolt,
-                &args,
-                &format!("llvm-bolt ({phase:?}) on {}", binary.display()),
-            )?;
-            fs_err::rename(&rewritten, binary)?;
+            Phase::Use => optimize(binaries, dirs),
         }
-        Ok(())
     }
+}
+
+/// Merge BOLT profiles of one binary with `merge-fdata` into `out`.
+pub(super) fn merge_fdata(files: &[PathBuf], out: &Path, binary: &str) -> Result<()> {
+    let tool = find_tool("merge-fdata")?;
+    let mut command = Command::new(&tool);
+    command.args(files);
+    let result = capture_command(&mut command, TIMEOUT).context("running merge-fdata")?;
+    if !result.success() {
+        bail!(
+            "merge-fdata failed on {} profiles of {binary}:\n{}",
+            files.len(),
+            quote_output(&result.stderr)
+        );
+    }
+    fs_err::write(out, result.stdout)?;
+    Ok(())
+}
+
+/// Rewrite `binary` in place with `llvm-bolt` and `args`.
+fn rewrite(bolt: &Path, binary: &Path, args: &[String], what: &str) -> Result<()> {
+    let rewritten = binary.with_extension("bolt-tmp");
+    let mut all = vec![
+        binary.to_string_lossy().into_owned(),
+        "-o".to_owned(),
+        rewritten.to_string_lossy().into_owned(),
+    ];
+    all.extend_from_slice(args);
+    run(
+        bolt,
+        &all,
+        &format!("llvm-bolt {what} on {}", binary.display()),
+    )?;
+    fs_err::rename(&rewritten, binary)?;
+    Ok(())
+}
+
+/// Lay out each binary in place from its merged profile in `dirs.profile`.
+pub(super) fn optimize(binaries: &[PathBuf], dirs: &StageDirs) -> Result<()> {
+    let bolt = find_tool("llvm-bolt")?;
+    for binary in binaries {
+        let name = file_name(binary);
+        let profile = merged_path(&dirs.profile, &name);
+        if !profile.is_file() {
+            return Err(no_profile_error(&dirs.profile, FDATA)
+                .context(format!("no BOLT profile for binary `{name}`")));
+        }
+        let mut args = vec![format!("-data={}", profile.display())];
+        args.extend(OPTIMIZE_FLAGS.iter().map(|f| (*f).to_owned()));
+        rewrite(&bolt, binary, &args, "-data")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -3,9 +3,11 @@
 
 pub mod autofdo;
 pub mod bolt;
+pub mod bolt_perf;
 mod clang_pgo;
 mod gcc_pgo;
 mod go_pgo;
+pub mod sampling;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -15,6 +17,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 pub use bolt::Bolt;
+pub use bolt_perf::BoltPerf;
 pub use clang_pgo::{
     clang_major, find_llvm_profdata, ClangPgo, CLANG_CS_PGO, CLANG_FRONTEND_PGO, CLANG_IR_PGO,
 };
@@ -199,6 +202,40 @@ impl Optimization {
     }
 }
 
+/// Where BOLT's profile comes from (`bolt_profile` on a variant).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoltProfile {
+    /// Sampled where the CPU has LBR and perf may record it, else
+    /// instrumented.
+    #[default]
+    Auto,
+    /// `llvm-bolt -instrument`: needs no PMU.
+    Instrumented,
+    /// `perf record` (with `-b` where the CPU has LBR), then `perf2bolt`.
+    Sampled,
+}
+
+impl BoltProfile {
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "auto" => Some(BoltProfile::Auto),
+            "instrumented" => Some(BoltProfile::Instrumented),
+            "sampled" => Some(BoltProfile::Sampled),
+            _ => None,
+        }
+    }
+
+    /// Whether training samples with perf instead of instrumenting.
+    pub fn is_sampled(self) -> bool {
+        match self {
+            BoltProfile::Auto => sampling::lbr_sampling_works(),
+            BoltProfile::Instrumented => false,
+            BoltProfile::Sampled => true,
+        }
+    }
+}
+
 /// Which build of a variant is being made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -293,7 +330,11 @@ impl VariantDirs {
 /// The training rounds of an optimization stack, in the order they run:
 /// the compiler's profile first (two rounds for context-sensitive PGO),
 /// BOLT last because it rewrites the finished binary.
-pub fn rounds(optimize: &[Optimization], compiler: Compiler) -> Vec<&'static dyn Pgo> {
+pub fn rounds(
+    optimize: &[Optimization],
+    compiler: Compiler,
+    bolt: BoltProfile,
+) -> Vec<&'static dyn Pgo> {
     let mut out: Vec<&'static dyn Pgo> = Vec::new();
     for o in optimize {
         match o {
@@ -308,7 +349,11 @@ pub fn rounds(optimize: &[Optimization], compiler: Compiler) -> Vec<&'static dyn
         }
     }
     if optimize.contains(&Optimization::Bolt) {
-        out.push(&Bolt);
+        if bolt.is_sampled() {
+            out.push(&BoltPerf);
+        } else {
+            out.push(&Bolt);
+        }
     }
     out
 }
@@ -322,11 +367,12 @@ pub fn rounds(optimize: &[Optimization], compiler: Compiler) -> Vec<&'static dyn
 pub fn optimization_flags(
     compiler: Compiler,
     optimize: &[Optimization],
+    bolt: BoltProfile,
     stage: Stage,
     dirs: &VariantDirs,
 ) -> Flags {
     let mut flags = Flags::default();
-    let rounds = rounds(optimize, compiler);
+    let rounds = rounds(optimize, compiler, bolt);
     let whole_stack = match stage {
         Stage::Final => true,
         Stage::Instrumented(r) => rounds.get(r).is_some_and(|p| p.instruments_final_code()),
@@ -524,6 +570,7 @@ mod tests {
         let f = optimization_flags(
             Compiler::Gcc,
             &[Optimization::Pgo, Optimization::Lto],
+            BoltProfile::Instrumented,
             Stage::FIRST,
             &dirs(),
         );
@@ -537,6 +584,7 @@ mod tests {
         let f = optimization_flags(
             Compiler::Gcc,
             &[Optimization::Pgo, Optimization::Lto],
+            BoltProfile::Instrumented,
             Stage::Final,
             &dirs(),
         );
@@ -560,19 +608,37 @@ mod tests {
     #[test]
     fn pgo_then_bolt_is_two_rounds_and_bolt_sees_the_whole_stack() {
         let stack = [Optimization::Pgo, Optimization::Lto, Optimization::Bolt];
-        let rounds = rounds(&stack, Compiler::Gcc);
+        let rounds = rounds(&stack, Compiler::Gcc, BoltProfile::Instrumented);
         assert_eq!(
             rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),
             ["gcc-pgo", "bolt"]
         );
-        let first = optimization_flags(Compiler::Gcc, &stack, Stage::Instrumented(0), &dirs());
+        let first = optimization_flags(
+            Compiler::Gcc,
+            &stack,
+            BoltProfile::Instrumented,
+            Stage::Instrumented(0),
+            &dirs(),
+        );
         assert!(first.cflags.contains(&"-fprofile-generate".to_owned()));
         assert!(!first.cflags.iter().any(|f| f.starts_with("-flto")));
         assert!(!first.ldflags.contains(&"-Wl,--emit-relocs".to_owned()));
         // BOLT's round instruments the finished code: PGO's profile, LTO
         // and the relocations BOLT needs, exactly as the final build.
-        let second = optimization_flags(Compiler::Gcc, &stack, Stage::Instrumented(1), &dirs());
-        let last = optimization_flags(Compiler::Gcc, &stack, Stage::Final, &dirs());
+        let second = optimization_flags(
+            Compiler::Gcc,
+            &stack,
+            BoltProfile::Instrumented,
+            Stage::Instrumented(1),
+            &dirs(),
+        );
+        let last = optimization_flags(
+            Compiler::Gcc,
+            &stack,
+            BoltProfile::Instrumented,
+            Stage::Final,
+            &dirs(),
+        );
         assert_eq!(second, last);
         assert!(last.cflags.contains(&"-fprofile-use".to_owned()));
         assert!(last.cflags.contains(&"-flto=auto".to_owned()));
@@ -583,19 +649,31 @@ mod tests {
     #[test]
     fn cspgo_instruments_after_ir_pgo_and_the_final_build_uses_only_the_merged_profile() {
         let stack = [Optimization::Cspgo, Optimization::Lto];
-        let rounds = rounds(&stack, Compiler::Clang);
+        let rounds = rounds(&stack, Compiler::Clang, BoltProfile::Instrumented);
         assert_eq!(
             rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),
             ["clang-pgo", "cspgo"]
         );
-        let second = optimization_flags(Compiler::Clang, &stack, Stage::Instrumented(1), &dirs());
+        let second = optimization_flags(
+            Compiler::Clang,
+            &stack,
+            BoltProfile::Instrumented,
+            Stage::Instrumented(1),
+            &dirs(),
+        );
         assert!(second.cflags.contains(&"-fcs-profile-generate".to_owned()));
         assert!(second
             .cflags
             .iter()
             .any(|f| f.starts_with("-fprofile-use=/w/variants/pgo/profile/clang-pgo/")));
         assert!(second.cflags.contains(&"-flto=thin".to_owned()));
-        let last = optimization_flags(Compiler::Clang, &stack, Stage::Final, &dirs());
+        let last = optimization_flags(
+            Compiler::Clang,
+            &stack,
+            BoltProfile::Instrumented,
+            Stage::Final,
+            &dirs(),
+        );
         let uses: Vec<&String> = last
             .cflags
             .iter()

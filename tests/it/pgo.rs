@@ -198,14 +198,7 @@ fn autofdo_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() {
             "metrics = [\"wall\"]",
         );
     sandbox.write("afterburner.toml", &text);
-    let has_pmu = std::process::Command::new("perf")
-        .args(["stat", "-x", ",", "-e", "instructions:u", "--", "true"])
-        .output()
-        .is_ok_and(|o| {
-            let err = String::from_utf8_lossy(&o.stderr);
-            o.status.success() && !err.contains("not supported") && !err.contains("not counted")
-        });
-    if !has_pmu {
+    if !perf_counts_instructions() {
         sandbox
             .afterburner(&["build"])
             .assert_fails_with("no hardware counters")
@@ -223,20 +216,7 @@ fn autofdo_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() {
             "optimize = [\"autofdo\"]\nsample_event = \"cpu-clock\"",
         ),
     );
-    let may_record = std::process::Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "/dev/null",
-            "--",
-            "true",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !may_record {
+    if !perf_may_record("cpu-clock") {
         // A container may forbid perf_event_open altogether: refused too.
         sandbox
             .afterburner(&["build"])
@@ -480,6 +460,7 @@ name = "baseline"
 [[variant]]
 name = "bolt"
 optimize = ["bolt"]
+bolt_profile = "instrumented"
 
 [[workload]]
 name = "loop"
@@ -523,6 +504,94 @@ fn bolt_rewrites_the_binary_which_still_passes_its_check() {
         bytes.windows(4).any(|w| w == b"BOLT"),
         "binary was not rewritten by BOLT"
     );
+}
+
+/// BOLT from perf samples: refused without a PMU unless the variant names
+/// a software event; on timer samples (no LBR here) `perf2bolt -nl` turns
+/// each recording into a profile, the profiles of two workloads are summed,
+/// and the rewritten binary still computes the same checksum.
+#[test]
+fn sampled_bolt_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let text = BOLT
+        .replace(
+            "bolt_profile = \"instrumented\"",
+            "bolt_profile = \"sampled\"",
+        )
+        .replace("{bin.hotpath} 300000", "{bin.hotpath} 100000000")
+        .replace(
+            "figures = [{ name = \"checksum\", regex = \"checksum ([0-9]+)\" }]",
+            "figures = [{ name = \"checksum\", regex = \"checksum ([0-9]+)\" }]\n\n[[workload]]\nname = \"rare\"\nrole = \"train\"\nrun = \"{bin.hotpath} 50000000 3\"",
+        );
+    sandbox.write("afterburner.toml", &text);
+    if !perf_counts_instructions() {
+        sandbox
+            .afterburner(&["build"])
+            .assert_fails_with("BOLT from perf samples")
+            .assert_fails_with("no hardware counters")
+            .assert_fails_with("leave bolt_profile unset");
+    }
+    sandbox.write(
+        "afterburner.toml",
+        &text.replace(
+            "bolt_profile = \"sampled\"",
+            "bolt_profile = \"sampled\"\nsample_event = \"cpu-clock\"",
+        ),
+    );
+    if !perf_may_record("cpu-clock") {
+        sandbox
+            .afterburner(&["build"])
+            .assert_fails_with("perf cannot record `cpu-clock` here");
+        eprintln!("perf may not record here: sampled BOLT was not exercised");
+        return;
+    }
+    sandbox.afterburner(&["run"]).assert_ok();
+    let profile = sandbox
+        .path()
+        .join(".afterburner/variants/bolt/profile/bolt-perf");
+    for workload in ["loop", "rare"] {
+        let recordings = std::fs::read_dir(profile.join("raw").join(workload))
+            .unwrap()
+            .count();
+        assert!(recordings >= 1, "no perf recording of {workload} kept");
+    }
+    let merged = std::fs::read_to_string(profile.join("merged-hotpath.fdata")).unwrap();
+    let mut lines = merged.lines();
+    assert_eq!(lines.next(), Some("no_lbr cpu-clock:"), "{merged}");
+    // Samples in main's loop, and in `rare`, which only the second
+    // workload calls often enough to be sampled.
+    assert!(merged.contains(" main "), "{merged}");
+    assert!(merged.contains(" rare"), "{merged}");
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let checksum = comparison(&results, "loop", "checksum", "bolt");
+    assert_eq!(checksum["ratio"], 1.0, "{checksum:#}");
+    let binary = sandbox
+        .path()
+        .join(".afterburner/variants/bolt/build/hotpath");
+    let bytes = std::fs::read(binary).unwrap();
+    assert!(
+        bytes.windows(4).any(|w| w == b"BOLT"),
+        "not rewritten by BOLT"
+    );
+}
+
+/// Whether perf counts hardware instructions here (a PMU).
+fn perf_counts_instructions() -> bool {
+    std::process::Command::new("perf")
+        .args(["stat", "-x", ",", "-e", "instructions:u", "--", "true"])
+        .output()
+        .is_ok_and(|o| {
+            let err = String::from_utf8_lossy(&o.stderr);
+            o.status.success() && !err.contains("not supported") && !err.contains("not counted")
+        })
+}
+
+/// Whether perf may record `event` here at all.
+fn perf_may_record(event: &str) -> bool {
+    std::process::Command::new("perf")
+        .args(["record", "-q", "-e", event, "-o", "/dev/null", "--", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// gcc PGO, then BOLT on the PGO-built binary: two training rounds, each
@@ -605,7 +674,7 @@ fn a_variant_may_build_with_another_compiler() {
     let sandbox = Sandbox::with_fixture("hotpath");
     let text = BOLT
         .replace(
-            "name = \"bolt\"\noptimize = [\"bolt\"]",
+            "name = \"bolt\"\noptimize = [\"bolt\"]\nbolt_profile = \"instrumented\"",
             "name = \"clang-pgo\"\ncompiler = \"clang\"\noptimize = [\"pgo\"]",
         )
         .replace("metrics = [\"wall\"]", "metrics = [\"instructions\"]");
