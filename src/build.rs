@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::experiment::template::{Bindings, Template};
 use crate::experiment::{Experiment, Source, Variant};
 use crate::process::{describe_status, quote_output, run_timed, TimedIo};
 use crate::source::hex;
@@ -98,6 +99,7 @@ fn plan(
     } else {
         fingerprint_files(&profiles)?
     };
+    let build = build_command(experiment, variant)?;
     let inputs = Inputs {
         source: &experiment.target.source,
         source_fingerprint: fingerprint_source(
@@ -105,7 +107,7 @@ fn plan(
             source_dir,
             &workdir.root,
         )?,
-        build: &experiment.target.build,
+        build: &build,
         cc: compiler.cc(),
         compiler_version: &compiler_version,
         flags: &composed,
@@ -116,7 +118,22 @@ fn plan(
         key,
         compiler_version,
         composed,
+        build,
     })
+}
+
+/// The target's build command with this variant's `{params.KEY}` filled in
+/// (e.g. `make MALLOC={params.malloc}`, one allocator per variant).
+fn build_command(experiment: &Experiment, variant: &Variant) -> Result<String> {
+    let mut params = experiment.params.clone();
+    params.extend(variant.params.clone());
+    let bindings = Bindings {
+        params,
+        ..Bindings::default()
+    };
+    Template::new(experiment.target.build.clone())
+        .expand(&bindings)
+        .with_context(|| format!("expanding the build command of variant `{}`", variant.name))
 }
 
 /// The key `stage` of `variant` would be built with now.
@@ -187,6 +204,8 @@ struct BuildFlags {
     key: String,
     compiler_version: String,
     composed: Composed,
+    /// The build command, placeholders filled in.
+    build: String,
 }
 
 /// The flags a build gets, each a space-separated string.
@@ -217,7 +236,7 @@ fn run_build(
     let compiler = variant.compiler;
     let mut command = Command::new("sh");
     command
-        .args(["-c", &experiment.target.build])
+        .args(["-c", &flags.build])
         .current_dir(&build_dir)
         .env("CC", compiler.cc())
         .env("CXX", compiler.cxx())
@@ -249,7 +268,7 @@ fn run_build(
             describe_status(timed.status),
             quote_output(&tail(&log, 20)),
             log.display(),
-            experiment.target.build,
+            flags.build,
             build_dir.display(),
             flags.composed.cflags,
             flags.composed.ldflags,

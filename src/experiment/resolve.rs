@@ -42,7 +42,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let mut raw = raw;
     let quick_section = std::mem::take(&mut raw.quick);
     let params = cx.params(&raw.params, quick.then_some(&quick_section))?;
-    let mut target = cx.target(&raw.target, &dir)?;
+    let mut target = cx.target(&raw.target, &params, &dir)?;
     target.services = cx.services(&raw.target.services, &target, &params, &dir)?;
     let mut variants = cx.variants(&raw.variants, &target, &params, &dir)?;
     if quick {
@@ -159,7 +159,12 @@ impl Cx<'_> {
         }
     }
 
-    fn target(&self, raw: &RawTarget, dir: &Path) -> Result<Target, ExperimentError> {
+    fn target(
+        &self,
+        raw: &RawTarget,
+        params: &BTreeMap<String, String>,
+        dir: &Path,
+    ) -> Result<Target, ExperimentError> {
         let name = raw.name.get_ref().trim().to_owned();
         if name.is_empty() {
             return Err(self.invalid(
@@ -176,6 +181,19 @@ impl Cx<'_> {
                 "write the shell command that builds the binaries, e.g. build = \"make\"",
             ));
         }
+        Template::new(raw.build.get_ref().clone())
+            .check(|kind, name| kind == "params" && name.is_some_and(|p| params.contains_key(p)))
+            .map_err(|e| {
+                let known: Vec<String> = params.keys().map(|p| format!("{{params.{p}}}")).collect();
+                self.invalid(
+                    raw.build.span(),
+                    format!("{e} in the build command"),
+                    format!(
+                        "the build command may use {{params.KEY}}, which a variant's params = {{ … }} overrides (known: {}); write shell variables as $NAME",
+                        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                    ),
+                )
+            })?;
         if raw.binaries.get_ref().is_empty() {
             return Err(self.invalid(
                 raw.binaries.span(),

@@ -403,6 +403,13 @@ pub fn optimization_flags(
                 },
                 Optimization::March => flags.both(&["-march=native", "-mtune=native"]),
                 Optimization::O3 => flags.cflags.push("-O3".to_owned()),
+                // gcc splits functions into hot and cold parts (`foo.cold`),
+                // most of all with a profile; BOLT 16 instruments such
+                // fragments wrongly (SQLite's PGO+LTO build crashed in its
+                // first call), and splits better itself (-split-functions).
+                Optimization::Bolt if compiler == Compiler::Gcc => {
+                    flags.both(&["-fno-reorder-blocks-and-partition"]);
+                }
                 _ => {}
             }
         }
@@ -644,6 +651,9 @@ mod tests {
         assert!(last.cflags.contains(&"-flto=auto".to_owned()));
         assert!(last.ldflags.contains(&"-Wl,--emit-relocs".to_owned()));
         assert!(!last.cflags.contains(&"-fprofile-generate".to_owned()));
+        assert!(last
+            .cflags
+            .contains(&"-fno-reorder-blocks-and-partition".to_owned()));
     }
 
     #[test]

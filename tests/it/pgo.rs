@@ -669,6 +669,61 @@ fn pgo_then_bolt_trains_two_rounds_and_stacks_both() {
     assert!(!stderr.contains("done in"), "{stderr}");
 }
 
+/// `{params.KEY}` in the build command, per variant (one allocator or
+/// feature set per variant): each build runs its own command, and a
+/// parameter the build does not use changes no build key.
+#[test]
+fn the_build_command_takes_each_variants_params() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let text = BOLT
+        .replace(
+            "build = \"make\"",
+            "build = \"make && echo built with {params.flavour}\"",
+        )
+        .replace(
+            "name = \"bolt\"\noptimize = [\"bolt\"]\nbolt_profile = \"instrumented\"",
+            "name = \"other\"\nparams = { flavour = \"jemalloc\" }",
+        )
+        .replace("[bench]", "[params]\nflavour = \"libc\"\nn = 1\n\n[bench]");
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["build"]).assert_ok();
+    let log = |variant: &str| {
+        std::fs::read_to_string(
+            sandbox
+                .path()
+                .join(".afterburner/variants")
+                .join(variant)
+                .join("logs/build-final.log"),
+        )
+        .unwrap()
+    };
+    assert!(
+        log("baseline").contains("built with libc"),
+        "{}",
+        log("baseline")
+    );
+    assert!(
+        log("other").contains("built with jemalloc"),
+        "{}",
+        log("other")
+    );
+    sandbox.write("afterburner.toml", &text.replace("n = 1", "n = 2"));
+    let again = sandbox.afterburner(&["build"]);
+    again.assert_ok();
+    assert!(!again.stderr().contains("done in"), "{}", again.stderr());
+
+    sandbox.write(
+        "afterburner.toml",
+        &text.replace("{params.flavour}", "{params.malloc}"),
+    );
+    sandbox
+        .afterburner(&["build"])
+        .assert_fails_with(
+            "afterburner.toml:5: unknown placeholder `{params.malloc}` in the build command",
+        )
+        .assert_fails_with("{params.flavour}");
+}
+
 #[test]
 fn a_variant_may_build_with_another_compiler() {
     let sandbox = Sandbox::with_fixture("hotpath");
