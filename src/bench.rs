@@ -416,12 +416,20 @@ fn check_success(record: &RunRecord, command: &str) -> Result<()> {
             record.variant
         );
     }
+    let said = tail(&record.stderr_log, 20);
+    let whole = fs_err::read_to_string(&record.stderr_log).unwrap_or_default();
+    let hint = if whole.contains("unhandled instruction bytes") {
+        // Valgrind knows no AVX-512, which -march=native emits on CPUs that have it.
+        "valgrind cannot run an instruction in this binary (AVX-512, as -march=native emits on CPUs that have it, is beyond it), so callgrind cannot count it; leave `march` out of variants whose instructions callgrind counts, or count with perf on a machine with hardware counters"
+    } else {
+        "run the command by hand to see why; every workload run must exit 0"
+    };
     bail!(
-        "workload `{}` failed on variant `{}` with {} (the run is kept in raw.jsonl)\ncommand: {command}\n{}\nlogs: {}\nhint: run the command by hand to see why; every workload run must exit 0",
+        "workload `{}` failed on variant `{}` with {} (the run is kept in raw.jsonl)\ncommand: {command}\n{}\nlogs: {}\nhint: {hint}",
         record.workload,
         record.variant,
         record.exit,
-        quote_output(&tail(&record.stderr_log, 20)),
+        quote_output(&said),
         record.stderr_log.display()
     )
 }

@@ -165,3 +165,39 @@ fn every_recipe_is_a_valid_experiment() {
     }
     assert!(seen >= 2, "recipes/ should hold sqlite and redis");
 }
+
+/// Valgrind knows no AVX-512 (which `-march=native` emits on CPUs that
+/// have it): callgrind dies on such a binary, and the error says why
+/// instead of "run it by hand". The instruction is never run natively.
+#[test]
+fn callgrind_on_an_instruction_valgrind_lacks_says_so() {
+    let has_counters = std::process::Command::new("perf")
+        .args(["stat", "-x", ",", "-e", "instructions:u", "--", "true"])
+        .output()
+        .is_ok_and(|o| {
+            let err = String::from_utf8_lossy(&o.stderr);
+            o.status.success() && !err.contains("not supported") && !err.contains("not counted")
+        });
+    if has_counters {
+        eprintln!("perf counts instructions here, callgrind is not used: skipped");
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("hotpath");
+    // vmovups zmm0, [rax]: an EVEX-encoded AVX-512 instruction.
+    sandbox.write(
+        "src/avx.c",
+        "int main(int argc, char **argv) { if (argc > 1) __asm__ volatile(\".byte 0x62,0xf1,0x7c,0x48,0x10,0x00\"); return 0; }\n",
+    );
+    sandbox.write(
+        "afterburner.toml",
+        &BASE
+            .replace("build = \"make\"", "build = \"cc -O2 -o avx avx.c\"")
+            .replace("{ hotpath = \"hotpath\" }", "{ avx = \"avx\" }")
+            .replace("{bin.hotpath} 1000", "{bin.avx} go")
+            .replace("warmup = 0", "warmup = 0\nmetrics = [\"instructions\"]"),
+    );
+    sandbox
+        .afterburner(&["run"])
+        .assert_fails_with("valgrind cannot run an instruction in this binary")
+        .assert_fails_with("leave `march` out");
+}
