@@ -269,6 +269,8 @@ pub fn train(cx: &Context) -> Result<()> {
             e.file.display()
         );
     }
+    // `train` may run alone, and builds what the build phase did not.
+    ensure_tools(e)?;
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in profiled {
         let rounds = variant.rounds();
