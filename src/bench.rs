@@ -417,7 +417,9 @@ fn check_success(record: &RunRecord, command: &str) -> Result<()> {
         );
     }
     let said = tail(&record.stderr_log, 20);
-    let whole = fs_err::read_to_string(&record.stderr_log).unwrap_or_default();
+    let whole = fs_err::read(&record.stderr_log)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
     let hint = if whole.contains("unhandled instruction bytes") {
         // Valgrind knows no AVX-512, which -march=native emits on CPUs that have it.
         "valgrind cannot run an instruction in this binary (AVX-512, as -march=native emits on CPUs that have it, is beyond it), so callgrind cannot count it; leave `march` out of variants whose instructions callgrind counts, or count with perf on a machine with hardware counters"

@@ -66,6 +66,9 @@ struct Inputs<'a> {
     compiler_version: &'a str,
     flags: &'a Composed,
     profile: String,
+    /// The training rounds (`bolt` and `bolt-perf` instrument with the
+    /// same flags but need different binaries).
+    rounds: Vec<&'static str>,
 }
 
 /// Compute the key of `stage` of `variant`: a hash of every input. A final
@@ -112,6 +115,7 @@ fn plan(
         compiler_version: &compiler_version,
         flags: &composed,
         profile,
+        rounds: variant.rounds().iter().map(|r| r.name()).collect(),
     };
     let key = hex(&Sha256::digest(serde_json::to_vec(&inputs)?));
     Ok(BuildFlags {

@@ -106,6 +106,9 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
             if toolchain::bolt::find_tool("llvm-bolt").is_err() {
                 needed.push(tools::LLVM_BOLT);
             }
+            if variant.bolt_profile == toolchain::BoltProfile::Sampled {
+                tools::ensure(&[tools::PERF])?;
+            }
             if variant.bolt_profile.is_sampled() {
                 toolchain::sampling::sampling(
                     variant.sample_event.as_deref(),
@@ -118,6 +121,7 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
             }
         }
         if variant.optimize.contains(&Optimization::Autofdo) {
+            tools::ensure(&[tools::PERF])?;
             // Refused before anything is built where the machine cannot sample.
             toolchain::sampling::sampling(
                 variant.sample_event.as_deref(),

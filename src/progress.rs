@@ -48,6 +48,11 @@ pub fn info(text: impl Display) {
     }
 }
 
+/// A warning on its own line: shown even with `--quiet`.
+pub fn warn(text: impl Display) {
+    eprintln!("warning: {text}");
+}
+
 /// One step (a build, a training run): a spinner while it runs, then one line.
 pub struct Step {
     label: String,

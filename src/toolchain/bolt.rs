@@ -195,8 +195,13 @@ pub(super) fn optimize(binaries: &[PathBuf], dirs: &StageDirs) -> Result<()> {
         let name = file_name(binary);
         let profile = merged_path(&dirs.profile, &name);
         if !profile.is_file() {
-            return Err(no_profile_error(&dirs.profile, FDATA)
-                .context(format!("no BOLT profile for binary `{name}`")));
+            // A binary training never ran (a multi-binary target's tool):
+            // nothing to lay out by.
+            crate::progress::warn(format_args!(
+                "no BOLT profile for binary `{name}` in {} (training never ran it): left as linked",
+                dirs.profile.display()
+            ));
+            continue;
         }
         let mut args = vec![format!("-data={}", profile.display())];
         args.extend(OPTIMIZE_FLAGS.iter().map(|f| (*f).to_owned()));

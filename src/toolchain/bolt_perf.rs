@@ -175,7 +175,7 @@ impl Pgo for BoltPerf {
         }
         if merged.is_empty() {
             bail!(
-                "perf recorded {} training runs in {}, but none holds a sample of the binaries ({})\nhint: the training workloads must run the profiled binaries ({{bin.NAME}}) long enough to be sampled",
+                "perf recorded {} training runs in {}, but none holds a sample of the binaries ({})\nhint: the training workloads must run the profiled binaries ({{bin.NAME}}) long enough to be sampled; perf2bolt also finds none when the binaries changed after training (its message: \"{NOT_RECORDED}\")",
                 recordings.len(),
                 raw_dir(dirs).display(),
                 binaries.iter().map(|b| b.display().to_string()).collect::<Vec<_>>().join(", ")

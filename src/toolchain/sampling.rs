@@ -49,6 +49,12 @@ fn machine() -> (bool, bool) {
 /// cycles with branch stacks where the CPU has LBR. The error says why the
 /// machine cannot, and what works instead.
 pub fn sampling(event: Option<&str>, sampler: &Sampler) -> Result<Sampling, String> {
+    if !super::tools::is_installed("perf") {
+        return Err(format!(
+            "{} records training runs with perf, which is not installed\nhint: install it with `apt-get install -y linux-perf` (afterburner does when it runs as root)",
+            sampler.what
+        ));
+    }
     let (counters, lbr) = machine();
     let chosen = choose(event, counters, lbr, sampler)?;
     can_record(&chosen)?;
@@ -60,6 +66,9 @@ pub fn sampling(event: Option<&str>, sampler: &Sampler) -> Result<Sampling, Stri
 pub fn lbr_sampling_works() -> bool {
     static PROBED: OnceLock<bool> = OnceLock::new();
     *PROBED.get_or_init(|| {
+        if !super::tools::is_installed("perf") {
+            return false;
+        }
         let (counters, lbr) = machine();
         counters
             && lbr

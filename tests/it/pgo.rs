@@ -573,6 +573,62 @@ fn sampled_bolt_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() 
         bytes.windows(4).any(|w| w == b"BOLT"),
         "not rewritten by BOLT"
     );
+
+    // Both ways instrument with the same flags, but the binaries differ:
+    // switching rebuilds and retrains instead of reusing the other's build.
+    sandbox.write(
+        "afterburner.toml",
+        &text.replace("\"sampled\"", "\"instrumented\""),
+    );
+    let switched = sandbox.afterburner(&["train"]);
+    switched.assert_ok();
+    let stderr = switched.stderr();
+    assert!(
+        stderr.contains("building bolt (instrumented) … done"),
+        "{stderr}"
+    );
+    assert!(sandbox
+        .path()
+        .join(".afterburner/variants/bolt/profile/bolt/merged-hotpath.fdata")
+        .is_file());
+}
+
+/// A binary training never runs (a multi-binary target's other tool) has
+/// no BOLT profile: it is left as linked, with a warning, and the one that
+/// ran is rewritten.
+#[test]
+fn bolt_leaves_a_binary_training_never_ran_as_linked() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let text = BOLT
+        .replace(
+            "build = \"make\"",
+            "build = \"make && cp hotpath hotpath-tool\"",
+        )
+        .replace(
+            "binaries = { hotpath = \"hotpath\" }",
+            "binaries = { hotpath = \"hotpath\", tool = \"hotpath-tool\" }",
+        );
+    sandbox.write("afterburner.toml", &text);
+    let run = sandbox.afterburner(&["build", "--quiet"]);
+    run.assert_ok();
+    let train = sandbox.afterburner(&["train"]);
+    train.assert_ok();
+    assert!(
+        train
+            .stderr()
+            .contains("warning: no BOLT profile for binary `hotpath-tool`"),
+        "{}",
+        train.stderr()
+    );
+    let build = sandbox.path().join(".afterburner/variants/bolt/build");
+    let rewritten = |name: &str| {
+        std::fs::read(build.join(name))
+            .unwrap()
+            .windows(4)
+            .any(|w| w == b"BOLT")
+    };
+    assert!(rewritten("hotpath"));
+    assert!(!rewritten("hotpath-tool"));
 }
 
 /// Whether perf counts hardware instructions here (a PMU).
