@@ -158,6 +158,10 @@ pub fn run(
     }
     let mut remaining = share.requests;
     let mut buf = vec![0u8; 64 * 1024];
+    // A closed loop sends nothing while every connection is down, so a
+    // count-bounded one against a dead server would never end.
+    let mut all_down_since: Option<Instant> = None;
+    let mut last_error = String::new();
     // Every thread starts its schedule at the same instant.
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     loop {
@@ -171,6 +175,7 @@ pub fn run(
                 if let Err(error) = connect(&poll, conn, i, addr) {
                     conn.retry_at = Some(now + RECONNECT_AFTER);
                     recorder.error(now, now, &error);
+                    last_error = error;
                 }
             }
             let mut sent = false;
@@ -224,6 +229,23 @@ pub fn run(
         let waiting = conns.iter().any(|c| !c.inflight.is_empty());
         if !issuing && !waiting {
             break;
+        }
+        if share.pace == Pace::Closed && conns.iter().all(|c| c.stream.is_none()) {
+            let since = *all_down_since.get_or_insert(now);
+            let patience = share.timeout.max(Duration::from_secs(1));
+            if now.saturating_duration_since(since) >= patience {
+                anyhow::bail!(
+                    "no connection to the server for {:.1} s (last error: {})",
+                    patience.as_secs_f64(),
+                    if last_error.is_empty() {
+                        "none"
+                    } else {
+                        &last_error
+                    }
+                );
+            }
+        } else {
+            all_down_since = None;
         }
         // Sleep until the next event or the next thing due.
         let mut wake = now + Duration::from_millis(100);

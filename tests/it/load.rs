@@ -209,6 +209,30 @@ fn failed_connections_are_counted_not_dropped() {
     );
 }
 
+/// A closed loop of N requests sends nothing while no connection is up, so
+/// against a server that is gone it must give up, not wait forever (a
+/// service that died under callgrind once hung a bench this way).
+#[test]
+fn a_counted_closed_load_against_no_server_fails_instead_of_hanging() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let port = free_port();
+    let started = std::time::Instant::now();
+    sandbox
+        .afterburner(&[
+            "load",
+            &format!("redis://127.0.0.1:{port}"),
+            "-c",
+            "4",
+            "-n",
+            "1000",
+            "--timeout",
+            "1s",
+        ])
+        .assert_fails_with("no connection to the server for 1.0 s")
+        .assert_fails_with("connect to 127.0.0.1");
+    assert!(started.elapsed() < std::time::Duration::from_mins(1));
+}
+
 /// A memcached or redis request over a plain socket, read until `end`.
 fn ask(port: u16, request: &[u8], end: &[u8]) -> String {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();

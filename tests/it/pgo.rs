@@ -878,3 +878,90 @@ fn gcc_profiles_of_workloads_that_ran_different_binaries_merge() {
     let instr = comparison(&results, "loop", "instructions", "pgo");
     assert_eq!(instr["verdict"], "faster", "{instr:#}");
 }
+
+/// C++: a virtual call whose target is almost always the same. gcc's and
+/// clang's PGO promote and inline it (fewer instructions), BOLT rewrites
+/// the binary, and every variant computes the same checksum.
+#[test]
+fn cpp_virtual_calls_get_fewer_instructions_with_pgo_and_survive_bolt() {
+    let sandbox = Sandbox::with_fixture("hotcpp");
+    sandbox.write(
+        "afterburner.toml",
+        r#"
+[target]
+name = "hotcpp"
+source = { path = "src" }
+build = "make"
+binaries = { hotcpp = "hotcpp" }
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+
+[[variant]]
+name = "clang"
+compiler = "clang"
+
+[[variant]]
+name = "clang-pgo"
+compiler = "clang"
+optimize = ["pgo"]
+
+[[variant]]
+name = "bolt"
+optimize = ["bolt"]
+bolt_profile = "instrumented"
+
+[[workload]]
+name = "virtual"
+run = "{bin.hotcpp} 1000000"
+train_run = "{bin.hotcpp} 300000"
+figures = [{ name = "checksum", regex = "checksum ([0-9]+)" }]
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["instructions"]
+instruction_repetitions = 2
+"#,
+    );
+    sandbox.afterburner(&["run"]).assert_ok();
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    for variant in ["pgo", "clang", "clang-pgo", "bolt"] {
+        let checksum = comparison(&results, "virtual", "checksum", variant);
+        assert_eq!(checksum["ratio"], 1.0, "{variant}: {checksum:#}");
+    }
+    let pgo = comparison(&results, "virtual", "instructions", "pgo");
+    assert_eq!(pgo["verdict"], "faster", "{pgo:#}");
+    // clang's PGO against clang's own build (the baseline is gcc's).
+    let mean = |variant: &str| {
+        results["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["variant"] == variant && m["metric"]["name"] == "instructions")
+            .unwrap()["summary"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    let clang_ratio = mean("clang-pgo") / mean("clang");
+    assert!(clang_ratio < 0.97, "clang-pgo / clang = {clang_ratio}");
+    let cxxflags_seen = std::fs::read_to_string(
+        sandbox
+            .path()
+            .join(".afterburner/variants/pgo/logs/build-final.log"),
+    )
+    .unwrap();
+    assert!(cxxflags_seen.contains("-fprofile-use"), "{cxxflags_seen}");
+    let binary = sandbox
+        .path()
+        .join(".afterburner/variants/bolt/build/hotcpp");
+    let bytes = std::fs::read(binary).unwrap();
+    assert!(
+        bytes.windows(4).any(|w| w == b"BOLT"),
+        "not rewritten by BOLT"
+    );
+}
