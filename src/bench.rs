@@ -422,7 +422,7 @@ fn check_success(record: &RunRecord, command: &str) -> Result<()> {
         .unwrap_or_default();
     let hint = if whole.contains("unhandled instruction bytes") {
         // Valgrind knows no AVX-512, which -march=native emits on CPUs that have it.
-        "valgrind cannot run an instruction in this binary (AVX-512, as -march=native emits on CPUs that have it, is beyond it), so callgrind cannot count it; leave `march` out of variants whose instructions callgrind counts, or count with perf on a machine with hardware counters"
+        "valgrind cannot run an instruction in this binary (AVX-512, as -march=native emits on CPUs that have it, is beyond it), so callgrind cannot count it; give such a variant a level valgrind can run (march = \"x86-64-v3\": AVX2 at most), or count with perf on a machine with hardware counters"
     } else {
         "run the command by hand to see why; every workload run must exit 0"
     };

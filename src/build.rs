@@ -336,6 +336,11 @@ pub fn compose_flags(
         stage,
         dirs,
     );
+    if let Some(level) = &variant.march {
+        let march = crate::toolchain::march_flags(level);
+        opt.cflags.extend(march.iter().cloned());
+        opt.ldflags.extend(march);
+    }
     if variant.partial_training && stage == Stage::Final {
         opt.cflags.push("-fprofile-partial-training".to_owned());
     }

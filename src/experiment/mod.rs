@@ -221,6 +221,9 @@ pub struct Variant {
     pub sample_event: Option<String>,
     /// Where BOLT's profile comes from.
     pub bolt_profile: BoltProfile,
+    /// The `-march` level when `optimize` has `march`: `native`, or the
+    /// level the variant names (`x86-64-v3`); `None` without `march`.
+    pub march: Option<String>,
 }
 
 impl Variant {

@@ -128,6 +128,9 @@ pub struct RawVariant {
     pub sample_event: Option<Spanned<String>>,
     /// BOLT's profile: "instrumented", "sampled" (perf) or "auto".
     pub bolt_profile: Option<Spanned<String>>,
+    /// The `-march` of `optimize = ["march"]`: "native" (default) or a
+    /// level such as "x86-64-v3".
+    pub march: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -304,6 +304,7 @@ impl Cx<'_> {
                 partial_training: false,
                 sample_event: None,
                 bolt_profile: BoltProfile::Auto,
+                march: None,
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -355,6 +356,7 @@ impl Cx<'_> {
                 }
                 let (partial_training, sample_event, bolt_profile) =
                     self.profile_options(v, compiler, &optimize)?;
+                let march = self.march(v, &optimize)?;
                 Ok(Variant {
                     name: name.clone(),
                     compiler,
@@ -367,9 +369,42 @@ impl Cx<'_> {
                     partial_training,
                     sample_event,
                     bolt_profile,
+                    march,
                 })
             })
             .collect()
+    }
+
+    /// The `-march` level of a variant with `march` in `optimize`.
+    fn march(
+        &self,
+        v: &RawVariant,
+        optimize: &[Optimization],
+    ) -> Result<Option<String>, ExperimentError> {
+        let wanted = optimize.contains(&Optimization::March);
+        match &v.march {
+            None => Ok(wanted.then(|| "native".to_owned())),
+            Some(m) if !wanted => Err(self.invalid(
+                m.span(),
+                "march is the -march level of optimize = [\"march\"]",
+                "add \"march\" to the variant's optimize list, or remove march",
+            )),
+            Some(m) => {
+                let level = m.get_ref();
+                let valid = !level.is_empty()
+                    && level
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+                if !valid {
+                    return Err(self.invalid(
+                        m.span(),
+                        format!("`{level}` is not a -march level"),
+                        "use \"native\" (this CPU) or a level such as \"x86-64-v3\" (see `gcc -march=help` or `clang --print-supported-cpus`)",
+                    ));
+                }
+                Ok(Some(level.clone()))
+            }
+        }
     }
 
     /// The options of one kind of profile: `partial_training` (gcc PGO),

@@ -314,3 +314,42 @@ fn one_compiler_profile_per_variant_and_sample_event_only_for_sampled_training()
         error_of(&gcc)
     );
 }
+
+#[test]
+fn march_takes_a_level_and_builds_every_stage_with_it() {
+    let dirs = crate::toolchain::VariantDirs {
+        build: "/w/b".into(),
+        profiles: "/w/p".into(),
+    };
+    let flags = |text: &str, stage| {
+        let e = load_text(text, false).unwrap();
+        crate::build::compose_flags(&e, &e.variants[1], stage, &dirs).cflags
+    };
+    let native = GOOD.replace("[\"pgo\", \"lto\"]", "[\"pgo\", \"march\"]");
+    let final_native = flags(&native, crate::toolchain::Stage::Final);
+    assert!(
+        final_native.contains("-march=native -mtune=native"),
+        "{final_native}"
+    );
+    // valgrind 3.19 cannot run AVX-512, so a counted build names a level.
+    let level = native.replace("\"march\"]", "\"march\"]\nmarch = \"x86-64-v3\"");
+    for stage in [
+        crate::toolchain::Stage::FIRST,
+        crate::toolchain::Stage::Final,
+    ] {
+        let f = flags(&level, stage);
+        assert!(f.contains("-march=x86-64-v3"), "{f}");
+        assert!(!f.contains("native"), "{f}");
+    }
+    let without = GOOD.replace(
+        "[\"pgo\", \"lto\"]",
+        "[\"pgo\", \"lto\"]\nmarch = \"x86-64-v3\"",
+    );
+    assert!(
+        error_of(&without).contains(":14: march is the -march level"),
+        "{}",
+        error_of(&without)
+    );
+    let bad = level.replace("x86-64-v3", "x86 64");
+    assert!(error_of(&bad).contains("`x86 64` is not a -march level"));
+}

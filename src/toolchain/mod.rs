@@ -109,7 +109,7 @@ pub enum Optimization {
     PgoFrontend,
     /// Link-time optimization.
     Lto,
-    /// `-march=native -mtune=native`.
+    /// `-march=native -mtune=native`, or the variant's `march` level.
     March,
     /// `-O3` instead of the project's level.
     O3,
@@ -401,7 +401,6 @@ pub fn optimization_flags(
                     Compiler::Gcc | Compiler::Go => flags.both(&["-flto=auto"]),
                     Compiler::Clang => flags.both(&["-flto=thin"]),
                 },
-                Optimization::March => flags.both(&["-march=native", "-mtune=native"]),
                 Optimization::O3 => flags.cflags.push("-O3".to_owned()),
                 // gcc splits functions into hot and cold parts (`foo.cold`),
                 // most of all with a profile; BOLT 16 instruments such
@@ -415,6 +414,19 @@ pub fn optimization_flags(
         }
     }
     flags
+}
+
+/// The flags of `optimize = ["march"]` at `level`: `native` also tunes for
+/// this CPU; a named level (`x86-64-v3`) keeps the compiler's generic
+/// tuning, so the binary runs well on every CPU of that level. Applied to
+/// every stage, instrumented ones too, so training runs the code the final
+/// build optimizes.
+pub fn march_flags(level: &str) -> Vec<String> {
+    if level == "native" {
+        vec!["-march=native".to_owned(), "-mtune=native".to_owned()]
+    } else {
+        vec![format!("-march={level}")]
+    }
 }
 
 /// A profile-guided optimizer, one training round of a variant:
