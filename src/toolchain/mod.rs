@@ -362,8 +362,9 @@ pub fn rounds(
 /// instrumentation in its own round and its profile in every later build.
 /// A round that profiles the finished code (BOLT, context-sensitive PGO)
 /// is built with the whole stack, exactly like the final build; a compiler
-/// instrumentation round gets only the instrumentation (LTO and friends
-/// would slow training for nothing). The final stage applies everything.
+/// instrumentation round gets only the instrumentation and the optimization
+/// level (LTO would slow training for nothing, but the level changes the
+/// code the profile must match). The final stage applies everything.
 pub fn optimization_flags(
     compiler: Compiler,
     optimize: &[Optimization],
@@ -394,6 +395,13 @@ pub fn optimization_flags(
             Phase::Off => {}
         }
     }
+    // The optimization level shapes the code a profile is matched against:
+    // gcc refuses a -O2 profile in a -O3 build (-Werror=coverage-mismatch,
+    // "number of counters … does not match"), clang drops it per function
+    // (hash mismatch). So -O3 goes into every stage, instrumented too.
+    if optimize.contains(&Optimization::O3) {
+        flags.cflags.push("-O3".to_owned());
+    }
     if whole_stack {
         for o in optimize {
             match o {
@@ -401,7 +409,6 @@ pub fn optimization_flags(
                     Compiler::Gcc | Compiler::Go => flags.both(&["-flto=auto"]),
                     Compiler::Clang => flags.both(&["-flto=thin"]),
                 },
-                Optimization::O3 => flags.cflags.push("-O3".to_owned()),
                 // gcc splits functions into hot and cold parts (`foo.cold`),
                 // most of all with a profile; BOLT 16 instruments such
                 // fragments wrongly (SQLite's PGO+LTO build crashed in its
@@ -581,6 +588,26 @@ mod tests {
         VariantDirs {
             build: PathBuf::from("/w/variants/pgo/build"),
             profiles: PathBuf::from("/w/variants/pgo/profile"),
+        }
+    }
+
+    // Regression: gcc-best (`["pgo", "o3", "lto", "bolt"]`) failed to build
+    // SQLite with "number of counters in profile data for function
+    // 'parseModifier' does not match" because -O3 was only in the final
+    // build, not in the instrumented one the profile came from.
+    #[test]
+    fn o3_is_in_the_instrumented_stage_the_profile_comes_from() {
+        for compiler in [Compiler::Gcc, Compiler::Clang] {
+            for stage in [Stage::FIRST, Stage::Final] {
+                let f = optimization_flags(
+                    compiler,
+                    &[Optimization::Pgo, Optimization::O3, Optimization::Lto],
+                    BoltProfile::Instrumented,
+                    stage,
+                    &dirs(),
+                );
+                assert!(f.cflags.iter().any(|c| c == "-O3"), "{:?}", f.cflags);
+            }
         }
     }
 
