@@ -199,5 +199,5 @@ fn callgrind_on_an_instruction_valgrind_lacks_says_so() {
     sandbox
         .afterburner(&["run"])
         .assert_fails_with("valgrind cannot run an instruction in this binary")
-        .assert_fails_with("leave `march` out");
+        .assert_fails_with("march = \"x86-64-v3\"");
 }
