@@ -91,6 +91,11 @@ pub fn diagnose(env: &Environment) -> Vec<Section> {
                     "without them instructions are counted with callgrind",
                 ),
                 tool("valgrind", "valgrind"),
+                fact(
+                    "callgrind runs -march=native builds (a CPU without AVX-512, or counters)",
+                    env.perf_counters || env.x86_64_level.is_none_or(|l| l < 4),
+                    "this CPU has AVX-512 (x86-64-v4), which -march=native emits and valgrind 3.19 cannot run: give march variants whose instructions are counted march = \"x86-64-v3\"",
+                ),
             ],
         },
         Section {

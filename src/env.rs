@@ -46,6 +46,11 @@ pub struct Environment {
     pub physical_cores: Option<usize>,
     /// Whether the CPU reports running under a hypervisor (`hypervisor` cpuinfo flag).
     pub virtualized: bool,
+    /// The x86-64 micro-architecture level (psABI: 1 to 4) cpu0's flags
+    /// reach: what `-march=native` may use. 4 means AVX-512, which
+    /// valgrind 3.19 cannot run. `None` off x86-64.
+    #[serde(default)]
+    pub x86_64_level: Option<u8>,
     /// cpu0's caches as level, type and size, e.g. `["L1d 32K", "L1i 32K", "L2 1024K"]`.
     pub caches: Vec<String>,
     /// Total memory, in bytes (`MemTotal` of /proc/meminfo).
@@ -106,6 +111,8 @@ pub struct CpuInfo {
     pub physical_cores: Option<usize>,
     /// Whether `flags` lists `hypervisor`.
     pub hypervisor: bool,
+    /// The x86-64 level of the first `flags` line; `None` without one.
+    pub x86_64_level: Option<u8>,
 }
 
 /// Capture the environment now. Takes well under a second on a normal
@@ -127,6 +134,7 @@ pub fn capture() -> Environment {
         available_cpus,
         physical_cores: cpu.physical_cores,
         virtualized: cpu.hypervisor,
+        x86_64_level: cpu.x86_64_level,
         caches: caches(Path::new("/sys/devices/system/cpu/cpu0/cache")),
         memory_bytes: read("/proc/meminfo").and_then(|m| parse_meminfo(&m)),
         kernel: read("/proc/sys/kernel/osrelease"),
@@ -210,13 +218,37 @@ pub fn parse_cpuinfo(text: &str) -> CpuInfo {
             "core id" => {
                 cores.insert((socket, value));
             }
-            "flags" => info.hypervisor |= value.split_whitespace().any(|f| f == "hypervisor"),
+            "flags" => {
+                info.hypervisor |= value.split_whitespace().any(|f| f == "hypervisor");
+                if info.x86_64_level.is_none() {
+                    info.x86_64_level = Some(x86_64_level(value));
+                }
+            }
             _ => {}
         }
     }
     info.model = info.model.or(other_model).filter(|m| !m.is_empty());
     info.physical_cores = (!cores.is_empty()).then_some(cores.len());
     info
+}
+
+/// The highest x86-64 micro-architecture level (x86-64 psABI, as in
+/// `-march=x86-64-v3`) whose features a cpuinfo `flags` line all lists.
+/// Linux names LZCNT `abm` and XSAVE `xsave`; `lm` is 64-bit mode itself.
+pub fn x86_64_level(flags: &str) -> u8 {
+    const LEVELS: [&[&str]; 3] = [
+        &["cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"],
+        &[
+            "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave",
+        ],
+        &["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"],
+    ];
+    let have: BTreeSet<&str> = flags.split_whitespace().collect();
+    let reached = LEVELS
+        .iter()
+        .take_while(|level| level.iter().all(|f| have.contains(f)))
+        .count();
+    1 + u8::try_from(reached).expect("invariant: at most three levels above the first")
 }
 
 /// `MemTotal` of /proc/meminfo, in bytes.
@@ -453,6 +485,11 @@ impl Environment {
             ("cpu".into(), text(&self.cpu_model)),
             ("cpus".into(), cpus),
             ("virtualized".into(), yes_no(self.virtualized).to_owned()),
+            (
+                "x86-64 level".into(),
+                self.x86_64_level
+                    .map_or_else(|| "not x86-64".to_owned(), |l| format!("v{l}")),
+            ),
             ("caches".into(), caches),
             ("memory".into(), memory),
             ("governor".into(), governor.to_owned()),

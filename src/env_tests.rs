@@ -64,6 +64,21 @@ fn cpuinfo_two_sockets_counts_threads_and_cores() {
     // Core id 0 on each socket: counting core ids alone would say 1.
     assert_eq!(info.physical_cores, Some(2));
     assert!(info.hypervisor);
+    // avx512f alone, without SSE4 and AVX2, reaches no level above the first.
+    assert_eq!(info.x86_64_level, Some(1));
+}
+
+#[test]
+fn x86_64_levels_need_every_feature_of_each_level() {
+    let v2 = "fpu sse sse2 cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3";
+    let v3 = format!("{v2} avx avx2 bmi1 bmi2 f16c fma abm movbe xsave");
+    let v4 = format!("{v3} avx512f avx512bw avx512cd avx512dq avx512vl");
+    assert_eq!(x86_64_level("fpu sse sse2"), 1);
+    assert_eq!(x86_64_level(v2), 2);
+    assert_eq!(x86_64_level(&v3), 3);
+    assert_eq!(x86_64_level(&v4), 4);
+    // A v4 feature set missing one v3 feature (movbe) stays at v2.
+    assert_eq!(x86_64_level(&v4.replace(" movbe", "")), 2);
 }
 
 #[test]
@@ -76,6 +91,7 @@ fn cpuinfo_without_topology_or_model_name() {
     assert_eq!(info.physical_cores, None);
     assert_eq!(info.model.as_deref(), Some("BCM2835"));
     assert!(!info.hypervisor);
+    assert_eq!(info.x86_64_level, None);
     assert_eq!(parse_cpuinfo(""), CpuInfo::default());
 }
 
