@@ -1,6 +1,7 @@
 //! Reports of a bench run: `results.json`, `report.md` and a terminal
 //! summary, all rendered from the same [`Results`].
 
+mod agreement;
 pub mod compare;
 mod csv;
 mod format;

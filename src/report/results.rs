@@ -192,6 +192,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             measurements.extend(per_variant);
         }
     }
+    warnings.extend(super::agreement::work_versus_time(&comparisons));
     let failed = runs.iter().filter(|r| !r.success).count();
     if failed > 0 {
         warnings.push(WarningEntry {
