@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::experiment::{LoadModel, Ready};
+use crate::toolchain::Optimization;
 
 const GOOD: &str = r#"
 [target]

@@ -1,0 +1,301 @@
+//! Validation of `[[variant]]`: names, compilers, the `optimize` stack and
+//! each optimization's options, prebuilt binaries and per-variant params.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use toml::Spanned;
+
+use super::super::raw::RawVariant;
+use super::super::{resolve_path, Target, Variant};
+use super::Cx;
+use crate::experiment::ExperimentError;
+use crate::toolchain::{BoltProfile, Compiler, Optimization};
+
+impl Cx<'_> {
+    pub(super) fn variants(
+        &self,
+        raw: &[RawVariant],
+        target: &Target,
+        params: &BTreeMap<String, String>,
+        dir: &Path,
+    ) -> Result<Vec<Variant>, ExperimentError> {
+        let compiler = target.compiler;
+        if raw.is_empty() {
+            return Ok(vec![Variant {
+                name: "baseline".to_owned(),
+                compiler,
+                optimize: Vec::new(),
+                cflags: String::new(),
+                ldflags: String::new(),
+                env: BTreeMap::new(),
+                prebuilt: None,
+                params: BTreeMap::new(),
+                partial_training: false,
+                sample_event: None,
+                bolt_profile: BoltProfile::Auto,
+                march: None,
+            }]);
+        }
+        let mut seen = BTreeSet::new();
+        raw.iter()
+            .map(|v| {
+                let name = v.name.get_ref();
+                let valid = !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_+.-".contains(c));
+                if !valid {
+                    return Err(self.invalid(
+                        v.name.span(),
+                        format!("variant name `{name}` is not usable as a directory name"),
+                        "use letters, digits, '_', '+', '.' and '-' only, e.g. \"pgo+lto\"",
+                    ));
+                }
+                if !seen.insert(name.clone()) {
+                    return Err(self.invalid(
+                        v.name.span(),
+                        format!("variant `{name}` is defined twice"),
+                        "give each [[variant]] its own name",
+                    ));
+                }
+                let compiler = match &v.compiler {
+                    None => compiler,
+                    Some(c) => self.compiler(c)?,
+                };
+                let optimize = self.optimizations(v, compiler)?;
+                let prebuilt = v
+                    .prebuilt
+                    .as_ref()
+                    .map(|p| self.prebuilt(p, &optimize, target, dir))
+                    .transpose()?;
+                let mut own = BTreeMap::new();
+                for (key, value) in &v.params {
+                    if !params.contains_key(key) {
+                        return Err(self.invalid(
+                            value.span(),
+                            format!(
+                                "variant `{name}` sets `{key}`, which [params] does not define"
+                            ),
+                            format!(
+                                "add `{key} = …` to [params]: the value the other variants use"
+                            ),
+                        ));
+                    }
+                    own.insert(key.clone(), self.param_text(value)?);
+                }
+                let (partial_training, sample_event, bolt_profile) =
+                    self.profile_options(v, compiler, &optimize)?;
+                let march = self.march(v, &optimize)?;
+                Ok(Variant {
+                    name: name.clone(),
+                    compiler,
+                    optimize,
+                    cflags: v.cflags.clone().unwrap_or_default(),
+                    ldflags: v.ldflags.clone().unwrap_or_default(),
+                    env: v.env.clone(),
+                    prebuilt,
+                    params: own,
+                    partial_training,
+                    sample_event,
+                    bolt_profile,
+                    march,
+                })
+            })
+            .collect()
+    }
+
+    /// The `-march` level of a variant with `march` in `optimize`.
+    fn march(
+        &self,
+        v: &RawVariant,
+        optimize: &[Optimization],
+    ) -> Result<Option<String>, ExperimentError> {
+        let wanted = optimize.contains(&Optimization::March);
+        match &v.march {
+            None => Ok(wanted.then(|| "native".to_owned())),
+            Some(m) if !wanted => Err(self.invalid(
+                m.span(),
+                "march is the -march level of optimize = [\"march\"]",
+                "add \"march\" to the variant's optimize list, or remove march",
+            )),
+            Some(m) => {
+                let level = m.get_ref();
+                let valid = !level.is_empty()
+                    && level
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+                if !valid {
+                    return Err(self.invalid(
+                        m.span(),
+                        format!("`{level}` is not a -march level"),
+                        "use \"native\" (this CPU) or a level such as \"x86-64-v3\" (see `gcc -march=help` or `clang --print-supported-cpus`)",
+                    ));
+                }
+                Ok(Some(level.clone()))
+            }
+        }
+    }
+
+    /// The options of one kind of profile: `partial_training` (gcc PGO),
+    /// `bolt_profile` (BOLT), `sample_event` (AutoFDO, sampled BOLT).
+    fn profile_options(
+        &self,
+        v: &RawVariant,
+        compiler: Compiler,
+        optimize: &[Optimization],
+    ) -> Result<(bool, Option<String>, BoltProfile), ExperimentError> {
+        let partial_training = match &v.partial_training {
+            Some(p) if *p.get_ref() => {
+                if compiler != Compiler::Gcc || !optimize.contains(&Optimization::Pgo) {
+                    return Err(self.invalid(
+                        p.span(),
+                        "partial_training is an option of gcc's PGO",
+                        "use it on a variant with optimize = [\"pgo\", …] and compiler = \"gcc\"",
+                    ));
+                }
+                true
+            }
+            _ => false,
+        };
+        let bolt_profile = match &v.bolt_profile {
+            None => BoltProfile::Auto,
+            Some(b) if !optimize.contains(&Optimization::Bolt) => {
+                return Err(self.invalid(
+                    b.span(),
+                    "bolt_profile says where BOLT's profile comes from",
+                    "use it on a variant with optimize = [\"bolt\", …], or remove it",
+                ));
+            }
+            Some(b) => BoltProfile::from_name(b.get_ref()).ok_or_else(|| {
+                self.invalid(
+                    b.span(),
+                    format!("unknown bolt_profile `{}`", b.get_ref()),
+                    "use \"instrumented\" (llvm-bolt -instrument, no PMU needed), \"sampled\" (perf record, then perf2bolt) or \"auto\" (sampled where the CPU has LBR)",
+                )
+            })?,
+        };
+        let samples = optimize.contains(&Optimization::Autofdo)
+            || (optimize.contains(&Optimization::Bolt) && bolt_profile == BoltProfile::Sampled);
+        let sample_event = match &v.sample_event {
+            Some(e) if !samples => {
+                return Err(self.invalid(
+                    e.span(),
+                    "sample_event is the perf event of sampled training runs (AutoFDO, or BOLT with bolt_profile = \"sampled\")",
+                    "use it on a variant with optimize = [\"autofdo\", …] or with optimize = [\"bolt\"] and bolt_profile = \"sampled\", or remove it",
+                ));
+            }
+            Some(e)
+                if e.get_ref().trim().is_empty() || e.get_ref().contains(char::is_whitespace) =>
+            {
+                return Err(self.invalid(
+                    e.span(),
+                    "sample_event must be one perf event",
+                    "e.g. sample_event = \"cpu-clock\" (see `perf list`)",
+                ));
+            }
+            e => e.as_ref().map(|e| e.get_ref().clone()),
+        };
+        Ok((partial_training, sample_event, bolt_profile))
+    }
+
+    fn prebuilt(
+        &self,
+        raw: &Spanned<BTreeMap<String, String>>,
+        optimize: &[Optimization],
+        target: &Target,
+        dir: &Path,
+    ) -> Result<BTreeMap<String, PathBuf>, ExperimentError> {
+        if !optimize.is_empty() {
+            return Err(self.invalid(
+                raw.span(),
+                "a prebuilt variant cannot also be optimized: afterburner does not build it",
+                "drop `optimize` from this variant, or drop `prebuilt` so afterburner builds it",
+            ));
+        }
+        let missing: Vec<&String> = target
+            .binaries
+            .keys()
+            .filter(|b| !raw.get_ref().contains_key(*b))
+            .collect();
+        let unknown: Vec<&String> = raw
+            .get_ref()
+            .keys()
+            .filter(|b| !target.binaries.contains_key(*b))
+            .collect();
+        if !missing.is_empty() || !unknown.is_empty() {
+            return Err(self.invalid(
+                raw.span(),
+                format!(
+                    "prebuilt must name exactly the target's binaries: missing {missing:?}, unknown {unknown:?}"
+                ),
+                format!(
+                    "write prebuilt = {{ {} }}",
+                    target
+                        .binaries
+                        .keys()
+                        .map(|b| format!("{b} = \"/path/to/{b}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        Ok(raw
+            .get_ref()
+            .iter()
+            .map(|(k, v)| (k.clone(), resolve_path(dir, v)))
+            .collect())
+    }
+
+    fn optimizations(
+        &self,
+        v: &RawVariant,
+        compiler: Compiler,
+    ) -> Result<Vec<Optimization>, ExperimentError> {
+        let mut out: Vec<Optimization> = Vec::new();
+        for word in &v.optimize {
+            let o = Optimization::from_name(word.get_ref()).map_err(|hint| {
+                self.invalid(
+                    word.span(),
+                    format!("unknown or unsupported optimization `{}`", word.get_ref()),
+                    hint,
+                )
+            })?;
+            if out.contains(&o) {
+                return Err(self.invalid(
+                    word.span(),
+                    format!("`{}` is listed twice", word.get_ref()),
+                    "list each optimization once",
+                ));
+            }
+            if let Err(hint) = o.supported_by(compiler) {
+                return Err(self.invalid(
+                    word.span(),
+                    format!(
+                        "`{}` is not available with {}",
+                        word.get_ref(),
+                        compiler.name()
+                    ),
+                    hint,
+                ));
+            }
+            out.push(o);
+        }
+        let profiles: Vec<&str> = out
+            .iter()
+            .filter(|o| o.is_compiler_profile())
+            .map(|o| o.name())
+            .collect();
+        if profiles.len() > 1 {
+            return Err(self.invalid(
+                v.name.span(),
+                format!(
+                    "{} each make the compiler's profile; a build reads one",
+                    profiles.join(" and ")
+                ),
+                "pick one of pgo, pgo-frontend, cspgo, autofdo (bolt stacks with any of them)",
+            ));
+        }
+        Ok(out)
+    }
+}
