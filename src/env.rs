@@ -244,11 +244,10 @@ pub fn x86_64_level(flags: &str) -> u8 {
         &["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"],
     ];
     let have: BTreeSet<&str> = flags.split_whitespace().collect();
-    let reached = LEVELS
+    LEVELS
         .iter()
         .take_while(|level| level.iter().all(|f| have.contains(f)))
-        .count();
-    1 + u8::try_from(reached).expect("invariant: at most three levels above the first")
+        .fold(1, |level, _| level + 1)
 }
 
 /// `MemTotal` of /proc/meminfo, in bytes.
