@@ -15,6 +15,7 @@ use crate::experiment::template::{Bindings, Template};
 use crate::experiment::{Experiment, Source, Variant};
 use crate::process::{describe_status, quote_output, run_timed, TimedIo};
 use crate::source::hex;
+use crate::source::tree::Manifest;
 use crate::toolchain::{optimization_flags, Compiler, Phase, Stage, VariantDirs};
 use crate::workdir::{tail, Workdir};
 
@@ -39,36 +40,89 @@ pub struct BuildRecord {
     pub seconds: f64,
     /// The build's combined stdout and stderr.
     pub log: PathBuf,
+    /// What went into the key, so the next build can say why it reruns;
+    /// absent in records of older versions.
+    #[serde(default)]
+    pub inputs: Option<Inputs>,
 }
 
-/// Whether `build_stage` ran the build command.
+/// Whether `build_stage` ran the build command, and why.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Built(BuildRecord),
+    /// Built, for the reason given ("first build", "src/foo.c changed",
+    /// "flags changed", …).
+    Built(BuildRecord, String),
     UpToDate(BuildRecord),
 }
 
 impl Outcome {
     pub fn record(&self) -> &BuildRecord {
         match self {
-            Outcome::Built(r) | Outcome::UpToDate(r) => r,
+            Outcome::Built(r, _) | Outcome::UpToDate(r) => r,
         }
     }
 }
 
-/// Everything a build depends on, hashed into its key.
-#[derive(Serialize)]
-struct Inputs<'a> {
-    source: &'a Source,
-    source_fingerprint: String,
-    build: &'a str,
-    cc: &'a str,
-    compiler_version: &'a str,
-    flags: &'a Composed,
+/// Everything a build depends on, hashed into its key and kept in its
+/// record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inputs {
+    /// The source's description (path, package, repository, URL).
+    source: String,
+    /// A `path` source's files with their stamps; empty for fetched
+    /// sources, which do not change once fetched.
+    files: Manifest,
+    build: String,
+    cc: String,
+    compiler_version: String,
+    flags: Composed,
+    /// SHA-256 of the profiles this build applies; empty without.
     profile: String,
     /// The training rounds (`bolt` and `bolt-perf` instrument with the
     /// same flags but need different binaries).
-    rounds: Vec<&'static str>,
+    rounds: Vec<String>,
+}
+
+impl Inputs {
+    /// Why a build with these inputs reruns after one with `before`'s.
+    fn why_not(&self, before: Option<&BuildRecord>) -> String {
+        let Some(old) = before.and_then(|r| r.inputs.as_ref()) else {
+            return if before.is_some() {
+                "built by an older afterburner".to_owned()
+            } else {
+                "first build".to_owned()
+            };
+        };
+        let mut why = Vec::new();
+        if old.source != self.source {
+            why.push("source changed".to_owned());
+        }
+        if old.build != self.build {
+            why.push("build command changed".to_owned());
+        }
+        if old.cc != self.cc || old.compiler_version != self.compiler_version {
+            why.push(format!(
+                "compiler changed ({} → {})",
+                old.compiler_version, self.compiler_version
+            ));
+        }
+        if old.flags != self.flags {
+            why.push("flags changed".to_owned());
+        }
+        if old.profile != self.profile {
+            why.push("profile changed".to_owned());
+        }
+        if old.rounds != self.rounds {
+            why.push("training rounds changed".to_owned());
+        }
+        why.extend(crate::source::tree::changes(&old.files, &self.files, 5));
+        if why.is_empty() {
+            // Same inputs, but the directory holds another build (or its
+            // binaries are gone).
+            why.push("the build directory no longer holds this build".to_owned());
+        }
+        why.join(", ")
+    }
 }
 
 /// Compute the key of `stage` of `variant`: a hash of every input. A final
@@ -103,19 +157,25 @@ fn plan(
         fingerprint_files(&profiles)?
     };
     let build = build_command(experiment, variant)?;
+    let files = match &experiment.target.source {
+        Source::Path(_) => {
+            crate::source::tree::manifest(source_dir, &workdir.root, &experiment.target.exclude)?
+        }
+        _ => Manifest::new(),
+    };
     let inputs = Inputs {
-        source: &experiment.target.source,
-        source_fingerprint: fingerprint_source(
-            &experiment.target.source,
-            source_dir,
-            &workdir.root,
-        )?,
-        build: &build,
-        cc: compiler.cc(),
-        compiler_version: &compiler_version,
-        flags: &composed,
+        source: format!("{:?}", experiment.target.source),
+        files,
+        build: build.clone(),
+        cc: compiler.cc().to_owned(),
+        compiler_version: compiler_version.clone(),
+        flags: composed.clone(),
         profile,
-        rounds: variant.rounds().iter().map(|r| r.name()).collect(),
+        rounds: variant
+            .rounds()
+            .iter()
+            .map(|r| r.name().to_owned())
+            .collect(),
     };
     let key = hex(&Sha256::digest(serde_json::to_vec(&inputs)?));
     Ok(BuildFlags {
@@ -123,6 +183,7 @@ fn plan(
         compiler_version,
         composed,
         build,
+        inputs,
     })
 }
 
@@ -183,6 +244,9 @@ pub fn build_stage(
             return Ok(Outcome::UpToDate(record));
         }
     }
+    let reason = flags
+        .inputs
+        .why_not(load_record(&workdir.build_record(&variant.name, stage)).as_ref());
     if let Stage::Instrumented(round) = stage {
         let rounds = variant.rounds();
         let profile_dir = workdir
@@ -201,7 +265,7 @@ pub fn build_stage(
         serde_json::to_vec_pretty(&record)?,
     )?;
     fs_err::write(workdir.build_dir(&variant.name).join(BUILT_MARKER), key)?;
-    Ok(Outcome::Built(record))
+    Ok(Outcome::Built(record, reason))
 }
 
 struct BuildFlags {
@@ -210,10 +274,11 @@ struct BuildFlags {
     composed: Composed,
     /// The build command, placeholders filled in.
     build: String,
+    inputs: Inputs,
 }
 
 /// The flags a build gets, each a space-separated string.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Composed {
     pub cflags: String,
     pub ldflags: String,
@@ -297,6 +362,7 @@ fn run_build(
         binaries,
         seconds: start.elapsed().as_secs_f64(),
         log,
+        inputs: Some(flags.inputs),
     })
 }
 
@@ -417,42 +483,6 @@ fn copy_tree(from: &Path, to: &Path, workdir: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// A cheap fingerprint of a local source tree: every file's path, size and
-/// modification time. Fetched sources are immutable once fetched.
-fn fingerprint_source(source: &Source, dir: &Path, workdir: &Path) -> Result<String> {
-    if !matches!(source, Source::Path(_)) {
-        return Ok(String::new());
-    }
-    let skip = std::path::absolute(workdir).unwrap_or_else(|_| workdir.to_path_buf());
-    let mut hasher = Sha256::new();
-    let mut stack = vec![dir.to_path_buf()];
-    let mut entries = Vec::new();
-    while let Some(d) = stack.pop() {
-        for entry in fs_err::read_dir(&d)?.flatten() {
-            let path = entry.path();
-            if std::path::absolute(&path).is_ok_and(|a| a == skip) {
-                continue;
-            }
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.is_dir() {
-                stack.push(path);
-            } else {
-                let mtime = meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                entries.push(format!("{}\t{}\t{:?}", path.display(), meta.len(), mtime));
-            }
-        }
-    }
-    entries.sort();
-    for e in entries {
-        hasher.update(e.as_bytes());
-        hasher.update(b"\n");
-    }
-    Ok(hex(&hasher.finalize()))
 }
 
 /// SHA-256 over the contents of files (profiles), so a changed profile

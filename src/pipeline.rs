@@ -251,7 +251,7 @@ fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -
     let step = progress::step(format!("building {} ({})", variant.name, stage.name()));
     let outcome = build_stage(&cx.experiment, variant, stage, source_dir, &cx.workdir)?;
     match &outcome {
-        Outcome::Built(r) => step.finish(format_args!("done in {:.1} s", r.seconds)),
+        Outcome::Built(r, why) => step.finish(format_args!("done in {:.1} s ({why})", r.seconds)),
         Outcome::UpToDate(_) => step.finish("up to date"),
     }
     Ok(())

@@ -11,6 +11,8 @@ use crate::experiment::Source;
 use crate::process::{capture, capture_command, quote_output};
 use crate::toolchain::tools::{self, Tool};
 
+pub mod tree;
+
 const FETCH_TIMEOUT: Duration = Duration::from_mins(30);
 /// Written last into a fetched tree, so a half-fetched one is never reused.
 const MARKER: &str = ".afterburner-fetched";

@@ -58,6 +58,9 @@ pub struct Experiment {
 pub struct Target {
     pub name: String,
     pub source: Source,
+    /// Gitignore-style patterns (`source = { path = ".", exclude = [...] }`)
+    /// whose files a `path` source's fingerprint leaves out.
+    pub exclude: Vec<String>,
     /// Shell command run in the variant's build directory.
     pub build: String,
     /// Binary name → path relative to the build directory.

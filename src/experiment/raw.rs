@@ -102,6 +102,9 @@ pub struct RawSource {
     pub rev: Option<String>,
     pub url: Option<String>,
     pub sha256: Option<String>,
+    /// Gitignore-style patterns a `path` source's fingerprint leaves out.
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -213,6 +213,7 @@ impl Cx<'_> {
         Ok(Target {
             name,
             source,
+            exclude: raw.source.get_ref().exclude.clone(),
             build: raw.build.get_ref().clone(),
             binaries,
             compiler,
@@ -245,6 +246,22 @@ impl Cx<'_> {
                 "`rev` only applies to a git source",
                 "remove rev, or use source = { git = \"URL\", rev = \"…\" }",
             ));
+        }
+        if !s.exclude.is_empty() && s.path.is_none() {
+            return Err(self.invalid(
+                raw.span(),
+                "`exclude` only applies to a path source",
+                "remove exclude: a fetched source does not change once fetched",
+            ));
+        }
+        for pattern in &s.exclude {
+            if let Err(e) = ignore::gitignore::GitignoreBuilder::new(dir).add_line(None, pattern) {
+                return Err(self.invalid(
+                    raw.span(),
+                    format!("exclude pattern `{pattern}` is invalid: {e}"),
+                    "write gitignore patterns, e.g. exclude = [\"data/\", \"*.log\"]",
+                ));
+            }
         }
         if s.sha256.is_some() && s.url.is_none() {
             return Err(self.invalid(

@@ -7,5 +7,6 @@ mod figures;
 mod html;
 mod load;
 mod pgo;
+mod rebuild;
 mod services;
 mod support;
