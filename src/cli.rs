@@ -56,7 +56,8 @@ pub enum Command {
         #[arg(long)]
         fix: bool,
     },
-    /// Load a running server (redis, memcached, http, exec): closed loop, fixed rate, or an SLA search.
+    /// Load a running server (redis, memcached, http, postgres, exec): closed loop, fixed rate, or an SLA search.
+    #[command(after_help = crate::load::command::REQUEST_SYNTAX)]
     Load(crate::load::command::LoadArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),

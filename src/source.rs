@@ -111,8 +111,9 @@ fn fetch_apt(package: &str, dest: &Path) -> Result<()> {
     }
     if !out.success() {
         bail!(
-            "`apt-get source {package}` failed:\n{}\nhint: check the package name with `apt-cache showsrc {package}`",
-            quote_output(&out.stderr)
+            "`apt-get source {package}` failed:\n{}\nhint: {}",
+            quote_output(&out.stderr),
+            apt_hint(package)
         );
     }
     let unpacked = fs_err::read_dir(&staging)?
@@ -128,6 +129,46 @@ fn fetch_apt(package: &str, dest: &Path) -> Result<()> {
     fs_err::rename(&unpacked, dest)?;
     fs_err::remove_dir_all(&staging)?;
     Ok(())
+}
+
+/// What to do when `apt-get source` failed: the versions apt knows of the
+/// package, and how to pin one (a mirror may lack the candidate's source,
+/// e.g. a 404 for the security pocket's).
+fn apt_hint(package: &str) -> String {
+    let name = package.split_once('=').map_or(package, |(n, _)| n);
+    let versions = apt_source_versions(name);
+    if versions.is_empty() {
+        return format!(
+            "check the package name with `apt-cache showsrc {name}` (run `apt-get update` first)"
+        );
+    }
+    format!(
+        "apt knows these versions of the source package `{name}`: {}; pin one that the mirror has with source = {{ apt = \"{name}={}\" }} (apt's own NAME=VERSION syntax)",
+        versions.join(", "),
+        // The newest may be the one whose source the mirror lacks.
+        versions.get(1).unwrap_or(&versions[0])
+    )
+}
+
+/// The source versions `apt-cache showsrc NAME` lists, newest first as apt
+/// prints them, without duplicates.
+fn apt_source_versions(name: &str) -> Vec<String> {
+    let out = capture("apt-cache", &["showsrc", name], Duration::from_mins(1));
+    let Ok(out) = out else { return Vec::new() };
+    parse_showsrc_versions(&out.stdout)
+}
+
+fn parse_showsrc_versions(text: &str) -> Vec<String> {
+    let mut versions: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(v) = line.strip_prefix("Version: ") {
+            let v = v.trim().to_owned();
+            if !versions.contains(&v) {
+                versions.push(v);
+            }
+        }
+    }
+    versions
 }
 
 fn apt_source(package: &str, dir: &Path) -> Result<crate::process::Captured> {
@@ -294,6 +335,15 @@ mod tests {
         let tree = fetch(&right, &work).unwrap();
         assert!(tree.join("hello.c").exists());
         assert!(tree.join(MARKER).exists());
+    }
+
+    #[test]
+    fn showsrc_versions_are_listed_once_each_in_apt_order() {
+        let text = "Package: postgresql-15\nVersion: 15.18-0+deb12u1\nBinary: x\n\nPackage: postgresql-15\nVersion: 15.14-0+deb12u1\n\nPackage: postgresql-15\nVersion: 15.18-0+deb12u1\n";
+        assert_eq!(
+            parse_showsrc_versions(text),
+            ["15.18-0+deb12u1", "15.14-0+deb12u1"]
+        );
     }
 
     #[test]

@@ -422,7 +422,12 @@ fn read_replies(
                     .inflight
                     .pop_front()
                     .ok_or_else(|| "a reply arrived with no request in flight".to_owned())?;
-                recorder.reply(start, now, ok);
+                if ok {
+                    recorder.reply(start, now, true);
+                } else {
+                    let reply = &conn.input[at..at + len];
+                    recorder.error_reply(start, now, || first_line(reply));
+                }
                 at += len;
             }
         }
@@ -432,4 +437,19 @@ fn read_replies(
         return Err("the server closed the connection".to_owned());
     }
     Ok(())
+}
+/// An error reply's first line, as the server wrote it (`-ERR unknown
+/// command`, `CLIENT_ERROR bad data chunk`, `HTTP/1.1 500 Internal Server
+/// Error`), at most 200 characters.
+fn first_line(reply: &[u8]) -> String {
+    let end = reply
+        .iter()
+        .position(|b| *b == b'\r' || *b == b'\n')
+        .unwrap_or(reply.len());
+    let text = String::from_utf8_lossy(&reply[..end]);
+    let text = text.trim();
+    match text.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
 }

@@ -1,6 +1,8 @@
 //! HTTP/1.1 with keep-alive, as wrk and oha speak it: requests are
-//! `METHOD PATH [BODY]`; replies end by `Content-Length` or chunked
-//! encoding; a status of 400 or more counts as a failed request.
+//! `METHOD PATH ['Name: value'…] [BODY]` (a word that starts with a header
+//! name and a colon is a header; the word after the headers is the body,
+//! sent with its `Content-Length`); replies end by `Content-Length` or
+//! chunked encoding; a status of 400 or more counts as a failed request.
 
 use super::protocol::{line, Malformed, Protocol, Reply};
 use super::request::Words;
@@ -25,8 +27,14 @@ impl Protocol for Http {
         out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
         out.extend_from_slice(self.host.as_bytes());
         out.extend_from_slice(b"\r\n");
-        if words.len() > 2 {
-            let body = words.get(2);
+        let mut next = 2;
+        while next < words.len() && is_header(words.get(next)) {
+            out.extend_from_slice(words.get(next));
+            out.extend_from_slice(b"\r\n");
+            next += 1;
+        }
+        if next < words.len() {
+            let body = words.get(next);
             out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
             out.extend_from_slice(body);
         } else {
@@ -138,6 +146,17 @@ fn chunked_len(buf: &[u8]) -> Result<Option<usize>, Malformed> {
     }
 }
 
+/// `Name: value` (or `Name:value`), a name of token characters (RFC 9110).
+fn is_header(word: &[u8]) -> bool {
+    let Some(colon) = word.iter().position(|b| *b == b':') else {
+        return false;
+    };
+    colon > 0
+        && word[..colon]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +177,26 @@ mod tests {
         assert_eq!(
             out,
             b"GET /items/7 HTTP/1.1\r\nHost: localhost:8080\r\n\r\n".to_vec()
+        );
+    }
+
+    #[test]
+    fn headers_then_a_body() {
+        let mut words = Words::default();
+        for w in [
+            "POST",
+            "/items",
+            "Content-Type: application/json",
+            "X-Key:7",
+            "{\"id\": 7}",
+        ] {
+            words.push(w.as_bytes());
+        }
+        let mut out = Vec::new();
+        http().encode(&words, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "POST /items HTTP/1.1\r\nHost: localhost:8080\r\nContent-Type: application/json\r\nX-Key:7\r\nContent-Length: 9\r\n\r\n{\"id\": 7}"
         );
     }
 

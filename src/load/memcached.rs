@@ -1,7 +1,10 @@
-//! memcached text protocol. Requests are written as words:
-//! `get KEY…` as is, and the storage commands as `set KEY VALUE` (flags and
-//! expiry 0, length computed). `ERROR`, `CLIENT_ERROR` and `SERVER_ERROR`
-//! replies count as failed requests.
+//! memcached text protocol. Requests are written as words: retrievals and
+//! the rest as the protocol has them (`get KEY…`, `gets KEY…`, `delete KEY`,
+//! `incr KEY 1`, `touch KEY 60`), and the storage commands (`set`, `add`,
+//! `replace`, `append`, `prepend`) with their value in place of the data
+//! block: `set KEY VALUE` (flags and expiry 0) or `set KEY FLAGS EXPTIME
+//! VALUE`; the byte count and the data line are composed. `ERROR`,
+//! `CLIENT_ERROR` and `SERVER_ERROR` replies count as failed requests.
 
 use super::protocol::{integer, line, Malformed, Protocol, Reply};
 use super::request::Words;
@@ -15,13 +18,21 @@ impl Protocol for Memcached {
     fn encode(&self, words: &Words, out: &mut Vec<u8>) {
         let mut iter = words.iter();
         let command = iter.next().unwrap_or_default();
-        if STORAGE.contains(&command) && words.len() == 3 {
+        if STORAGE.contains(&command) && (words.len() == 3 || words.len() == 5) {
             let key = words.get(1);
-            let value = words.get(2);
+            let value = words.get(words.len() - 1);
             out.extend_from_slice(command);
             out.push(b' ');
             out.extend_from_slice(key);
-            out.extend_from_slice(format!(" 0 0 {}\r\n", value.len()).as_bytes());
+            if words.len() == 5 {
+                for i in [2, 3] {
+                    out.push(b' ');
+                    out.extend_from_slice(words.get(i));
+                }
+            } else {
+                out.extend_from_slice(b" 0 0");
+            }
+            out.extend_from_slice(format!(" {}\r\n", value.len()).as_bytes());
             out.extend_from_slice(value);
             out.extend_from_slice(b"\r\n");
             return;
@@ -85,6 +96,11 @@ mod tests {
         assert_eq!(encode(&["get", "k1", "k2"]), b"get k1 k2\r\n");
         assert_eq!(encode(&["set", "k", "hello"]), b"set k 0 0 5\r\nhello\r\n");
         assert_eq!(encode(&["incr", "n", "1"]), b"incr n 1\r\n");
+        // Flags and expiry given: kept, the byte count composed.
+        assert_eq!(
+            encode(&["add", "k", "7", "300", "hello"]),
+            b"add k 7 300 5\r\nhello\r\n"
+        );
     }
 
     #[test]

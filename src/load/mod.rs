@@ -367,7 +367,7 @@ pub fn parse_url(url: &str) -> Result<(Driver, Option<String>, String)> {
         return Ok((Driver::Exec, None, String::new()));
     }
     let (scheme, rest) = url.split_once("://").with_context(|| {
-        format!("`{url}` has no scheme\nhint: write redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH or exec")
+        format!("`{url}` has no scheme\nhint: write redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH, postgres://USER@HOST:PORT/DB or exec")
     })?;
     let driver = Driver::from_name(scheme).with_context(|| {
         format!(

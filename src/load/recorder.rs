@@ -83,6 +83,19 @@ impl Recorder {
             self.error(start, done, "the server answered with an error reply");
             return;
         }
+        self.answered(start, done);
+    }
+
+    /// An error reply in the server's own words, which `text` gives (called
+    /// only for the first error, so the others cost no formatting).
+    pub fn error_reply(&mut self, start: Instant, done: Instant, text: impl FnOnce() -> String) {
+        if self.first_error.is_none() && self.counts(start) {
+            self.first_error = Some(format!("the server answered: {}", text()));
+        }
+        self.error(start, done, "the server answered with an error reply");
+    }
+
+    fn answered(&mut self, start: Instant, done: Instant) {
         let us = u64::try_from(done.saturating_duration_since(start).as_micros())
             .unwrap_or(MAX_US)
             .max(1);

@@ -170,14 +170,26 @@ impl RequestTemplate {
         let mut words = Vec::new();
         for word in split {
             let mut segments = Vec::new();
+            let mut literal = Vec::new();
             let mut rest = word.as_str();
-            while let Some(open) = rest.find('{') {
+            while let Some(open) = rest.find(['{', '}']) {
+                literal.extend_from_slice(&rest.as_bytes()[..open]);
+                // `{{` and `}}` are a literal brace (a JSON body).
+                let brace = &rest[open..=open];
+                if rest[open + 1..].starts_with(brace) {
+                    literal.extend_from_slice(brace.as_bytes());
+                    rest = &rest[open + 2..];
+                    continue;
+                }
+                if brace == "}" {
+                    bail!("request `{text}`: `}}` without an opening `{{`\nhint: write a literal brace as `{{{{` or `}}}}`");
+                }
                 let close = rest[open..]
                     .find('}')
                     .map(|c| open + c)
-                    .with_context(|| format!("request `{text}`: `{{` without a closing `}}`"))?;
-                if open > 0 {
-                    segments.push(Segment::Literal(rest.as_bytes()[..open].to_vec()));
+                    .with_context(|| format!("request `{text}`: `{{` without a closing `}}`\nhint: write a literal brace as `{{{{` or `}}}}`"))?;
+                if !literal.is_empty() {
+                    segments.push(Segment::Literal(std::mem::take(&mut literal)));
                 }
                 let name = &rest[open + 1..close];
                 let index = names.iter().position(|n| *n == name).with_context(|| {
@@ -193,8 +205,9 @@ impl RequestTemplate {
                 segments.push(Segment::Var(index));
                 rest = &rest[close + 1..];
             }
-            if !rest.is_empty() {
-                segments.push(Segment::Literal(rest.as_bytes().to_vec()));
+            literal.extend_from_slice(rest.as_bytes());
+            if !literal.is_empty() {
+                segments.push(Segment::Literal(literal));
             }
             words.push(segments);
         }
@@ -361,6 +374,19 @@ mod tests {
         assert_eq!(strings(g.next_request()), ["SET", "key 2", "v7"]);
         assert_eq!(strings(g.next_request()), ["SET", "key 3", "v7"]);
         assert_eq!(strings(g.next_request()), ["SET", "key 1", "v7"]);
+    }
+
+    #[test]
+    fn doubled_braces_are_literal_braces_for_json_bodies() {
+        let t = RequestTemplate::new(r#"POST /items '{{"id": {k}}}'"#, &vars(&[("k", "seq:7:7")]))
+            .unwrap();
+        let mut g = t.generator(1, 0, 1);
+        assert_eq!(
+            strings(g.next_request()),
+            ["POST", "/items", r#"{"id": 7}"#]
+        );
+        let lone = RequestTemplate::new("GET }", &vars(&[])).unwrap_err();
+        assert!(format!("{lone:#}").contains("literal brace"), "{lone:#}");
     }
 
     #[test]

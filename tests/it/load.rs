@@ -325,10 +325,16 @@ fn redis_driver_counts_exactly_what_the_server_processed() {
         ],
     );
     assert_eq!(u(&out["summary"]["errors"]), 20);
+    // The first error is the server's own words, not only "an error reply".
+    let first = out["summary"]["first_error"].as_str().unwrap();
+    assert!(first.contains("-ERR unknown command"), "{first}");
 }
 
+/// The memcached requests as `load --help` and the README document them:
+/// `set KEY VALUE` composes the storage command, `set KEY FLAGS EXPTIME
+/// VALUE` keeps the flags, `get KEY` reads.
 #[test]
-fn memcached_driver_sets_and_gets() {
+fn memcached_driver_sets_and_gets_as_documented() {
     let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
     let server = start(
@@ -341,7 +347,7 @@ fn memcached_driver_sets_and_gets() {
         &url,
         &[
             "-r",
-            "set k{k} value{k}",
+            "set key:{k} value-{k}",
             "--var",
             "k=seq:1:1000",
             "-n",
@@ -360,7 +366,7 @@ fn memcached_driver_sets_and_gets() {
         &url,
         &[
             "-r",
-            "get k{k}",
+            "get key:{k}",
             "--var",
             "k=uniform:1:2000",
             "-d",
@@ -378,6 +384,35 @@ fn memcached_driver_sets_and_gets() {
     // Half the keys exist: about half the gets hit.
     let share = hits as f64 / (hits + misses) as f64;
     assert!((0.4..0.6).contains(&share), "hit share {share}");
+
+    // Flags and expiry are the server's to keep.
+    load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "set flagged 42 0 hello",
+            "-n",
+            "1",
+            "-c",
+            "1",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let got = ask(server.port, b"get flagged\r\n", b"END\r\n");
+    assert!(got.starts_with("VALUE flagged 42 5\r\nhello\r\n"), "{got}");
+
+    // An error reply is counted, and the first one is shown in the server's
+    // words.
+    let out = load(
+        &sandbox,
+        &url,
+        &["-r", "incr key:1 1", "-n", "5", "-c", "1", "--warmup", "0s"],
+    );
+    assert_eq!(u(&out["summary"]["errors"]), 5);
+    let first = out["summary"]["first_error"].as_str().unwrap();
+    assert!(first.contains("CLIENT_ERROR"), "{first}");
 }
 
 /// PostgreSQL's own binaries (Debian's `postgresql` package), newest major.
