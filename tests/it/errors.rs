@@ -209,3 +209,48 @@ fn callgrind_on_an_instruction_valgrind_lacks_says_so() {
         .assert_fails_with("valgrind cannot run an instruction in this binary")
         .assert_fails_with("march = \"x86-64-v3\"");
 }
+
+/// What afterburner decides from the CPU's flags, on CPUs this machine is
+/// not: `AFTERBURNER_CPUINFO` stands in for /proc/cpuinfo. With AVX-512
+/// (x86-64-v4) and no counters, doctor says callgrind cannot run
+/// `-march=native` builds; without it, that they run.
+#[test]
+fn cpu_features_are_detected_not_assumed() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let v3 = "avx avx2 bmi1 bmi2 f16c fma abm movbe xsave";
+    let base = "fpu sse sse2 cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3";
+    for (name, flags, level) in [
+        ("v3.txt", format!("{base} {v3}"), "v3"),
+        (
+            "v4.txt",
+            format!("{base} {v3} avx512f avx512bw avx512cd avx512dq avx512vl"),
+            "v4",
+        ),
+    ] {
+        let cpuinfo = sandbox.write(
+            name,
+            &format!("processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: {flags}\n\n"),
+        );
+        let env = sandbox.afterburner_with_env(&["env"], &[("AFTERBURNER_CPUINFO", &cpuinfo)]);
+        env.assert_ok();
+        assert!(
+            env.stdout()
+                .contains(&format!("x86-64 level:        {level}")),
+            "{}",
+            env.stdout()
+        );
+        let doctor =
+            sandbox.afterburner_with_env(&["doctor"], &[("AFTERBURNER_CPUINFO", &cpuinfo)]);
+        let said = doctor.stdout() + &doctor.stderr();
+        if !env.stdout().contains("perf counters:       no") {
+            eprintln!("this machine has counters: the AVX-512 hint does not apply, skipped");
+        } else if level == "v4" {
+            assert!(said.contains("this CPU has AVX-512"), "{said}");
+        } else {
+            assert!(
+                said.contains("callgrind runs -march=native builds"),
+                "{said}"
+            );
+        }
+    }
+}

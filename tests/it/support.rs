@@ -68,7 +68,19 @@ impl Sandbox {
 
     /// Run `afterburner ARGS` in the sandbox, with a generous timeout.
     pub fn afterburner(&self, args: &[&str]) -> Run {
+        self.afterburner_with_env(args, &[])
+    }
+
+    /// Run `afterburner ARGS` with extra environment variables.
+    pub fn afterburner_with_env(
+        &self,
+        args: &[&str],
+        env: &[(&str, &dyn AsRef<std::ffi::OsStr>)],
+    ) -> Run {
         let mut command = Command::new(env!("CARGO_BIN_EXE_afterburner"));
+        for (key, value) in env {
+            command.env(key, value);
+        }
         command
             .args(args)
             .current_dir(self.path())
