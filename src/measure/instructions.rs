@@ -69,6 +69,13 @@ impl InstructionCounter {
                 .chain([out.to_string_lossy().into_owned(), "--".to_owned()])
                 .collect(),
             InstructionCounter::Callgrind => vec![
+                // Valgrind lets its client set RLIMIT_NOFILE only to a hard
+                // limit equal to the soft limit valgrind started with, and
+                // Debian's memcached sets both to its 1024 connections (and
+                // exits on failure): start valgrind with a soft limit of 1024.
+                "prlimit".to_owned(),
+                format!("--nofile={}:", valgrind_nofile()),
+                "--".to_owned(),
                 "valgrind".to_owned(),
                 "--tool=callgrind".to_owned(),
                 "--trace-children=yes".to_owned(),
@@ -176,6 +183,26 @@ pub fn parse_callgrind_total(text: &str) -> Option<u64> {
         .find(|l| l.starts_with("totals:"))
         .or_else(|| text.lines().find(|l| l.starts_with("summary:")))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The soft descriptor limit valgrind is started with, which becomes the
+/// only hard limit its client may set: 1024, the connections servers
+/// default to (memcached's `-c`), or less where the hard limit is lower
+/// (valgrind keeps a few descriptors above it for itself).
+fn valgrind_nofile() -> u64 {
+    const SERVERS_DEFAULT: u64 = 1024;
+    const VALGRIND_RESERVED: u64 = 12;
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    let hard = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) } == 0 {
+        limit.rlim_max
+    } else {
+        SERVERS_DEFAULT + VALGRIND_RESERVED
+    };
+    SERVERS_DEFAULT.min(hard.saturating_sub(VALGRIND_RESERVED).max(1))
 }
 
 #[cfg(test)]
