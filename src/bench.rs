@@ -25,7 +25,9 @@ use crate::workdir::{tail, META_FILE, RAW_FILE};
 
 /// Version of `meta.json`, `raw.jsonl` and `results.json`; bumped on any
 /// incompatible change (see `docs/results-schema.md`).
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: verdicts `same` (within `equivalence`) and `undecided` (with
+/// `resolution_pct`) replace `no significant difference`.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// What a bench run is, written to `meta.json` before the first run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,6 +44,9 @@ pub struct BenchMeta {
     pub instruction_repetitions: u32,
     /// Confidence level, e.g. 0.95.
     pub confidence: f64,
+    /// Equivalence margin, a fraction (0.01 = ±1%).
+    #[serde(default = "default_equivalence")]
+    pub equivalence: f64,
     pub instruction_counter: InstructionCounter,
     pub metrics: Vec<Metric>,
     /// Variants in experiment order; the first is the baseline.
@@ -436,6 +441,10 @@ fn check_success(record: &RunRecord, command: &str) -> Result<()> {
     )
 }
 
+fn default_equivalence() -> f64 {
+    crate::stats::DEFAULT_EQUIVALENCE
+}
+
 fn bench_meta(
     cx: &Context,
     environment: Environment,
@@ -506,6 +515,7 @@ fn bench_meta(
         warmup: e.bench.warmup,
         instruction_repetitions: e.bench.instruction_repetitions,
         confidence: e.bench.confidence,
+        equivalence: e.bench.equivalence,
         instruction_counter: counter,
         metrics,
         variants,

@@ -366,6 +366,9 @@ pub struct Bench {
     pub metrics: Vec<MetricKind>,
     /// Confidence level of intervals and tests, e.g. 0.95.
     pub confidence: f64,
+    /// Equivalence margin, a fraction (0.01 = ±1%): an interval of the
+    /// ratio wholly inside 1 ± margin is "same".
+    pub equivalence: f64,
     /// Seed of the round order shuffle and the bootstrap; recorded in results.
     pub seed: Option<u64>,
     /// How many of the repetitions also count instructions under callgrind

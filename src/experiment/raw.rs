@@ -167,6 +167,8 @@ pub struct RawBench {
     pub warmup: Option<u32>,
     pub metrics: Option<Vec<Spanned<String>>>,
     pub confidence: Option<Spanned<f64>>,
+    /// Equivalence margin, a fraction (0.01 = ±1%).
+    pub equivalence: Option<Spanned<f64>>,
     pub seed: Option<u64>,
     pub instruction_repetitions: Option<Spanned<u32>>,
 }

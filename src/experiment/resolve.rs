@@ -553,11 +553,23 @@ impl Cx<'_> {
                 ))
             }
         };
+        let equivalence = match &raw.equivalence {
+            None => crate::stats::DEFAULT_EQUIVALENCE,
+            Some(e) if (0.0..0.5).contains(e.get_ref()) => *e.get_ref(),
+            Some(e) => {
+                return Err(self.invalid(
+                    e.span(),
+                    format!("equivalence {} is out of range", e.get_ref()),
+                    "use a fraction from 0 to 0.5, e.g. 0.01 for ±1% (0 never says \"same\")",
+                ))
+            }
+        };
         Ok(Bench {
             repetitions,
             warmup: quick.and_then(|q| q.warmup).or(raw.warmup).unwrap_or(1),
             metrics,
             confidence,
+            equivalence,
             seed: raw.seed,
             instruction_repetitions: instruction_repetitions.min(repetitions),
         })

@@ -71,6 +71,8 @@ mod tests {
                 ci_high: ratio + 0.02,
                 p_value: Some(0.01),
                 verdict,
+                equivalence_pct: 1.0,
+                resolution_pct: None,
                 rule: String::new(),
             },
             paired: true,
@@ -111,7 +113,7 @@ mod tests {
         // Time the bench could not call: nothing to contradict.
         let undecided = [
             entry("instructions", "pgo", 0.93, Verdict::Faster),
-            entry("wall", "pgo", 1.035, Verdict::NoSignificantDifference),
+            entry("wall", "pgo", 1.035, Verdict::Undecided),
         ];
         assert!(work_versus_time(&undecided).is_empty());
         // Another workload's wall time is not this one's.

@@ -44,6 +44,7 @@ pub fn compare_runs(a: &Results, b: &Results, a_name: &str, b_name: &str) -> Res
             lower_is_better: ma.metric.lower_is_better,
             resamples: 10_000,
             seed: a.seed ^ b.seed,
+            equivalence: a.equivalence,
         };
         let Some(c) = stats::compare(&ma.samples, &mb.samples, &options) else {
             continue;
@@ -62,7 +63,7 @@ pub fn compare_runs(a: &Results, b: &Results, a_name: &str, b_name: &str) -> Res
             c.ci_low,
             c.ci_high,
             p_value(c.p_value),
-            c.verdict,
+            c.verdict_text(),
             improvement(c.improvement_pct)
         );
         rows += 1;

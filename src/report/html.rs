@@ -32,7 +32,8 @@ fn verdict_class(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Faster => "faster",
         Verdict::Slower => "slower",
-        Verdict::NoSignificantDifference => "nsd",
+        Verdict::Same => "same",
+        Verdict::Undecided => "undecided",
     }
 }
 
@@ -193,7 +194,8 @@ fn ratio_plot(out: &mut String, comparisons: &[&ComparisonEntry]) {
         let color = match c.outcome.verdict {
             Verdict::Faster => "#1a7f37",
             Verdict::Slower => "#c62828",
-            Verdict::NoSignificantDifference => "#777",
+            Verdict::Same => "#357",
+            Verdict::Undecided => "#777",
         };
         let _ = writeln!(
             out,

@@ -109,7 +109,7 @@ fn table(
             "- `{}` vs `{}`: **{}** — {}, ratio {:.3} ({:.0}% CI {:.3}–{:.3}), {}",
             c.variant,
             c.baseline,
-            c.outcome.verdict,
+            c.outcome.verdict_text(),
             improvement(c.outcome.improvement_pct),
             c.outcome.ratio,
             results.confidence * 100.0,
@@ -163,7 +163,7 @@ Profiles were trained on {}.
             c.outcome.ratio,
             c.outcome.ci_low,
             c.outcome.ci_high,
-            c.outcome.verdict
+            c.outcome.verdict_text()
         );
     }
     out.push('\n');

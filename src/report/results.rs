@@ -24,6 +24,10 @@ pub struct Results {
     pub seed: u64,
     /// Confidence level of intervals and tests, e.g. 0.95.
     pub confidence: f64,
+    /// Equivalence margin, a fraction (0.01 = ±1%): an interval of the
+    /// ratio wholly inside 1 ± margin is "same".
+    #[serde(default = "default_equivalence")]
+    pub equivalence: f64,
     /// Counted repetitions per variant and workload.
     pub repetitions: u32,
     /// Uncounted warmup runs per variant and workload.
@@ -209,6 +213,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         experiment: meta.experiment.clone(),
         seed: meta.seed,
         confidence: meta.confidence,
+        equivalence: meta.equivalence,
         repetitions: meta.repetitions,
         warmup: meta.warmup,
         instruction_counter: meta.instruction_counter,
@@ -300,6 +305,10 @@ fn measurement(
     })
 }
 
+fn default_equivalence() -> f64 {
+    stats::DEFAULT_EQUIVALENCE
+}
+
 fn compare(
     meta: &BenchMeta,
     base: &Measurement,
@@ -313,6 +322,7 @@ fn compare(
         lower_is_better: m.metric.lower_is_better,
         resamples: 10_000,
         seed: meta.seed,
+        equivalence: meta.equivalence,
     };
     let Some(c) = stats::compare(&base.samples, &m.samples, &options) else {
         let warning = WarningEntry {

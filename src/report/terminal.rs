@@ -45,7 +45,7 @@ impl Exporter for Terminal {
                     c.outcome.ratio,
                     c.outcome.ci_low,
                     c.outcome.ci_high,
-                    c.outcome.verdict,
+                    c.outcome.verdict_text(),
                     improvement(c.outcome.improvement_pct)
                 );
             }

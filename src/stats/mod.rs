@@ -98,15 +98,21 @@ pub enum Precision {
 /// even for a metric where higher is better (throughput).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Verdict {
-    /// The variant is significantly better than the baseline.
+    /// The variant is significantly better than the baseline, by more than
+    /// the equivalence margin or with an interval that reaches beyond it.
     #[serde(rename = "faster")]
     Faster,
     /// The variant is significantly worse than the baseline.
     #[serde(rename = "slower")]
     Slower,
-    /// The data do not show a difference (which is not proof of none).
-    #[serde(rename = "no significant difference")]
-    NoSignificantDifference,
+    /// The same within the equivalence margin: the whole interval of the
+    /// ratio lies inside 1 ± margin (for an exact metric, the difference).
+    #[serde(rename = "same")]
+    Same,
+    /// Too noisy to tell: the interval straddles 1 and reaches beyond the
+    /// margin (the comparison's `resolution_pct` says how far).
+    #[serde(rename = "undecided")]
+    Undecided,
 }
 
 impl fmt::Display for Verdict {
@@ -114,10 +120,14 @@ impl fmt::Display for Verdict {
         f.write_str(match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
-            Verdict::NoSignificantDifference => "no significant difference",
+            Verdict::Same => "same",
+            Verdict::Undecided => "undecided",
         })
     }
 }
+
+/// Default equivalence margin: 1%.
+pub const DEFAULT_EQUIVALENCE: f64 = 0.01;
 
 /// How to compare a variant with the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -133,8 +143,11 @@ pub struct CompareOptions {
     /// True for times and counts; false for throughput.
     pub lower_is_better: bool,
     /// Bootstrap resamples (a count, e.g. 10 000); 0 gives no interval, and so
-    /// no noisy verdict but "no significant difference".
+    /// no noisy verdict but "undecided".
     pub resamples: usize,
+    /// Equivalence margin, a fraction (0.01 = ±1%): a ratio interval wholly
+    /// inside 1 ± margin is "same".
+    pub equivalence: f64,
     /// Seed of the bootstrap's [`Rng`]; the same seed gives the same interval.
     pub seed: u64,
 }
@@ -158,8 +171,16 @@ pub struct Comparison {
     /// [`compare`], for exact metrics too, but only noisy metrics are judged
     /// by it.
     pub p_value: Option<f64>,
-    /// Faster, slower, or no significant difference.
+    /// Faster, slower, same (within the margin) or undecided.
     pub verdict: Verdict,
+    /// The equivalence margin the verdict used, in percent (1 = ±1%).
+    #[serde(default)]
+    pub equivalence_pct: f64,
+    /// For an undecided verdict, the resolution reached, in percent: the
+    /// farther interval bound's distance from 1, the smallest margin within
+    /// which the data would have said "same".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_pct: Option<f64>,
     /// The rule that decided the verdict, one sentence for reports.
     pub rule: String,
 }
@@ -186,16 +207,28 @@ pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> O
     let paired = options.paired && baseline.len() == variant.len();
     let interval = bootstrap_ratio(baseline, variant, paired, options);
     let p_value = mann_whitney_u(baseline, variant).map(|m| m.p_value);
+    let (ci_low, ci_high) = interval.unwrap_or((ratio, ratio));
+    let margin = options.equivalence.max(0.0);
+    // The bounds that decide "same": the interval for a noisy metric, the
+    // ratio itself for an exact one (its spread is judged by resolution).
+    let (low, high) = match options.precision {
+        Precision::Noisy => (ci_low, ci_high),
+        Precision::Exact => (ratio, ratio),
+    };
+    let within = interval.is_some() || options.precision == Precision::Exact;
+    let same = within && low >= 1.0 - margin && high <= 1.0 + margin;
     let direction = match options.precision {
         Precision::Noisy => noisy_direction(interval, p_value, options.confidence),
         Precision::Exact => exact_direction(&b, &v),
     };
-    let verdict = match (direction, options.lower_is_better) {
-        (Ordering::Less, true) | (Ordering::Greater, false) => Verdict::Faster,
-        (Ordering::Greater, true) | (Ordering::Less, false) => Verdict::Slower,
-        (Ordering::Equal, _) => Verdict::NoSignificantDifference,
+    let verdict = match (same, direction, options.lower_is_better) {
+        (true, _, _) => Verdict::Same,
+        (false, Ordering::Less, true) | (false, Ordering::Greater, false) => Verdict::Faster,
+        (false, Ordering::Greater, true) | (false, Ordering::Less, false) => Verdict::Slower,
+        (false, Ordering::Equal, _) => Verdict::Undecided,
     };
-    let (ci_low, ci_high) = interval.unwrap_or((ratio, ratio));
+    let resolution_pct =
+        (verdict == Verdict::Undecided).then(|| (1.0 - ci_low).max(ci_high - 1.0).max(0.0) * 100.0);
     Some(Comparison {
         ratio,
         improvement_pct,
@@ -203,8 +236,22 @@ pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> O
         ci_high,
         p_value,
         verdict,
+        equivalence_pct: tidy(margin * 100.0),
+        resolution_pct,
         rule: rule(options, paired),
     })
+}
+
+impl Comparison {
+    /// The verdict as a reader wants it: "faster", "slower", "same within
+    /// ±1%", "undecided (±3.2% resolution)".
+    pub fn verdict_text(&self) -> String {
+        match (self.verdict, self.resolution_pct) {
+            (Verdict::Same, _) => format!("same within ±{}%", self.equivalence_pct),
+            (Verdict::Undecided, Some(r)) => format!("undecided (±{r:.1}% resolution)"),
+            (verdict, _) => verdict.to_string(),
+        }
+    }
 }
 
 /// mean(variant) / mean(baseline); 1 for two zero means; `None` when only the
@@ -259,13 +306,15 @@ pub fn resolution(baseline: &Summary, variant: &Summary) -> f64 {
 fn rule(options: &CompareOptions, paired: bool) -> String {
     match options.precision {
         Precision::Noisy => format!(
-            "Noisy metric: faster or slower only when the whole {}% bootstrap interval of the ratio of means ({}) lies on one side of 1 and the two-sided Mann-Whitney U p-value is below {}; otherwise no significant difference.",
+            "Noisy metric: same when the whole {}% bootstrap interval of the ratio of means ({}) lies within 1 ± {}%; otherwise faster or slower when the interval lies on one side of 1 and the two-sided Mann-Whitney U p-value is below {}; otherwise undecided, with the resolution reached (the farther bound's distance from 1).",
             tidy(options.confidence * 100.0),
             if paired { "resampling whole interleaved rounds" } else { "resampling each variant independently" },
+            tidy(options.equivalence * 100.0),
             tidy(1.0 - options.confidence),
         ),
         Precision::Exact => format!(
-            "Exact metric (callgrind instruction counts): faster or slower only when the difference of means exceeds {RESOLUTIONS}× the resolution, the larger within-variant range of the samples (at least a millionth of the baseline mean); otherwise, identical samples included, no significant difference."
+            "Exact metric (callgrind instruction counts): same when the ratio of means lies within 1 ± {}%; otherwise faster or slower when the difference of means exceeds {RESOLUTIONS}× the resolution, the larger within-variant range of the samples (at least a millionth of the baseline mean); otherwise undecided.",
+            tidy(options.equivalence * 100.0),
         ),
     }
 }

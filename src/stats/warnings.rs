@@ -122,7 +122,7 @@ pub fn warnings(
         }];
     }
     let per_side = baseline.n.min(variant.n);
-    let undecided = comparison.verdict == Verdict::NoSignificantDifference;
+    let undecided = comparison.verdict == Verdict::Undecided;
     let effect = (comparison.ratio - 1.0).abs();
     let mut out = Vec::new();
     out.extend(too_few_runs(per_side, undecided, precision, confidence));

@@ -47,7 +47,7 @@ fn figures_are_read_from_output_and_compared_higher_is_better() {
     );
     assert_eq!(tps[0]["metric"]["lower_is_better"], false);
     let c = comparison(&results, "tps", "tps", "o3");
-    assert_eq!(c["verdict"], "no significant difference");
+    assert_eq!(c["verdict"], "same");
     assert_eq!(c["ratio"], 1.0);
 }
 
@@ -105,10 +105,7 @@ fn exports_write_csv_json_and_markdown_copies() {
         .iter()
         .find(|l| l.starts_with("tps,tps,tx/s,o3,4,1234.5,"))
         .expect(&csv);
-    assert!(
-        o3_tps.ends_with(",1,1,1,1,no significant difference"),
-        "{o3_tps}"
-    );
+    assert!(o3_tps.ends_with(",1,1,1,1,same"), "{o3_tps}");
     assert!(
         lines
             .iter()
@@ -168,10 +165,7 @@ fn history_lists_every_reported_run_and_redraws_one() {
     for id in &ids {
         assert!(text.contains(id.as_str()), "{id} missing from\n{text}");
     }
-    assert!(
-        text.contains("tps o3 tps 1.000 no significant difference"),
-        "{text}"
-    );
+    assert!(text.contains("tps o3 tps 1.000 same"), "{text}");
     let shown = sandbox.afterburner(&["history", "show", &ids[0]]);
     shown.assert_ok();
     assert!(shown.stdout().contains("tps / tps:"), "{}", shown.stdout());
