@@ -171,6 +171,20 @@ pub struct Comparison {
     /// [`compare`], for exact metrics too, but only noisy metrics are judged
     /// by it.
     pub p_value: Option<f64>,
+    /// Paired rounds of a noisy metric: the Hodges–Lehmann estimate of the
+    /// median per-round ratio (variant / baseline of the same round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ratio: Option<f64>,
+    /// Lower bound of the distribution-free interval of the median ratio
+    /// (from the Walsh averages of the per-round log ratios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ci_low: Option<f64>,
+    /// Upper bound of that interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ci_high: Option<f64>,
+    /// Two-sided Wilcoxon signed-rank p-value of the per-round log ratios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_rank_p: Option<f64>,
     /// Faster, slower, same (within the margin) or undecided.
     pub verdict: Verdict,
     /// The equivalence margin the verdict used, in percent (1 = ±1%).
@@ -209,17 +223,28 @@ pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> O
     let p_value = mann_whitney_u(baseline, variant).map(|m| m.p_value);
     let (ci_low, ci_high) = interval.unwrap_or((ratio, ratio));
     let margin = options.equivalence.max(0.0);
-    // The bounds that decide "same": the interval for a noisy metric, the
-    // ratio itself for an exact one (its spread is judged by resolution).
-    let (low, high) = match options.precision {
-        Precision::Noisy => (ci_low, ci_high),
-        Precision::Exact => (ratio, ratio),
+    let median = (paired && options.precision == Precision::Noisy)
+        .then(|| paired_median(baseline, variant, options.confidence))
+        .flatten();
+    // The interval that decides: for paired rounds of a noisy metric the
+    // signed-rank test's own interval of the median ratio; else the
+    // bootstrap interval (noisy) or the ratio itself (exact, whose spread
+    // is judged by resolution).
+    let (low, high) = match (options.precision, &median) {
+        (Precision::Noisy, Some(m)) => (m.low, m.high),
+        (Precision::Noisy, None) => (ci_low, ci_high),
+        (Precision::Exact, _) => (ratio, ratio),
     };
-    let within = interval.is_some() || options.precision == Precision::Exact;
+    let within = match (options.precision, &median) {
+        (Precision::Exact, _) => true,
+        (Precision::Noisy, Some(m)) => m.reaches(options.confidence),
+        (Precision::Noisy, None) => interval.is_some(),
+    };
     let same = within && low >= 1.0 - margin && high <= 1.0 + margin;
-    let direction = match options.precision {
-        Precision::Noisy => noisy_direction(interval, p_value, options.confidence),
-        Precision::Exact => exact_direction(&b, &v),
+    let direction = match (options.precision, &median) {
+        (Precision::Noisy, Some(m)) => m.direction(options.confidence),
+        (Precision::Noisy, None) => noisy_direction(interval, p_value, options.confidence),
+        (Precision::Exact, _) => exact_direction(&b, &v),
     };
     let verdict = match (same, direction, options.lower_is_better) {
         (true, _, _) => Verdict::Same,
@@ -228,17 +253,84 @@ pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> O
         (false, Ordering::Equal, _) => Verdict::Undecided,
     };
     let resolution_pct =
-        (verdict == Verdict::Undecided).then(|| (1.0 - ci_low).max(ci_high - 1.0).max(0.0) * 100.0);
+        (verdict == Verdict::Undecided).then(|| (1.0 - low).max(high - 1.0).max(0.0) * 100.0);
     Some(Comparison {
         ratio,
         improvement_pct,
         ci_low,
         ci_high,
         p_value,
+        median_ratio: median.as_ref().map(|m| m.estimate),
+        median_ci_low: median.as_ref().map(|m| m.low),
+        median_ci_high: median.as_ref().map(|m| m.high),
+        signed_rank_p: median.as_ref().and_then(|m| m.p_value),
         verdict,
         equivalence_pct: tidy(margin * 100.0),
         resolution_pct,
-        rule: rule(options, paired),
+        rule: rule(options, paired, median.is_some()),
+    })
+}
+
+/// The median per-round ratio of paired rounds, its interval, and the
+/// signed-rank test it is dual to.
+struct PairedMedian {
+    estimate: f64,
+    low: f64,
+    high: f64,
+    /// The interval's coverage (below the confidence asked when rounds are
+    /// too few for any interval at that level).
+    achieved: f64,
+    p_value: Option<f64>,
+}
+
+impl PairedMedian {
+    /// Whether the interval has the coverage asked for (a ratio of counts:
+    /// allow its rounding).
+    fn reaches(&self, confidence: f64) -> bool {
+        self.achieved + 1e-9 >= confidence
+    }
+
+    /// `Less` or `Greater` when the interval, at the confidence asked,
+    /// excludes 1.
+    fn direction(&self, confidence: f64) -> Ordering {
+        if !self.reaches(confidence) {
+            Ordering::Equal
+        } else if self.high < 1.0 {
+            Ordering::Less
+        } else if self.low > 1.0 {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    }
+}
+
+/// Hodges–Lehmann on the per-round log ratios; `None` unless every sample
+/// is positive (a ratio needs it) and the rounds are enough for an interval
+/// at `confidence`.
+fn paired_median(baseline: &[f64], variant: &[f64], confidence: f64) -> Option<PairedMedian> {
+    if baseline.len() < 2 || baseline.iter().chain(variant).any(|x| *x <= 0.0) {
+        return None;
+    }
+    let logs: Vec<f64> = baseline
+        .iter()
+        .zip(variant)
+        .map(|(b, v)| (v / b).ln())
+        .collect();
+    let hl = hodges_lehmann(&logs, confidence)?;
+    if hl.achieved + 1e-9 < confidence {
+        // Too few rounds for any interval at this level (fewer than 6 at
+        // 95%): the caller falls back to the paired bootstrap and the rank
+        // test.
+        return None;
+    }
+    Some(PairedMedian {
+        estimate: hl.estimate.exp(),
+        low: hl.low.exp(),
+        high: hl.high.exp(),
+        achieved: hl.achieved,
+        // All rounds equal: no test, nothing to reject.
+        p_value: Some(signed_rank(&logs).map_or(1.0, |t| t.p_value)),
     })
 }
 
@@ -302,11 +394,18 @@ pub fn resolution(baseline: &Summary, variant: &Summary) -> f64 {
 }
 
 /// The verdict rule in one sentence; `paired` is whether rounds were
-/// resampled together.
-fn rule(options: &CompareOptions, paired: bool) -> String {
+/// resampled together, `median` whether the median ratio's interval decided.
+fn rule(options: &CompareOptions, paired: bool, median: bool) -> String {
     match options.precision {
+        Precision::Noisy if median => format!(
+            "Noisy metric, paired rounds: each round's ratio (variant / baseline of the same round) is one observation; same when the whole {c}% distribution-free interval of the median ratio (Hodges–Lehmann, from the Walsh averages of the per-round log ratios; dual to the two-sided Wilcoxon signed-rank test) lies within 1 ± {e}%; otherwise faster or slower when it lies on one side of 1 (the signed-rank p-value is then below {a}); otherwise undecided, with the resolution reached (the farther bound's distance from 1). The ratio of means and its paired bootstrap interval are shown beside it.",
+            c = tidy(options.confidence * 100.0),
+            e = tidy(options.equivalence * 100.0),
+            a = tidy(1.0 - options.confidence),
+        ),
         Precision::Noisy => format!(
-            "Noisy metric: same when the whole {}% bootstrap interval of the ratio of means ({}) lies within 1 ± {}%; otherwise faster or slower when the interval lies on one side of 1 and the two-sided Mann-Whitney U p-value is below {}; otherwise undecided, with the resolution reached (the farther bound's distance from 1).",
+            "Noisy metric{}: same when the whole {}% bootstrap interval of the ratio of means ({}) lies within 1 ± {}%; otherwise faster or slower when the interval lies on one side of 1 and the two-sided Mann-Whitney U p-value is below {}; otherwise undecided, with the resolution reached (the farther bound's distance from 1).",
+            if paired { " (too few paired rounds for the signed-rank interval: fewer than 6 at 95%)" } else { ", unpaired" },
             tidy(options.confidence * 100.0),
             if paired { "resampling whole interleaved rounds" } else { "resampling each variant independently" },
             tidy(options.equivalence * 100.0),
@@ -382,9 +481,11 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 mod mann_whitney;
+mod signed_rank;
 mod warnings;
 
 pub use mann_whitney::{mann_whitney_u, MannWhitney, UMethod};
+pub use signed_rank::{hodges_lehmann, signed_rank, HodgesLehmann, SignedRank};
 pub use warnings::{min_runs_for, warnings, Warning};
 
 #[cfg(test)]

@@ -295,6 +295,8 @@ fn without_an_interval_a_noisy_metric_is_not_called() {
     let base = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.0];
     let fast: Vec<f64> = base.iter().map(|x| x * 0.5).collect();
     let mut o = options(Precision::Noisy, 1);
+    // Unpaired: the bootstrap interval is the one that decides.
+    o.paired = false;
     o.resamples = 0;
     let c = compare(&base, &fast, &o).unwrap();
     assert_eq!(c.verdict, Verdict::Undecided);
@@ -503,8 +505,10 @@ fn equivalence_and_undecided_for_noisy_metrics() {
     let c = compare(&wide, &shuffled, &o).unwrap();
     assert_eq!(c.verdict, Verdict::Undecided, "{c:?}");
     let r = c.resolution_pct.unwrap();
+    // Paired rounds: the median ratio's interval decided.
+    let (low, high) = (c.median_ci_low.unwrap(), c.median_ci_high.unwrap());
     assert!(
-        (r - (1.0 - c.ci_low).max(c.ci_high - 1.0) * 100.0).abs() < 1e-9,
+        (r - (1.0 - low).max(high - 1.0) * 100.0).abs() < 1e-9,
         "{c:?}"
     );
     assert!(r > 1.0);
@@ -512,5 +516,39 @@ fn equivalence_and_undecided_for_noisy_metrics() {
         c.verdict_text().starts_with("undecided (±"),
         "{}",
         c.verdict_text()
+    );
+}
+
+/// The case: a 5% slowdown in interleaved rounds, where the paired
+/// bootstrap interval lay above 1 but Mann-Whitney, ignoring the pairing,
+/// missed it. Round-to-round drift (a busy neighbour) hits both variants of
+/// a round alike; the per-round ratios see through it.
+#[test]
+fn paired_rounds_see_an_effect_through_shared_drift() {
+    let mut rng = Rng::new(5);
+    let mut called = (0, 0);
+    for _ in 0..200 {
+        let mut base = Vec::new();
+        let mut slow = Vec::new();
+        for _ in 0..12 {
+            let drift = 1.0 + 0.3 * rng.next_f64();
+            base.push(drift * (1.0 + 0.01 * rng.normal()));
+            slow.push(drift * 1.05 * (1.0 + 0.01 * rng.normal()));
+        }
+        let o = options(Precision::Noisy, 3);
+        if compare(&base, &slow, &o).unwrap().verdict == Verdict::Slower {
+            called.0 += 1;
+        }
+        let unpaired = CompareOptions { paired: false, ..o };
+        if compare(&base, &slow, &unpaired).unwrap().verdict == Verdict::Slower {
+            called.1 += 1;
+        }
+    }
+    assert!(called.0 >= 190, "paired: {} of 200", called.0);
+    assert!(
+        called.1 < called.0,
+        "unpaired {} vs paired {}",
+        called.1,
+        called.0
     );
 }
