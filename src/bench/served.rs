@@ -39,7 +39,8 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
     out
 }
 
-/// The metrics each service adds: its CPU time, peak RSS and context switches.
+/// The metrics each service adds: its CPU time, CPU time per request
+/// answered (load workloads only), peak RSS and context switches.
 pub fn service_metrics(e: &Experiment) -> Vec<Metric> {
     e.target
         .services
@@ -47,6 +48,7 @@ pub fn service_metrics(e: &Experiment) -> Vec<Metric> {
         .flat_map(|s| {
             [
                 ("cpu", "s"),
+                (CPU_PER_REQUEST, "µs"),
                 ("max_rss", "KiB"),
                 ("ctx_switches", "switches"),
             ]
@@ -79,6 +81,8 @@ pub struct Served<'a> {
     pub scratch: &'a Path,
     pub counter: InstructionCounter,
     pub seed: u64,
+    /// The bench's CPU split, if it pins.
+    pub pinning: Option<&'a crate::pinning::Pinning>,
 }
 
 /// Start the services, run the command or the load, stop the services.
@@ -115,6 +119,7 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
             s.logs,
             &stem,
             prefix.as_deref(),
+            s.pinning.map(|p| &p.services),
         ) {
             Ok(services) => started.push(services),
             Err(error) => {
@@ -183,8 +188,14 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     Ok(record)
 }
 
+/// A service's CPU time (user + sys from `wait4`, start to stop) divided by
+/// the requests the load had answered in its measured window, in µs: on a
+/// saturated machine far steadier than throughput.
+const CPU_PER_REQUEST: &str = "cpu_per_request";
+
 /// Each service's CPU time and context switches (summed over instances)
-/// and peak RSS (the largest instance's).
+/// and peak RSS (the largest instance's); its CPU per request where a load
+/// answered some.
 fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage]) {
     for u in usages {
         *record.figures.entry(format!("{}.cpu", u.name)).or_default() += u.user_s + u.sys_s;
@@ -198,7 +209,21 @@ fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage]) {
             .entry(format!("{}.ctx_switches", u.name))
             .or_default() += (u.voluntary_switches + u.involuntary_switches) as f64;
     }
+    let Some(&requests) = record.figures.get(REQUESTS).filter(|r| **r > 0.0) else {
+        return;
+    };
+    for u in usages {
+        let cpu = record.figures[&format!("{}.cpu", u.name)];
+        record.figures.insert(
+            format!("{}.{CPU_PER_REQUEST}", u.name),
+            cpu / requests * 1e6,
+        );
+    }
 }
+
+/// The figure holding the requests answered in a load's measured window
+/// (recorded, not a metric of its own).
+const REQUESTS: &str = "requests";
 
 /// `bindings` with a free port for every service of this run.
 fn with_ports(bindings: &Bindings, e: &Experiment) -> Result<Bindings> {
@@ -301,6 +326,7 @@ fn drive(
         );
     }
     let requests = sum(&|s| s.requests as f64);
+    figures.insert(REQUESTS.to_owned(), requests);
     record.exit = format!(
         "{requests} requests, {} errors, {} timeouts",
         figures["errors"], figures["timeouts"]
@@ -346,7 +372,7 @@ pub fn train_served(
     let bindings = with_ports(bindings, e)?;
     let stem = format!("train-{}", workload.name);
     let under = (!prefix.is_empty()).then_some(prefix);
-    let services = service::start(&e.target.services, &bindings, env, logs, &stem, under)?;
+    let services = service::start(&e.target.services, &bindings, env, logs, &stem, under, None)?;
     let work = (|| -> Result<()> {
         if let Some(load) = &workload.load {
             let address = load.address.expand(&bindings)?;

@@ -5,6 +5,7 @@ mod agreement;
 pub mod compare;
 mod csv;
 mod format;
+mod headline;
 mod html;
 mod json;
 mod load_charts;

@@ -13,7 +13,7 @@ pub struct Terminal;
 
 impl Exporter for Terminal {
     fn render(&self, results: &Results) -> Result<Vec<u8>> {
-        let mut out = String::new();
+        let mut out = super::headline::text(results);
         let width = results
             .variants
             .iter()
@@ -51,15 +51,44 @@ impl Exporter for Terminal {
             }
             let _ = writeln!(out, "{line}");
         }
+        // Warnings grouped by kind (the message up to its first `(` or
+        // `:`), the first in full with a count; report.md lists them all.
+        let mut kinds: Vec<(&str, Vec<&super::results::WarningEntry>)> = Vec::new();
         for w in &results.warnings {
-            let context: Vec<&str> = [&w.workload, &w.metric, &w.variant]
+            let kind = w.message.split(['(', ':']).next().unwrap_or("").trim();
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, same_kind)) => same_kind.push(w),
+                None => kinds.push((kind, vec![w])),
+            }
+        }
+        let context = |w: &super::results::WarningEntry| {
+            [&w.workload, &w.metric, &w.variant]
                 .into_iter()
                 .filter_map(Option::as_deref)
-                .collect();
-            if context.is_empty() {
-                let _ = writeln!(out, "warning: {}", w.message);
+                .collect::<Vec<&str>>()
+                .join(" / ")
+        };
+        for (_, list) in kinds {
+            let first = list[0];
+            let at = context(first);
+            let head = if at.is_empty() {
+                format!("warning: {}", first.message)
             } else {
-                let _ = writeln!(out, "warning: {}: {}", context.join(" / "), w.message);
+                format!("warning: {at}: {}", first.message)
+            };
+            if list.len() == 1 {
+                let _ = writeln!(out, "{head}");
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{head}\n  (the same for {} more: {}; every one is in report.md)",
+                    list.len() - 1,
+                    list[1..]
+                        .iter()
+                        .map(|w| context(w))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
             }
         }
         out.push('\n');

@@ -1,0 +1,145 @@
+//! The headline: per workload and variant, the one metric that answers
+//! "is it faster?", its ratio, interval and verdict, before any detail.
+//! The primary metric is the quietest that fits the workload: instructions
+//! where counted; for a load, the highest rate meeting the SLA (sla), p99
+//! (a fixed-rate load, whose throughput is the rate asked), or throughput
+//! (closed); for a command, wall time.
+
+use std::fmt::Write as _;
+
+use super::format::improvement;
+use super::results::ComparisonEntry;
+use super::Results;
+
+/// One headline row: a comparison of a workload's primary metric.
+pub struct Row<'a> {
+    pub workload: &'a str,
+    pub comparison: &'a ComparisonEntry,
+}
+
+/// The primary metric of `workload` in these results.
+fn primary<'a>(results: &'a Results, workload: &str) -> Option<&'a str> {
+    let has = |name: &str| {
+        results
+            .comparisons
+            .iter()
+            .any(|c| c.workload == workload && c.metric == name)
+    };
+    let paced = results.loads.iter().any(|l| {
+        l.workload == workload
+            && l.series
+                .iter()
+                .any(|s| s.requested_rps.is_some_and(|r| r > 0.0))
+    });
+    let mut order = vec!["instructions", "sla_rate"];
+    order.extend(if paced {
+        ["p99", "throughput"]
+    } else {
+        ["throughput", "p99"]
+    });
+    order.push("wall");
+    if let Some(found) = order.into_iter().find(|m| has(m)) {
+        return results
+            .comparisons
+            .iter()
+            .find(|c| c.workload == workload && c.metric == found)
+            .map(|c| c.metric.as_str());
+    }
+    results
+        .comparisons
+        .iter()
+        .find(|c| c.workload == workload)
+        .map(|c| c.metric.as_str())
+}
+
+/// The headline rows, workloads in results order.
+pub fn rows(results: &Results) -> Vec<Row<'_>> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for c in &results.comparisons {
+        if !workloads.contains(&c.workload.as_str()) {
+            workloads.push(&c.workload);
+        }
+    }
+    let mut out = Vec::new();
+    for workload in workloads {
+        let Some(metric) = primary(results, workload) else {
+            continue;
+        };
+        for c in results
+            .comparisons
+            .iter()
+            .filter(|c| c.workload == workload && c.metric == metric)
+        {
+            out.push(Row {
+                workload,
+                comparison: c,
+            });
+        }
+    }
+    out
+}
+
+/// The interval that decided: the median ratio's for paired rounds, else
+/// the ratio of means'.
+fn interval(c: &ComparisonEntry) -> (f64, f64, f64) {
+    let o = &c.outcome;
+    match (o.median_ratio, o.median_ci_low, o.median_ci_high) {
+        (Some(m), Some(low), Some(high)) => (m, low, high),
+        _ => (o.ratio, o.ci_low, o.ci_high),
+    }
+}
+
+/// The headline as a Markdown table.
+pub fn markdown(results: &Results) -> String {
+    let rows = rows(results);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "## Summary\n\n| Workload | Metric | Variant | Ratio | {:.0}% CI | Verdict |\n|---|---|---|---:|---|---|\n",
+        results.confidence * 100.0
+    );
+    for r in &rows {
+        let c = r.comparison;
+        let (ratio, low, high) = interval(c);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {ratio:.3} | {low:.3}–{high:.3} | {} ({}) |",
+            r.workload,
+            c.metric,
+            c.variant,
+            c.outcome.verdict_text(),
+            improvement(c.outcome.improvement_pct)
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// The headline for the terminal.
+pub fn text(results: &Results) -> String {
+    let rows = rows(results);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let width = |f: &dyn Fn(&Row) -> usize| rows.iter().map(f).max().unwrap_or(0);
+    let (w, m, v) = (
+        width(&|r| r.workload.len()),
+        width(&|r| r.comparison.metric.len()),
+        width(&|r| r.comparison.variant.len()),
+    );
+    let mut out = String::from("summary (the primary metric per workload; details follow):\n");
+    for r in &rows {
+        let c = r.comparison;
+        let (ratio, low, high) = interval(c);
+        let _ = writeln!(
+            out,
+            "  {:<w$}  {:<m$}  {:<v$}  {ratio:.3} [{low:.3}, {high:.3}]  {}",
+            r.workload,
+            c.metric,
+            c.variant,
+            c.outcome.verdict_text(),
+        );
+    }
+    out
+}
