@@ -47,6 +47,13 @@ pub struct BenchMeta {
     /// Equivalence margin, a fraction (0.01 = ±1%).
     #[serde(default = "default_equivalence")]
     pub equivalence: f64,
+    /// Whether runs had address-space randomization (`[bench] aslr`).
+    #[serde(default = "default_aslr")]
+    pub aslr: bool,
+    /// Where services and workloads ran, when the bench pinned them
+    /// (`[bench] pin`, on by default with services and two CPUs or more).
+    #[serde(default)]
+    pub pinning: Option<crate::pinning::Pinning>,
     pub instruction_counter: InstructionCounter,
     pub metrics: Vec<Metric>,
     /// Variants in experiment order; the first is the baseline.
@@ -104,6 +111,9 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
     {
         tools::ensure(&[tools::VALGRIND])?;
     }
+    if !e.bench.aslr {
+        without_aslr()?;
+    }
     let mut runner = Runner {
         cx,
         meta: &meta,
@@ -113,6 +123,7 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         raw: RawWriter::create(&run_dir.join(RAW_FILE))?,
         done,
         progress: crate::progress::runs(planned_runs(e)),
+        all_cpus: crate::pinning::CpuSet(crate::pinning::allowed()),
     };
     fs_err::create_dir_all(&runner.logs)?;
     let mut rng = Rng::new(meta.seed);
@@ -221,6 +232,9 @@ struct Runner<'a> {
     /// Runs that finished before a resume; skipped.
     done: HashSet<Slot>,
     progress: crate::progress::Runs,
+    /// The CPUs afterburner could use when the bench began: where a run
+    /// with no CPUs of its own goes back to.
+    all_cpus: crate::pinning::CpuSet,
 }
 
 /// How many runs a bench of `e` makes: every round, bench workload and
@@ -354,6 +368,17 @@ impl Runner<'_> {
         }
         crate::interrupt::check()?;
         let e = &self.cx.experiment;
+        // The load's threads and the workload's processes inherit this
+        // thread's CPUs.
+        let cpus = slot
+            .workload
+            .cpus
+            .as_ref()
+            .or(self.meta.pinning.as_ref().map(|p| &p.workload))
+            .unwrap_or(&self.all_cpus);
+        if !cpus.0.is_empty() {
+            crate::pinning::pin_current_thread(cpus)?;
+        }
         if !e.target.services.is_empty() || slot.workload.load.is_some() {
             let served = served::Served {
                 experiment: e,
@@ -363,6 +388,7 @@ impl Runner<'_> {
                 scratch: &self.scratch,
                 counter: self.meta.instruction_counter,
                 seed: self.meta.seed,
+                pinning: self.meta.pinning.as_ref(),
             };
             let record = self.keep(slot, served::measure_served(slot, &served))?;
             if !record.success {
@@ -441,6 +467,33 @@ fn check_success(record: &RunRecord, command: &str) -> Result<()> {
     )
 }
 
+/// Turn address-space randomization off for every process afterburner
+/// starts from now on (the personality is inherited across fork and exec).
+fn without_aslr() -> Result<()> {
+    // SAFETY: personality(0xffffffff) only reads the current persona.
+    let current = unsafe { libc::personality(0xffff_ffff) };
+    if current < 0 {
+        bail!(
+            "cannot read the process personality: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_wrap)] // flag bits
+    let wanted = current as libc::c_ulong | libc::ADDR_NO_RANDOMIZE as libc::c_ulong;
+    // SAFETY: setting a persona flag has no memory effects.
+    if unsafe { libc::personality(wanted) } < 0 {
+        bail!(
+            "cannot turn address-space randomization off: {}\nhint: a container may forbid personality(2); remove aslr = false from [bench]",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
+
+fn default_aslr() -> bool {
+    true
+}
+
 fn default_equivalence() -> f64 {
     crate::stats::DEFAULT_EQUIVALENCE
 }
@@ -516,6 +569,12 @@ fn bench_meta(
         instruction_repetitions: e.bench.instruction_repetitions,
         confidence: e.bench.confidence,
         equivalence: e.bench.equivalence,
+        aslr: e.bench.aslr,
+        pinning: if e.bench.pin {
+            crate::pinning::default_split(&crate::pinning::allowed(), !e.target.services.is_empty())
+        } else {
+            None
+        },
         instruction_counter: counter,
         metrics,
         variants,

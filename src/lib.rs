@@ -10,6 +10,7 @@ pub mod experiment;
 pub mod interrupt;
 pub mod load;
 pub mod measure;
+pub mod pinning;
 pub mod pipeline;
 pub mod process;
 pub mod progress;

@@ -81,6 +81,7 @@ pub fn start(
     logs: &Path,
     stem: &str,
     counter: Option<&[String]>,
+    cpus: Option<&crate::pinning::CpuSet>,
 ) -> Result<Services> {
     let mut started = Services {
         running: Vec::new(),
@@ -105,6 +106,9 @@ pub fn start(
             .stdout(file.try_clone()?)
             .stderr(file);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        if let Some(cpus) = service.cpus.as_ref().or(cpus) {
+            crate::pinning::pin_command(&mut command, cpus);
+        }
         let child = command
             .spawn()
             .with_context(|| format!("starting service `{}`: {line}", service.name))?;

@@ -93,6 +93,8 @@ pub struct Service {
     /// After the stop signal, how long before SIGKILL.
     pub stop_timeout: Duration,
     pub cwd: PathBuf,
+    /// CPUs the service runs on; `None`: the bench's default split.
+    pub cpus: Option<crate::pinning::CpuSet>,
     pub env: BTreeMap<String, String>,
 }
 
@@ -281,6 +283,9 @@ pub struct Workload {
     pub timeout: Duration,
     /// Figures read from the workload's own output.
     pub figures: Vec<Figure>,
+    /// CPUs this workload (or its load client) runs on; `None`: the bench's
+    /// default split.
+    pub cpus: Option<crate::pinning::CpuSet>,
 }
 
 fn serialize_template<S: serde::Serializer>(t: &Template, s: S) -> Result<S::Ok, S::Error> {
@@ -369,6 +374,11 @@ pub struct Bench {
     /// Equivalence margin, a fraction (0.01 = ±1%): an interval of the
     /// ratio wholly inside 1 ± margin is "same".
     pub equivalence: f64,
+    /// Pin services and workloads to disjoint CPUs.
+    pub pin: bool,
+    /// Address-space randomization for runs; false runs them with
+    /// `ADDR_NO_RANDOMIZE`.
+    pub aslr: bool,
     /// Seed of the round order shuffle and the bootstrap; recorded in results.
     pub seed: Option<u64>,
     /// How many of the repetitions also count instructions under callgrind

@@ -59,6 +59,8 @@ pub struct RawService {
     /// Grace period after the stop signal, then SIGKILL.
     pub stop_timeout: Option<Spanned<String>>,
     pub cwd: Option<String>,
+    /// CPUs the service runs on (`"1"`, `"2-3"`).
+    pub cpus: Option<Spanned<String>>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
 }
@@ -146,6 +148,8 @@ pub struct RawWorkload {
     pub load: Option<Spanned<RawLoad>>,
     pub train_run: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
+    /// CPUs the workload (or load client) runs on.
+    pub cpus: Option<Spanned<String>>,
     #[serde(default)]
     pub figures: Vec<RawFigure>,
 }
@@ -169,6 +173,10 @@ pub struct RawBench {
     pub confidence: Option<Spanned<f64>>,
     /// Equivalence margin, a fraction (0.01 = ±1%).
     pub equivalence: Option<Spanned<f64>>,
+    /// Pin services and workloads to disjoint CPUs (default true).
+    pub pin: Option<bool>,
+    /// Address-space randomization for runs (default true).
+    pub aslr: Option<bool>,
     pub seed: Option<u64>,
     pub instruction_repetitions: Option<Spanned<u32>>,
 }

@@ -87,6 +87,23 @@ struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// A `cpus = "…"` list, checked.
+    pub(super) fn cpus(
+        &self,
+        raw: Option<&Spanned<String>>,
+    ) -> Result<Option<crate::pinning::CpuSet>, ExperimentError> {
+        raw.map(|c| {
+            crate::pinning::CpuSet::parse(c.get_ref()).map_err(|e| {
+                self.invalid(
+                    c.span(),
+                    format!("{e:#}"),
+                    "write the CPUs as Linux lists them, e.g. cpus = \"1\" or \"2-3\" (`nproc` tells how many there are)",
+                )
+            })
+        })
+        .transpose()
+    }
+
     fn invalid(
         &self,
         span: Range<usize>,
@@ -404,6 +421,7 @@ impl Cx<'_> {
                 train_run,
                 timeout: self.duration(w.timeout.as_ref(), DEFAULT_RUN_TIMEOUT)?,
                 figures,
+                cpus: self.cpus(w.cpus.as_ref())?,
             });
         }
         if !out.iter().any(|w| w.role.benches()) {
@@ -570,6 +588,8 @@ impl Cx<'_> {
             metrics,
             confidence,
             equivalence,
+            pin: raw.pin.unwrap_or(true),
+            aslr: raw.aslr.unwrap_or(true),
             seed: raw.seed,
             instruction_repetitions: instruction_repetitions.min(repetitions),
         })

@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::format::{improvement, p_value, scale_for};
 use super::results::{ComparisonEntry, Measurement};
 use super::{Exporter, Results};
-use crate::stats::Precision;
+use crate::stats::{Comparison, Precision};
 
 /// Renders results as Markdown.
 pub struct Markdown;
@@ -27,6 +27,14 @@ impl Exporter for Markdown {
             "{} counted repetitions per variant and workload after {} warmup, interleaved in rounds shuffled with seed {}; baseline: `{}`. Instructions counted with {}.\n",
             results.repetitions, results.warmup, results.seed, results.baseline, results.instruction_counter.name()
         );
+        if let Some(p) = &results.pinning {
+            let _ = writeln!(
+                out,
+                "Services ran on CPUs {}, the load client and workloads on CPUs {} (`[bench] pin`).\n",
+                p.services, p.workload
+            );
+        }
+        out.push_str(&super::headline::markdown(results));
         let mut workload = "";
         for group in results.groups() {
             if group.workload != workload {
@@ -99,9 +107,26 @@ fn table(
         }
     }));
     out.push('\n');
-    let judged_by = |c: &ComparisonEntry| match metric.precision {
-        Precision::Noisy => format!("Mann-Whitney p = {}", p_value(c.outcome.p_value)),
-        Precision::Exact => "exact metric, judged by resolution".to_owned(),
+    let judged_by = |c: &ComparisonEntry| {
+        match (metric.precision, &c.outcome) {
+        (
+            Precision::Noisy,
+            Comparison {
+                median_ratio: Some(m),
+                median_ci_low: Some(low),
+                median_ci_high: Some(high),
+                signed_rank_p,
+                ..
+            },
+        ) => format!(
+            "median per-round ratio {m:.3} ({:.0}% CI {low:.3}–{high:.3}, Wilcoxon signed-rank p = {}; Mann-Whitney p = {})",
+            results.confidence * 100.0,
+            p_value(*signed_rank_p),
+            p_value(c.outcome.p_value)
+        ),
+        (Precision::Noisy, _) => format!("Mann-Whitney p = {}", p_value(c.outcome.p_value)),
+        (Precision::Exact, _) => "exact metric, judged by resolution".to_owned(),
+    }
     };
     for c in comparisons {
         let _ = writeln!(

@@ -28,6 +28,9 @@ pub struct Results {
     /// ratio wholly inside 1 ± margin is "same".
     #[serde(default = "default_equivalence")]
     pub equivalence: f64,
+    /// Where services and workloads ran, when the bench pinned them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinning: Option<crate::pinning::Pinning>,
     /// Counted repetitions per variant and workload.
     pub repetitions: u32,
     /// Uncounted warmup runs per variant and workload.
@@ -214,6 +217,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         seed: meta.seed,
         confidence: meta.confidence,
         equivalence: meta.equivalence,
+        pinning: meta.pinning.clone(),
         repetitions: meta.repetitions,
         warmup: meta.warmup,
         instruction_counter: meta.instruction_counter,

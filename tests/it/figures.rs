@@ -173,3 +173,45 @@ fn history_lists_every_reported_run_and_redraws_one() {
         .afterburner(&["history", "show", "nope"])
         .assert_fails_with("no run `nope`");
 }
+
+/// `[bench] aslr = false`: every run's stack lands at the same address
+/// (with randomization, four runs practically never agree).
+#[test]
+fn aslr_false_runs_without_address_randomization() {
+    let randomized = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space")
+        .is_ok_and(|v| v.trim() != "0");
+    let experiment = |aslr: &str| {
+        FIGURES
+            .replace(
+                "run = \"sh -c '{bin.hotpath} 1000 >/dev/null; echo \\\"transactions: 1200 (1,234.5 per sec.)\\\"'\"",
+                "run = \"sh -c 'echo stack $((0x$(grep stack /proc/self/maps | cut -c1-12)))'\"",
+            )
+            .replace(
+                "figures = [{ name = \"tps\", regex = \"\\\\(([0-9.,]+) per sec\", unit = \"tx/s\", better = \"higher\" }]",
+                "figures = [{ name = \"stack\", regex = \"stack ([0-9]+)\" }]",
+            )
+            .replace("warmup = 0", &format!("warmup = 0\n{aslr}"))
+    };
+    let samples = |aslr: &str| {
+        let sandbox = Sandbox::with_fixture("hotpath");
+        sandbox.write("afterburner.toml", &experiment(aslr));
+        sandbox.afterburner(&["run"]).assert_ok();
+        let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+        let m = results["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"]["name"] == "stack" && m["variant"] == "baseline")
+            .unwrap()
+            .clone();
+        m["samples"].as_array().unwrap().clone()
+    };
+    let fixed = samples("aslr = false");
+    assert!(fixed.iter().all(|s| *s == fixed[0]), "{fixed:?}");
+    if randomized {
+        let random = samples("");
+        assert!(random.iter().any(|s| *s != random[0]), "{random:?}");
+    } else {
+        eprintln!("this kernel does not randomize addresses: the default case is not checked");
+    }
+}

@@ -51,6 +51,23 @@ instruction_repetitions = 1
 seed = 7
 "#;
 
+/// With two CPUs or more, services and the load ran on disjoint CPUs.
+fn pinned_apart(results: &serde_json::Value) {
+    let cpus = afterburner::pinning::allowed();
+    if cpus.len() >= 2 {
+        let p = &results["pinning"];
+        let (services, workload) = (
+            p["services"].as_array().unwrap(),
+            p["workload"].as_array().unwrap(),
+        );
+        assert!(!services.is_empty() && !workload.is_empty(), "{p}");
+        assert!(services.iter().all(|c| !workload.contains(c)), "{p}");
+    } else {
+        eprintln!("one CPU here: nothing to pin, pinning not checked");
+        assert!(results["pinning"].is_null());
+    }
+}
+
 fn raw_runs(sandbox: &Sandbox) -> Vec<serde_json::Value> {
     let raw = std::fs::read_to_string(only_run_dir(sandbox).join("raw.jsonl")).unwrap();
     raw.lines()
@@ -96,15 +113,51 @@ fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
     }
 
     let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    pinned_apart(&results);
     for (workload, metric) in [
         ("closed", "throughput"),
         ("closed", "instructions"),
         ("paced", "p99"),
         ("paced", "web.cpu"),
         ("paced", "web.ctx_switches"),
+        ("closed", "web.cpu_per_request"),
     ] {
         comparison(&results, workload, metric, "pgo");
     }
+    // CPU per request is the server's CPU time over the requests answered:
+    // 1000 requests of the closed workload, so µs = cpu × 1000.
+    for r in runs
+        .iter()
+        .filter(|r| r["workload"] == "closed" && r["kind"] != "instructions")
+    {
+        let (cpu, per) = (
+            r["figures"]["web.cpu"].as_f64().unwrap(),
+            r["figures"]["web.cpu_per_request"].as_f64().unwrap(),
+        );
+        assert!(
+            (per - cpu * 1e6 / 1000.0).abs() < 1e-6 * per.max(1.0),
+            "{r:#}"
+        );
+    }
+    // Summary first: per workload its primary metric — the counted
+    // instructions for the fixed-count load, p99 for the paced one (whose
+    // throughput is the rate asked).
+    let md = std::fs::read_to_string(only_run_dir(&sandbox).join("report.md")).unwrap();
+    let summary = md
+        .split("## Summary")
+        .nth(1)
+        .expect("report.md opens with a summary");
+    let summary = summary.split("\n## ").next().unwrap();
+    assert!(
+        summary.contains("| closed | instructions | pgo |"),
+        "{summary}"
+    );
+    assert!(summary.contains("| paced | p99 | pgo |"), "{summary}");
+    assert!(
+        run.stdout().contains("summary (the primary metric"),
+        "{}",
+        run.stdout()
+    );
     // The HTML report draws each load workload's latency curve and series.
     let html = std::fs::read_to_string(only_run_dir(&sandbox).join("report.html")).unwrap();
     for heading in [

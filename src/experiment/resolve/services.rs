@@ -87,6 +87,7 @@ impl Cx<'_> {
                     .as_deref()
                     .map_or_else(|| dir.to_path_buf(), |c| resolve_path(dir, c)),
                 env: s.env.clone(),
+                cpus: self.cpus(s.cpus.as_ref())?,
             });
         }
         Ok(out)
