@@ -1,7 +1,9 @@
 //! gcc PGO on a fixture whose hot loop PGO must help, and an A/A pair that
 //! must not come out as faster or slower (its instructions: "same").
 
-use crate::support::{comparison, only_run_dir, read_json, Sandbox};
+use crate::support::{
+    assert_instruction_verdict, comparison, counted_exactly, only_run_dir, read_json, Sandbox,
+};
 
 const HOTPATH: &str = r#"
 [target]
@@ -61,7 +63,7 @@ fn pgo_lowers_instructions_on_the_hot_path() {
         ratio < 0.97,
         "PGO should cut instructions by >3%, got ratio {ratio}"
     );
-    assert_eq!(instr["verdict"], "faster", "{instr:#}");
+    assert_instruction_verdict(&results, instr, "faster");
     assert!(instr["ci_high"].as_f64().unwrap() < 1.0);
 
     // Every run is in raw.jsonl: (1 warmup + 6) timing runs and 3 instruction
@@ -142,7 +144,14 @@ fn a_a_pair_is_never_called_faster_or_slower() {
     let instr = comparison(&results, "loop", "instructions", "a2");
     assert_eq!(instr["verdict"], "same", "{instr:#}");
     assert!(
-        (instr["ratio"].as_f64().unwrap() - 1.0).abs() < 1e-6,
+        // callgrind: a few instructions in millions; perf's user-mode
+        // counts jitter by more.
+        (instr["ratio"].as_f64().unwrap() - 1.0).abs()
+            < if counted_exactly(&results) {
+                1e-6
+            } else {
+                1e-3
+            },
         "{instr:#}"
     );
 
@@ -316,7 +325,7 @@ fn clang_pgo_case(word: &str, round: &str, use_flag: &str, fewer: bool) {
         assert!(cs.contains("Total functions: "), "{cs}");
     }
     if fewer {
-        assert_eq!(instr["verdict"], "faster", "{instr:#}");
+        assert_instruction_verdict(&results, instr, "faster");
         assert!(instr["ratio"].as_f64().unwrap() < 0.97, "{instr:#}");
     } else {
         assert!(
@@ -430,7 +439,7 @@ fn go_pgo_merges_cpu_profiles_and_devirtualizes_the_hot_call() {
         "{goflags}"
     );
     let instr = comparison(&results, "loop", "instructions", "pgo");
-    assert_eq!(instr["verdict"], "faster", "{instr:#}");
+    assert_instruction_verdict(&results, instr, "faster");
     assert!(instr["ratio"].as_f64().unwrap() < 0.9, "{instr:#}");
 }
 
@@ -558,7 +567,14 @@ fn sampled_bolt_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() 
     }
     let merged = std::fs::read_to_string(profile.join("merged-hotpath.fdata")).unwrap();
     let mut lines = merged.lines();
-    assert_eq!(lines.next(), Some("no_lbr cpu-clock:"), "{merged}");
+    // Not root with perf_event_paranoid 2, perf samples user space only and
+    // names the event `cpu-clock:u`.
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("no_lbr cpu-clock")),
+        "{merged}"
+    );
     // Samples in main's loop, and in `rare`, which only the second
     // workload calls often enough to be sampled.
     assert!(merged.contains(" main "), "{merged}");
@@ -699,7 +715,7 @@ fn pgo_then_bolt_trains_two_rounds_and_stacks_both() {
     let checksum = comparison(&results, "loop", "checksum", "bolt");
     assert_eq!(checksum["ratio"], 1.0, "{checksum:#}");
     let instr = comparison(&results, "loop", "instructions", "bolt");
-    assert_eq!(instr["verdict"], "faster", "{instr:#}");
+    assert_instruction_verdict(&results, instr, "faster");
     let cflags = results["variants"][1]["cflags"].as_str().unwrap();
     assert!(
         cflags.contains("-fprofile-use") && cflags.contains("-flto=auto"),
@@ -877,7 +893,7 @@ fn gcc_profiles_of_workloads_that_ran_different_binaries_merge() {
     );
     let results = read_json(&only_run_dir(&sandbox).join("results.json"));
     let instr = comparison(&results, "loop", "instructions", "pgo");
-    assert_eq!(instr["verdict"], "faster", "{instr:#}");
+    assert_instruction_verdict(&results, instr, "faster");
 }
 
 /// C++: a virtual call whose target is almost always the same. gcc's and
@@ -936,7 +952,7 @@ instruction_repetitions = 2
         assert_eq!(checksum["ratio"], 1.0, "{variant}: {checksum:#}");
     }
     let pgo = comparison(&results, "virtual", "instructions", "pgo");
-    assert_eq!(pgo["verdict"], "faster", "{pgo:#}");
+    assert_instruction_verdict(&results, pgo, "faster");
     // clang's PGO against clang's own build (the baseline is gcc's).
     let mean = |variant: &str| {
         results["measurements"]
