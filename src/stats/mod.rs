@@ -317,8 +317,8 @@ fn paired_median(baseline: &[f64], variant: &[f64], confidence: f64) -> Option<P
         .zip(variant)
         .map(|(b, v)| (v / b).ln())
         .collect();
-    let hl = hodges_lehmann(&logs, confidence)?;
-    if hl.achieved + 1e-9 < confidence {
+    let hl = hodges_lehmann_interval(&logs, confidence)?;
+    if !hl.attained {
         // Too few rounds for any interval at this level (fewer than 6 at
         // 95%): the caller falls back to the paired bootstrap and the rank
         // test.
@@ -330,7 +330,7 @@ fn paired_median(baseline: &[f64], variant: &[f64], confidence: f64) -> Option<P
         high: hl.high.exp(),
         achieved: hl.achieved,
         // All rounds equal: no test, nothing to reject.
-        p_value: Some(signed_rank(&logs).map_or(1.0, |t| t.p_value)),
+        p_value: Some(wilcoxon_signed_rank(&logs).map_or(1.0, |t| t.p_value)),
     })
 }
 
@@ -481,12 +481,15 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 mod mann_whitney;
-mod signed_rank;
 mod warnings;
+mod wilcoxon;
 
 pub use mann_whitney::{mann_whitney_u, MannWhitney, UMethod};
-pub use signed_rank::{hodges_lehmann, signed_rank, HodgesLehmann, SignedRank};
 pub use warnings::{min_runs_for, warnings, Warning};
+pub use wilcoxon::{
+    hodges_lehmann_interval, wilcoxon_signed_rank, HodgesLehmannInterval, IntervalMethod, Wilcoxon,
+    WilcoxonMethod,
+};
 
 #[cfg(test)]
 mod tests;
