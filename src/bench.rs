@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod sequential;
 pub(crate) mod served;
 
 use crate::build;
@@ -67,6 +68,13 @@ pub struct BenchMeta {
     /// Revision of the target's source (git commit, package version), when known.
     #[serde(default)]
     pub revision: Option<String>,
+    /// `repetitions = "auto"`: the sequential plan (`repetitions` is then
+    /// its most rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<sequential::SequentialMeta>,
+    /// Why a sequential bench stopped; written when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<sequential::Stopped>,
 }
 
 /// How a variant was built.
@@ -122,6 +130,7 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         scratch: run_dir.join("scratch"),
         raw: RawWriter::create(&run_dir.join(RAW_FILE))?,
         done,
+        made: 0,
         progress: crate::progress::runs(planned_runs(e)),
         all_cpus: crate::pinning::CpuSet(crate::pinning::allowed()),
     };
@@ -136,9 +145,32 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         meta.seed,
         if resume { format!(", resuming with {} runs done", runner.done.len()) } else { String::new() }
     ));
-    for round in 0..e.bench.warmup + e.bench.repetitions {
-        runner.round(round, &mut rng)?;
-    }
+    let Some(plan) = meta.sequential.as_ref() else {
+        for round in 0..e.bench.warmup + e.bench.repetitions {
+            runner.round(round, &mut rng)?;
+        }
+        return Ok(run_dir);
+    };
+    let stopped = runner.sequential_rounds(&plan.clone(), &mut rng, &run_dir)?;
+    runner.progress.line(format_args!(
+        "stopped after {} rounds: {} ({} of {} primary comparisons decided)",
+        stopped.rounds,
+        match stopped.reason {
+            sequential::StopReason::Decided => "every primary comparison decided".to_owned(),
+            sequential::StopReason::Budget => format!(
+                "the budget of {:.0} s leaves no room for another round",
+                plan.budget_s
+            ),
+            sequential::StopReason::Max => format!("the most rounds, max = {}", plan.plan.max),
+        },
+        stopped.decided,
+        stopped.comparisons,
+    ));
+    let meta = BenchMeta {
+        stopped: Some(stopped),
+        ..meta.clone()
+    };
+    fs_err::write(run_dir.join(META_FILE), serde_json::to_vec_pretty(&meta)?)?;
     Ok(run_dir)
 }
 
@@ -231,6 +263,8 @@ struct Runner<'a> {
     raw: RawWriter,
     /// Runs that finished before a resume; skipped.
     done: HashSet<Slot>,
+    /// Runs made by this bench (not skipped as done).
+    made: u64,
     progress: crate::progress::Runs,
     /// The CPUs afterburner could use when the bench began: where a run
     /// with no CPUs of its own goes back to.
@@ -257,10 +291,80 @@ fn planned_runs(e: &crate::experiment::Experiment) -> u64 {
 }
 
 impl Runner<'_> {
+    /// Rounds of a sequential plan: warmup, then counted rounds until a look
+    /// finds every primary comparison decided, the budget cannot fit
+    /// another round, or the plan's most rounds are run.
+    fn sequential_rounds(
+        &mut self,
+        plan: &sequential::SequentialMeta,
+        rng: &mut Rng,
+        run_dir: &Path,
+    ) -> Result<sequential::Stopped> {
+        let e = &self.cx.experiment;
+        let started = std::time::Instant::now();
+        let budget = std::time::Duration::from_secs_f64(plan.budget_s);
+        let mut took = Vec::new();
+        let mut stopped = sequential::Stopped {
+            rounds: 0,
+            reason: sequential::StopReason::Max,
+            decided: 0,
+            comparisons: 0,
+        };
+        for round in 0..e.bench.warmup + plan.plan.max {
+            let counted = round.saturating_sub(e.bench.warmup);
+            if round >= e.bench.warmup
+                && counted >= plan.plan.min
+                && !sequential::fits(budget, started.elapsed(), &took)
+            {
+                stopped.reason = sequential::StopReason::Budget;
+                break;
+            }
+            let began = std::time::Instant::now();
+            let ran = self.round(round, rng)?;
+            if ran {
+                took.push(began.elapsed());
+            }
+            if round < e.bench.warmup {
+                continue;
+            }
+            stopped.rounds = counted + 1;
+            if !plan.plan.is_look(counted + 1) {
+                continue;
+            }
+            let runs = read_raw(&run_dir.join(RAW_FILE))?;
+            let look = sequential::look(
+                e,
+                &self.meta.metrics,
+                &plan.plan,
+                &runs,
+                self.meta.equivalence,
+                self.meta.seed,
+            );
+            (stopped.decided, stopped.comparisons) = (look.decided, look.comparisons);
+            self.progress.line(format_args!(
+                "look after {} rounds: {} of {} primary comparisons decided{}",
+                counted + 1,
+                look.decided,
+                look.comparisons,
+                if look.pending.is_empty() {
+                    String::new()
+                } else {
+                    format!("; undecided: {}", look.pending.join(", "))
+                }
+            ));
+            if look.decided == look.comparisons {
+                stopped.reason = sequential::StopReason::Decided;
+                break;
+            }
+        }
+        Ok(stopped)
+    }
+
     /// One round: every benchmark workload on every variant, in an order
     /// shuffled by `rng` (drawn even when every run is done, so a resumed
-    /// bench keeps the original order).
-    fn round(&mut self, round: u32, rng: &mut Rng) -> Result<()> {
+    /// bench keeps the original order). Returns whether any run was made
+    /// (false when a resume found them all done).
+    fn round(&mut self, round: u32, rng: &mut Rng) -> Result<bool> {
         let e = &self.cx.experiment;
         let warmup = round < e.bench.warmup;
         let count_instructions = e.bench.metrics.contains(&MetricKind::Instructions)
@@ -268,6 +372,7 @@ impl Runner<'_> {
                 .checked_sub(e.bench.warmup)
                 .is_some_and(|c| c < e.bench.instruction_repetitions);
         let rounds = e.bench.warmup + e.bench.repetitions;
+        let made_before = self.made;
         let mut line = format!(
             "round {}/{rounds}{}:",
             round + 1,
@@ -312,7 +417,7 @@ impl Runner<'_> {
             }
         }
         self.progress.line(line);
-        Ok(())
+        Ok(self.made > made_before)
     }
 
     /// Append a finished run to raw.jsonl (synced) and describe it. An
@@ -367,6 +472,7 @@ impl Runner<'_> {
             return Ok(None);
         }
         crate::interrupt::check()?;
+        self.made += 1;
         let e = &self.cx.experiment;
         // The load's threads and the workload's processes inherit this
         // thread's CPUs.
@@ -594,6 +700,8 @@ fn bench_meta(
         revision: crate::source::fetch(&e.target.source, &cx.workdir.root)
             .ok()
             .and_then(|dir| crate::source::revision(&e.target.source, &dir)),
+        sequential: sequential::meta(e),
+        stopped: None,
     })
 }
 

@@ -364,8 +364,12 @@ impl MetricKind {
 /// How the bench phase repeats and judges.
 #[derive(Debug, Clone, Serialize)]
 pub struct Bench {
-    /// Counted repetitions per variant and workload.
+    /// Counted repetitions per variant and workload; with a sequential
+    /// plan, the most rounds.
     pub repetitions: u32,
+    /// `repetitions = "auto"`: rounds go on until every primary comparison
+    /// is decided or the budget ends.
+    pub sequential: Option<Sequential>,
     /// Uncounted (but recorded) runs per variant and workload, before the counted ones.
     pub warmup: u32,
     pub metrics: Vec<MetricKind>,
@@ -384,6 +388,17 @@ pub struct Bench {
     /// How many of the repetitions also count instructions under callgrind
     /// (slow but exact, so few suffice).
     pub instruction_repetitions: u32,
+}
+
+/// A sequential plan's limits (`repetitions = "auto"`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Sequential {
+    /// The time the rounds may take, warmup included.
+    pub budget: Duration,
+    /// Rounds before the first look.
+    pub min: u32,
+    /// The most rounds.
+    pub max: u32,
 }
 
 impl Experiment {

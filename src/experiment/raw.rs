@@ -167,7 +167,13 @@ pub struct RawFigure {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawBench {
-    pub repetitions: Option<Spanned<u32>>,
+    pub repetitions: Option<Spanned<RawRepetitions>>,
+    /// With `repetitions = "auto"`: the time the rounds may take ("15m").
+    pub budget: Option<Spanned<String>>,
+    /// With `repetitions = "auto"`: rounds before the first look.
+    pub min: Option<Spanned<u32>>,
+    /// With `repetitions = "auto"`: the most rounds.
+    pub max: Option<Spanned<u32>>,
     pub warmup: Option<u32>,
     pub metrics: Option<Vec<Spanned<String>>>,
     pub confidence: Option<Spanned<f64>>,
@@ -179,6 +185,14 @@ pub struct RawBench {
     pub aslr: Option<bool>,
     pub seed: Option<u64>,
     pub instruction_repetitions: Option<Spanned<u32>>,
+}
+
+/// `repetitions = 10` or `repetitions = "auto"`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawRepetitions {
+    Count(u32),
+    Word(String),
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use super::raw::{RawBench, RawExperiment, RawFigure, RawQuick, RawSource, RawTarget, RawWorkload};
+use super::raw::{
+    RawBench, RawExperiment, RawFigure, RawQuick, RawRepetitions, RawSource, RawTarget, RawWorkload,
+};
 use super::{
-    resolve_path, Bench, Experiment, ExperimentError, Figure, MetricKind, Role, Source, Target,
-    Template, Variant, Workload,
+    resolve_path, Bench, Experiment, ExperimentError, Figure, MetricKind, Role, Sequential, Source,
+    Target, Template, Variant, Workload,
 };
 use crate::toolchain::Compiler;
 
@@ -61,6 +63,13 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
 }
 
 /// Parse a duration such as `500ms`, `30s`, `10m`, `1h` (a bare number is seconds).
+/// The fewest rounds before a sequential plan's first look: the exact
+/// signed-rank test of 8 rounds reaches p = 2/2⁸ ≈ 0.008, below the first
+/// look's nominal level (about 0.015 with the default 10–50 rounds).
+const MIN_SEQUENTIAL_ROUNDS: u32 = 8;
+/// The most rounds a sequential plan may have.
+const MAX_SEQUENTIAL_ROUNDS: u32 = 10_000;
+
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
     let split = text
@@ -530,10 +539,10 @@ impl Cx<'_> {
     }
 
     fn bench(&self, raw: &RawBench, quick: Option<&RawQuick>) -> Result<Bench, ExperimentError> {
-        let repetitions = quick
-            .and_then(|q| q.repetitions.as_ref())
-            .or(raw.repetitions.as_ref());
-        let repetitions = self.positive(repetitions, 10, "repetitions")?;
+        let (repetitions, sequential) = match quick.and_then(|q| q.repetitions.as_ref()) {
+            Some(count) => (self.positive(Some(count), 10, "repetitions")?, None),
+            None => self.repetitions(raw)?,
+        };
         let instruction_repetitions = quick
             .and_then(|q| q.instruction_repetitions.as_ref())
             .or(raw.instruction_repetitions.as_ref());
@@ -584,6 +593,7 @@ impl Cx<'_> {
         };
         Ok(Bench {
             repetitions,
+            sequential,
             warmup: quick.and_then(|q| q.warmup).or(raw.warmup).unwrap_or(1),
             metrics,
             confidence,
@@ -593,6 +603,66 @@ impl Cx<'_> {
             seed: raw.seed,
             instruction_repetitions: instruction_repetitions.min(repetitions),
         })
+    }
+
+    /// `repetitions`: a count, or "auto" with `budget`, `min` and `max`.
+    fn repetitions(&self, raw: &RawBench) -> Result<(u32, Option<Sequential>), ExperimentError> {
+        let auto_only = [
+            ("budget", raw.budget.as_ref().map(Spanned::span)),
+            ("min", raw.min.as_ref().map(Spanned::span)),
+            ("max", raw.max.as_ref().map(Spanned::span)),
+        ];
+        let Some(value) = &raw.repetitions else {
+            if let Some((key, Some(span))) = auto_only.iter().find(|(_, s)| s.is_some()) {
+                return Err(self.invalid(span.clone(), format!("{key} applies to repetitions = \"auto\" only"), "set repetitions = \"auto\" to let rounds go on until every verdict is decided, or remove it"));
+            }
+            return Ok((10, None));
+        };
+        let word = match value.get_ref() {
+            RawRepetitions::Count(n) => {
+                let count = Spanned::new(value.span(), *n);
+                if let Some((key, Some(span))) = auto_only.iter().find(|(_, s)| s.is_some()) {
+                    return Err(self.invalid(
+                        span.clone(),
+                        format!("{key} applies to repetitions = \"auto\" only"),
+                        format!("set repetitions = \"auto\" instead of {n}, or remove {key}"),
+                    ));
+                }
+                return Ok((self.positive(Some(&count), 10, "repetitions")?, None));
+            }
+            RawRepetitions::Word(word) => word,
+        };
+        if word != "auto" {
+            return Err(self.invalid(
+                value.span(),
+                format!("repetitions = \"{word}\" is neither a count nor \"auto\""),
+                "write repetitions = 10, or repetitions = \"auto\" with budget = \"15m\"",
+            ));
+        }
+        let budget = self.duration(raw.budget.as_ref(), Duration::from_mins(15))?;
+        if budget.is_zero() || budget > Duration::from_hours(7 * 24) {
+            let span = raw.budget.as_ref().map_or(value.span(), Spanned::span);
+            return Err(self.invalid(
+                span,
+                "budget must be more than 0 and at most 7 days",
+                "write budget = \"15m\"",
+            ));
+        }
+        let min = self.positive(raw.min.as_ref(), 10, "min")?;
+        let max = self.positive(raw.max.as_ref(), 50, "max")?;
+        if min < MIN_SEQUENTIAL_ROUNDS {
+            let span = raw.min.as_ref().map_or(value.span(), Spanned::span);
+            return Err(self.invalid(span, format!("min = {min} is too few rounds for a first look"), format!("set min = {MIN_SEQUENTIAL_ROUNDS} or more: the signed-rank test of fewer paired rounds cannot reach the first look's level (about 1.5%)")));
+        }
+        if max < min || max > MAX_SEQUENTIAL_ROUNDS {
+            let span = raw.max.as_ref().map_or(value.span(), Spanned::span);
+            return Err(self.invalid(
+                span,
+                format!("max = {max} must lie between min ({min}) and {MAX_SEQUENTIAL_ROUNDS}"),
+                format!("set max = {} or more", min.max(50)),
+            ));
+        }
+        Ok((max, Some(Sequential { budget, min, max })))
     }
 
     fn positive(

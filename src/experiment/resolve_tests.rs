@@ -354,3 +354,50 @@ fn march_takes_a_level_and_builds_every_stage_with_it() {
     let bad = level.replace("x86-64-v3", "x86 64");
     assert!(error_of(&bad).contains("`x86 64` is not a -march level"));
 }
+
+#[test]
+fn repetitions_auto_reads_budget_min_and_max() {
+    let auto = |extra: &str| format!("{GOOD}\n[bench]\nrepetitions = \"auto\"\n{extra}");
+    let e = load_text(&auto("budget = \"2m\"\nmin = 12\nmax = 40"), false).unwrap();
+    let s = e.bench.sequential.as_ref().unwrap();
+    assert_eq!((s.budget, s.min, s.max), (Duration::from_mins(2), 12, 40));
+    assert_eq!(e.bench.repetitions, 40);
+    let e = load_text(&auto(""), false).unwrap();
+    let s = e.bench.sequential.as_ref().unwrap();
+    assert_eq!((s.budget, s.min, s.max), (Duration::from_mins(15), 10, 50));
+    // --quick keeps its fixed count.
+    let e = load_text(&auto(""), true).unwrap();
+    assert!(e.bench.sequential.is_none());
+    assert_eq!(e.bench.repetitions, 3);
+}
+
+#[test]
+fn repetitions_auto_refuses_what_it_cannot_plan() {
+    let bench = |body: &str| error_of(&format!("{GOOD}\n[bench]\n{body}"));
+    let err = bench("repetitions = \"many\"");
+    assert!(
+        err.contains("neither a count nor \"auto\"") && err.contains("hint:"),
+        "{err}"
+    );
+    let err = bench("repetitions = 10\nbudget = \"5m\"");
+    assert!(
+        err.contains("budget applies to repetitions = \"auto\" only"),
+        "{err}"
+    );
+    let err = bench("budget = \"5m\"");
+    assert!(err.contains("budget applies"), "{err}");
+    let err = bench("repetitions = \"auto\"\nmin = 3");
+    assert!(
+        err.contains("min = 3 is too few") && err.contains("set min = 8"),
+        "{err}"
+    );
+    let err = bench("repetitions = \"auto\"\nmin = 20\nmax = 10");
+    assert!(err.contains("max = 10 must lie between min (20)"), "{err}");
+    let err = bench("repetitions = \"auto\"\nbudget = \"soon\"");
+    assert!(err.contains("`soon` is not a duration"), "{err}");
+    let err = bench("repetitions = \"auto\"\nbudget = \"0s\"");
+    assert!(err.contains("budget must be more than 0"), "{err}");
+    // The line is named.
+    let line = format!("{GOOD}\n[bench]\n").lines().count() + 2;
+    assert!(err.contains(&format!("afterburner.toml:{line}")), "{err}");
+}

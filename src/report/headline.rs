@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use super::format::improvement;
 use super::results::ComparisonEntry;
 use super::Results;
+use crate::bench::sequential::StopReason;
 
 /// One headline row: a comparison of a workload's primary metric.
 pub struct Row<'a> {
@@ -142,4 +143,33 @@ pub fn text(results: &Results) -> String {
         );
     }
     out
+}
+
+/// The sequential plan in a sentence: its looks, limits, method and why it
+/// stopped; `None` for a fixed plan.
+pub fn sequential(results: &Results) -> Option<String> {
+    let plan = results.sequential.as_ref()?;
+    let looks: Vec<String> = plan.plan.looks.iter().map(u32::to_string).collect();
+    let stop = match &results.stopped {
+        Some(s) => format!(
+            "stopped after {} rounds: {} ({} of {} primary comparisons decided)",
+            s.rounds,
+            match s.reason {
+                StopReason::Decided => "every primary comparison decided",
+                StopReason::Budget => "the budget left no room for another round",
+                StopReason::Max => "the most rounds were run",
+            },
+            s.decided,
+            s.comparisons
+        ),
+        None => "not finished (interrupted, or still running)".to_owned(),
+    };
+    Some(format!(
+        "Sequential plan (repetitions = \"auto\"): at most {} rounds in {:.0} s, looks after {} rounds, each verdict taken at the first look that decides it; {stop}. Method: group-sequential alpha spending (Lan–DeMets, Pocock-type α(t) = α·ln(1 + (e − 1)t), α = {}), so that looking again keeps false verdicts at {}.",
+        plan.plan.max,
+        plan.budget_s,
+        looks.join(", "),
+        plan.plan.alpha,
+        plan.plan.alpha,
+    ))
 }

@@ -27,6 +27,9 @@ impl Exporter for Markdown {
             "{} counted repetitions per variant and workload after {} warmup, interleaved in rounds shuffled with seed {}; baseline: `{}`. Instructions counted with {}.\n",
             results.repetitions, results.warmup, results.seed, results.baseline, results.instruction_counter.name()
         );
+        if let Some(text) = super::headline::sequential(results) {
+            let _ = writeln!(out, "{text}\n");
+        }
         if let Some(p) = &results.pinning {
             let _ = writeln!(
                 out,

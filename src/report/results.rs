@@ -31,8 +31,15 @@ pub struct Results {
     /// Where services and workloads ran, when the bench pinned them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinning: Option<crate::pinning::Pinning>,
-    /// Counted repetitions per variant and workload.
+    /// Counted repetitions per variant and workload (a sequential plan's
+    /// most rounds).
     pub repetitions: u32,
+    /// `repetitions = "auto"`: the sequential plan, its looks and levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<crate::bench::sequential::SequentialMeta>,
+    /// Why the sequential plan stopped, and after how many rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<crate::bench::sequential::Stopped>,
     /// Uncounted warmup runs per variant and workload.
     pub warmup: u32,
     pub instruction_counter: InstructionCounter,
@@ -218,7 +225,9 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         confidence: meta.confidence,
         equivalence: meta.equivalence,
         pinning: meta.pinning.clone(),
-        repetitions: meta.repetitions,
+        repetitions: meta.stopped.as_ref().map_or(meta.repetitions, |s| s.rounds),
+        sequential: meta.sequential.clone(),
+        stopped: meta.stopped.clone(),
         warmup: meta.warmup,
         instruction_counter: meta.instruction_counter,
         environment: meta.environment.clone(),
@@ -328,7 +337,23 @@ fn compare(
         seed: meta.seed,
         equivalence: meta.equivalence,
     };
-    let Some(c) = stats::compare(&base.samples, &m.samples, &options) else {
+    // A sequential run is judged look by look, as it was stopped.
+    let judged = match &meta.sequential {
+        Some(plan) => {
+            let tagged = |x: &Measurement| -> Vec<(u32, f64)> {
+                x.rounds
+                    .iter()
+                    .copied()
+                    .zip(x.samples.iter().copied())
+                    .collect()
+            };
+            plan.plan
+                .decide(&tagged(base), &tagged(m), &options)
+                .map(|d| d.comparison)
+        }
+        None => stats::compare(&base.samples, &m.samples, &options),
+    };
+    let Some(c) = judged else {
         let warning = WarningEntry {
             workload: Some(m.workload.clone()),
             metric: Some(m.metric.name.clone()),

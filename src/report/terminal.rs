@@ -13,7 +13,10 @@ pub struct Terminal;
 
 impl Exporter for Terminal {
     fn render(&self, results: &Results) -> Result<Vec<u8>> {
-        let mut out = super::headline::text(results);
+        let mut out = super::headline::sequential(results)
+            .map(|text| format!("{text}\n\n"))
+            .unwrap_or_default();
+        out.push_str(&super::headline::text(results));
         let width = results
             .variants
             .iter()

@@ -481,6 +481,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 mod mann_whitney;
+pub mod sequential;
 mod warnings;
 mod wilcoxon;
 

@@ -362,14 +362,14 @@ fn erfc_safe(x: f64) -> f64 {
 }
 
 /// P(Z > z) for a standard normal Z.
-fn normal_sf(z: f64) -> f64 {
+pub(super) fn normal_sf(z: f64) -> f64 {
     0.5 * erfc_safe(z / std::f64::consts::SQRT_2)
 }
 
 /// The z with P(Z > z) = `p` for a standard normal Z and p in [0, ½] (∞ for
 /// 0), by bisection on [`normal_sf`]: 200 halvings of [0, 40] reach the
 /// precision of erfc.
-fn normal_upper_quantile(p: f64) -> f64 {
+pub(super) fn normal_upper_quantile(p: f64) -> f64 {
     if p <= 0.0 {
         return f64::INFINITY;
     }

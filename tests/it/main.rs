@@ -8,5 +8,6 @@ mod html;
 mod load;
 mod pgo;
 mod rebuild;
+mod sequential;
 mod services;
 mod support;
