@@ -243,15 +243,36 @@ fn instances_run_copies_side_by_side_and_add_their_rates() {
         .assert_fails_with("afterburner build");
     sandbox.afterburner(&["run"]).assert_ok();
     let runs = raw_runs(&sandbox);
+    let logs = only_run_dir(&sandbox).join("logs");
     for r in runs.iter().filter(|r| r["workload"] == "closed") {
         let rps = r["figures"]["throughput"].as_f64().unwrap();
-        // Two copies, each asked 200/s: 400/s together.
+        // Two copies, each asked 200/s; together they did what each did,
+        // added (how close each came to 200/s depends on how busy this
+        // machine is, so that is not asserted).
+        let copies: Vec<serde_json::Value> = ["i0", "i1"]
+            .iter()
+            .map(|copy| {
+                read_json(&logs.join(format!(
+                    "r{:03}-closed-{}-time-{copy}.load.json",
+                    r["round"].as_u64().unwrap(),
+                    r["variant"].as_str().unwrap()
+                )))
+            })
+            .collect();
+        let mut sum = 0.0;
+        for copy in &copies {
+            assert_eq!(
+                copy["summary"]["requested_rps"].as_f64(),
+                Some(200.0),
+                "{copy}"
+            );
+            sum += copy["summary"]["achieved_rps"].as_f64().unwrap();
+        }
         assert!(
-            (380.0..=420.0).contains(&rps),
-            "two copies at 200/s gave {rps}"
+            rps > 0.0 && (rps - sum).abs() <= 0.01 * sum,
+            "two copies at 200/s gave {rps}, their sum {sum}"
         );
     }
-    let logs = only_run_dir(&sandbox).join("logs");
     for copy in ["i0", "i1"] {
         assert!(logs
             .join(format!("r000-closed-same-time-{copy}-web.log"))
