@@ -66,6 +66,10 @@ pub struct Environment {
     pub transparent_hugepages: Option<String>,
     /// cpu0's frequency governor (e.g. `performance`); `None` without cpufreq, as in most VMs.
     pub cpu_governor: Option<String>,
+    /// Whether the CPU may boost above its base frequency (cpufreq `boost`,
+    /// or `intel_pstate`'s `no_turbo` inverted); `None` where neither exists.
+    #[serde(default)]
+    pub cpu_boost: Option<bool>,
     /// `/proc/sys/kernel/perf_event_paranoid`: -1 (all) … 2 (user space only) … 3+ (none).
     pub perf_event_paranoid: Option<i64>,
     /// Whether `perf stat` counted instructions here (hardware counters usable by this user).
@@ -150,6 +154,7 @@ pub fn capture() -> Environment {
         transparent_hugepages: read("/sys/kernel/mm/transparent_hugepage/enabled")
             .and_then(|t| parse_thp(&t)),
         cpu_governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        cpu_boost: boost(Path::new("/sys/devices/system/cpu")),
         perf_event_paranoid: read("/proc/sys/kernel/perf_event_paranoid")
             .and_then(|t| t.parse().ok()),
         perf_counters,
@@ -193,6 +198,37 @@ fn now_unix_secs() -> u64 {
 }
 
 /// A file's trimmed text; `None` when it is missing, unreadable or blank.
+/// Frequency boost from sysfs under `cpu` (`/sys/devices/system/cpu`):
+/// `cpufreq/boost` (acpi-cpufreq, amd-pstate: 1 = on) or
+/// `intel_pstate/no_turbo` (1 = off).
+fn boost(cpu: &Path) -> Option<bool> {
+    if let Some(on) = read(cpu.join("cpufreq/boost")) {
+        return Some(on == "1");
+    }
+    read(cpu.join("intel_pstate/no_turbo")).map(|off| off != "1")
+}
+
+impl Environment {
+    /// Why timings here may drift with the CPU's frequency: a governor
+    /// other than `performance`, or boost on. `None` when both are fixed,
+    /// or when neither can be read (most VMs: nothing to say).
+    pub fn frequency_warning(&self) -> Option<String> {
+        let mut loose = Vec::new();
+        if let Some(g) = self.cpu_governor.as_deref().filter(|g| *g != "performance") {
+            loose.push(format!("the frequency governor is `{g}`"));
+        }
+        if self.cpu_boost == Some(true) {
+            loose.push("frequency boost (turbo) is on".to_owned());
+        }
+        (!loose.is_empty()).then(|| {
+            format!(
+                "the CPU's frequency was not fixed: {}, so wall times also measure how warm and busy the CPU was; for steadier timings run `cpupower frequency-set -g performance` and turn boost off (`echo 0 > /sys/devices/system/cpu/cpufreq/boost`, or `echo 1 > /sys/devices/system/cpu/intel_pstate/no_turbo`)",
+                loose.join(" and ")
+            )
+        })
+    }
+}
+
 fn read(path: impl AsRef<Path>) -> Option<String> {
     let text = fs_err::read_to_string(path.as_ref()).ok()?;
     let text = text.trim();
@@ -499,6 +535,18 @@ impl Environment {
             ("caches".into(), caches),
             ("memory".into(), memory),
             ("governor".into(), governor.to_owned()),
+            (
+                "boost".into(),
+                self.cpu_boost
+                    .map_or("unknown (no cpufreq boost control)", |b| {
+                        if b {
+                            "on"
+                        } else {
+                            "off"
+                        }
+                    })
+                    .to_owned(),
+            ),
             ("thp".into(), text(&self.transparent_hugepages)),
         ]
     }

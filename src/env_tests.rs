@@ -205,3 +205,39 @@ fn capture_here_has_a_cpu() {
     assert!(text.contains("perf counters:"), "{text}");
     assert!(text.ends_with('\n'), "{text}");
 }
+
+/// Boost read from either kind of sysfs, and the warning when the
+/// frequency is left to float.
+#[test]
+fn boost_and_governor_are_read_and_a_floating_frequency_is_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(boost(dir.path()), None);
+    fs_err::create_dir_all(dir.path().join("intel_pstate")).unwrap();
+    fs_err::write(dir.path().join("intel_pstate/no_turbo"), "1\n").unwrap();
+    assert_eq!(boost(dir.path()), Some(false));
+    fs_err::write(dir.path().join("intel_pstate/no_turbo"), "0\n").unwrap();
+    assert_eq!(boost(dir.path()), Some(true));
+    // cpufreq's own control wins where both exist.
+    fs_err::create_dir_all(dir.path().join("cpufreq")).unwrap();
+    fs_err::write(dir.path().join("cpufreq/boost"), "0\n").unwrap();
+    assert_eq!(boost(dir.path()), Some(false));
+
+    let mut env = capture();
+    env.cpu_governor = None;
+    env.cpu_boost = None;
+    assert_eq!(
+        env.frequency_warning(),
+        None,
+        "nothing readable, nothing said"
+    );
+    env.cpu_governor = Some("performance".to_owned());
+    env.cpu_boost = Some(false);
+    assert_eq!(env.frequency_warning(), None);
+    env.cpu_governor = Some("powersave".to_owned());
+    env.cpu_boost = Some(true);
+    let w = env.frequency_warning().unwrap();
+    assert!(
+        w.contains("`powersave`") && w.contains("boost (turbo) is on") && w.contains("cpupower"),
+        "{w}"
+    );
+}

@@ -207,6 +207,14 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         }
     }
     warnings.extend(super::agreement::work_versus_time(&comparisons));
+    if let Some(message) = meta.environment.frequency_warning() {
+        warnings.push(WarningEntry {
+            workload: None,
+            metric: None,
+            variant: None,
+            message,
+        });
+    }
     let failed = runs.iter().filter(|r| !r.success).count();
     if failed > 0 {
         warnings.push(WarningEntry {
