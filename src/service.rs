@@ -235,6 +235,11 @@ fn exited(running: &mut Running) -> Result<Option<String>> {
 impl Services {
     /// Stop every service, last started first. A service that had exited
     /// by itself fails the run: the error has its status and log tail.
+    /// The process group of each service (its pid: each leads its own).
+    pub fn groups(&self) -> Vec<libc::pid_t> {
+        self.running.iter().map(|r| r.pid).collect()
+    }
+
     pub fn stop(mut self) -> Result<Vec<ServiceUsage>> {
         let mut usages = Vec::new();
         let mut died = Vec::new();

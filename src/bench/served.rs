@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
@@ -72,6 +72,30 @@ pub fn countable(load: Option<&Load>) -> bool {
     }
 }
 
+/// Whether instruction runs of this workload count: a fixed amount of work
+/// with any counter, and under callgrind also a closed load of a set
+/// duration, whose service is counted over the measured window and judged
+/// per request ([`INSTRUCTIONS_PER_REQUEST`]).
+pub fn counted(load: Option<&Load>, counter: InstructionCounter) -> bool {
+    countable(load) || (counter == InstructionCounter::Callgrind && windowable(load))
+}
+
+/// A closed load (or one client's iterations), whose service can be
+/// counted over its measured window: not a rate load (a server slowed 50×
+/// by callgrind cannot keep a rate) nor an SLA search.
+fn windowable(load: Option<&Load>) -> bool {
+    matches!(
+        load.map(|l| &l.model),
+        Some(LoadModel::Run(
+            load::Model::Closed { .. } | load::Model::Iterations { .. }
+        ))
+    )
+}
+
+/// The figure of a service's instructions per request answered, counted
+/// over the load's measured window.
+pub const INSTRUCTIONS_PER_REQUEST: &str = "instructions_per_request";
+
 /// What a served run needs to know.
 pub struct Served<'a> {
     pub experiment: &'a Experiment,
@@ -99,7 +123,7 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     if counting {
         fs_err::create_dir_all(s.scratch)?;
     }
-    let prefix = counting.then(|| s.counter.prefix(&counter_out));
+    let (prefix, windowed) = counter_prefix(slot, s, &counter_out, counting);
     // Counted services run with the counter's environment too.
     let mut env = s.variant.env.clone();
     if counting {
@@ -135,7 +159,11 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     }
     let bindings = &all_bindings[0];
     let work = if let Some(load) = &slot.workload.load {
-        drive(load, &all_bindings, s, &stem, &mut record)
+        if windowed {
+            drive_window(load, &all_bindings, &started, s, &stem, &mut record)
+        } else {
+            drive(load, &all_bindings, s, &stem, &mut record)
+        }
     } else {
         let template = slot
             .workload
@@ -182,10 +210,135 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     }
     add_usages(&mut record, &usages);
     if counting {
-        record.instruction_source = Some(s.counter.name().to_owned());
-        record.instructions = s.counter.collect(s.scratch)?;
+        add_count(&mut record, s, slot.workload.load.as_ref(), windowed);
     }
     Ok(record)
+}
+
+/// The instructions the counter wrote into scratch, and per request for a
+/// windowed count.
+fn add_count(record: &mut RunRecord, s: &Served, load: Option<&Load>, windowed: bool) {
+    record.instruction_source = Some(s.counter.name().to_owned());
+    record.instructions = match s.counter.collect(s.scratch) {
+        Ok(n) => n,
+        // A service killed under the counter leaves no count: this run
+        // fails (with the first cause, if it had one), the bench goes on.
+        Err(error) => {
+            record.success = false;
+            record.error.get_or_insert_with(|| format!("{error:#}"));
+            None
+        }
+    };
+    if let (true, Some(n), Some(&requests)) =
+        (windowed, record.instructions, record.figures.get(REQUESTS))
+    {
+        if requests > 0.0 {
+            record
+                .figures
+                .insert(INSTRUCTIONS_PER_REQUEST.to_owned(), n as f64 / requests);
+        }
+        if !countable(load) {
+            // A load of a set duration answers as many requests as it
+            // can: its total is no measure of the variant, only per request.
+            record
+                .figures
+                .insert(WINDOW_INSTRUCTIONS.to_owned(), n as f64);
+            record.instructions = None;
+        }
+    }
+}
+
+/// The instructions counted over a duration load's window (recorded, not
+/// compared: the requests answered vary).
+const WINDOW_INSTRUCTIONS: &str = "window_instructions";
+
+/// The words that start a counted run's services, and whether they count a
+/// load's window only (where the counter can be switched: callgrind) rather
+/// than start to stop.
+fn counter_prefix(
+    slot: &RunSlot,
+    s: &Served,
+    out: &Path,
+    counting: bool,
+) -> (Option<Vec<String>>, bool) {
+    let windowed = (counting && windowable(slot.workload.load.as_ref()))
+        .then(|| s.counter.windowed_prefix(out))
+        .flatten();
+    match windowed {
+        Some(words) => (Some(words), true),
+        None => (counting.then(|| s.counter.prefix(out)), false),
+    }
+}
+
+/// Drive a load whose services run under callgrind with instrumentation
+/// off: the warmup as a load of its own, uncounted; then instrumentation on
+/// in every service process, the measured load, and off again before the
+/// services stop, so only the window is counted.
+fn drive_window(
+    load: &Load,
+    bindings: &[Bindings],
+    started: &[service::Services],
+    s: &Served,
+    stem: &str,
+    record: &mut RunRecord,
+) -> Result<()> {
+    if !load.warmup.is_zero() {
+        warm_up(load, bindings, s)?;
+    }
+    let groups: Vec<libc::pid_t> = started.iter().flat_map(service::Services::groups).collect();
+    if let Err(error) = crate::measure::window::switch(&groups, true) {
+        // A service that died in the warmup, say: this run fails, the
+        // bench goes on.
+        record.error = Some(format!("{error:#}"));
+        return Ok(());
+    }
+    let measured = Load {
+        warmup: Duration::ZERO,
+        ..load.clone()
+    };
+    let result = drive(&measured, bindings, s, stem, record);
+    let off = crate::measure::window::switch(&groups, false);
+    result.and(off)
+}
+
+/// The load's warmup alone, on every instance, its outcome dropped.
+fn warm_up(load: &Load, bindings: &[Bindings], s: &Served) -> Result<()> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = bindings
+            .iter()
+            .map(|b| {
+                scope.spawn(move || -> Result<()> {
+                    let address = load.address.expand(b)?;
+                    let mut spec = load.spec(address, s.seed, &s.experiment.dir);
+                    let duration = spec.warmup;
+                    spec.model = match spec.model {
+                        load::Model::Rate { clients, rate, .. } => load::Model::Rate {
+                            clients,
+                            rate,
+                            duration,
+                        },
+                        load::Model::Closed { clients, .. } => load::Model::Closed {
+                            clients,
+                            duration: Some(duration),
+                            requests: None,
+                        },
+                        load::Model::Iterations { .. } => load::Model::Closed {
+                            clients: 1,
+                            duration: Some(duration),
+                            requests: None,
+                        },
+                    };
+                    spec.warmup = Duration::ZERO;
+                    spec.interval = spec.interval.min(duration);
+                    load::run(&spec).map(drop).context("the load's warmup")
+                })
+            })
+            .collect();
+        handles.into_iter().try_for_each(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("a warmup thread panicked")))
+        })
+    })
 }
 
 /// A service's CPU time (user + sys from `wait4`, start to stop) divided by

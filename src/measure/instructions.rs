@@ -84,6 +84,20 @@ impl InstructionCounter {
         }
     }
 
+    /// The words of [`Self::prefix`] with instrumentation off at start, for
+    /// a service counted over a window ([`super::window`]); `None` for perf,
+    /// which cannot be switched from outside.
+    pub fn windowed_prefix(self, out: &Path) -> Option<Vec<String>> {
+        match self {
+            InstructionCounter::Perf => None,
+            InstructionCounter::Callgrind => {
+                let mut words = self.prefix(out);
+                words.push(super::window::START_OFF.to_owned());
+                Some(words)
+            }
+        }
+    }
+
     /// Environment a counted run needs on top of its own (`env`): under
     /// callgrind, Go's signal-based preemption off, since it trips an
     /// assertion in callgrind's signal tracking (valgrind 3.19) and loses

@@ -4,6 +4,7 @@
 
 mod command;
 pub mod instructions;
+pub mod window;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -113,6 +114,8 @@ impl Metric {
             "sys" if run.kind == RunKind::Timing => ns(run.sys_ns),
             "max_rss" if run.kind == RunKind::Timing => run.max_rss_kib.map(|v| v as f64),
             "instructions" => run.instructions.map(|v| v as f64),
+            // A service's count over a load's window, per request answered.
+            "instructions_per_request" => run.figures.get(&self.name).copied(),
             name if run.kind == RunKind::Timing => run.figures.get(name).copied(),
             _ => None,
         }

@@ -1,7 +1,8 @@
 //! The headline: per workload and variant, the one metric that answers
 //! "is it faster?", its ratio, interval and verdict, before any detail.
 //! The primary metric is the quietest that fits the workload: instructions
-//! where counted; for a load, the highest rate meeting the SLA (sla), p99
+//! where counted (a fixed amount of work), else a service's instructions
+//! per request over a load's window; for a load, the highest rate meeting the SLA (sla), p99
 //! (a fixed-rate load, whose throughput is the rate asked), or throughput
 //! (closed); for a command, wall time.
 
@@ -32,7 +33,7 @@ fn primary<'a>(results: &'a Results, workload: &str) -> Option<&'a str> {
                 .iter()
                 .any(|s| s.requested_rps.is_some_and(|r| r > 0.0))
     });
-    let mut order = vec!["instructions", "sla_rate"];
+    let mut order = vec!["instructions", "instructions_per_request", "sla_rate"];
     order.extend(if paced {
         ["p99", "throughput"]
     } else {
