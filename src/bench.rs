@@ -2,14 +2,12 @@
 //! whose order is shuffled with a recorded seed, warmup first; each finished
 //! run is appended to `raw.jsonl` and synced before the next starts.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context as _, Result};
-use serde::{Deserialize, Serialize};
 
 pub(crate) mod served;
 
@@ -20,92 +18,39 @@ use crate::measure::{self, InstructionCounter, Metric, RunKind, RunRecord, RunSe
 use crate::pipeline::Context;
 use crate::process::quote_output;
 use crate::rng::Rng;
-use crate::toolchain::{tools, Optimization, Stage};
-use crate::workdir::{tail, META_FILE, RAW_FILE};
-
-/// Version of `meta.json`, `raw.jsonl` and `results.json`; bumped on any
-/// incompatible change (see `docs/results-schema.md`).
-/// 2: verdicts `same` (within `equivalence`) and `undecided` (with
-/// `resolution_pct`) replace `no significant difference`.
-pub const SCHEMA_VERSION: u32 = 2;
-
-/// What a bench run is, written to `meta.json` before the first run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BenchMeta {
-    pub schema_version: u32,
-    pub run_id: String,
-    /// The experiment file.
-    pub experiment: PathBuf,
-    pub target: String,
-    /// Seed of the per-round order shuffle (and of the bootstrap).
-    pub seed: u64,
-    pub repetitions: u32,
-    pub warmup: u32,
-    pub instruction_repetitions: u32,
-    /// Confidence level, e.g. 0.95.
-    pub confidence: f64,
-    /// Equivalence margin, a fraction (0.01 = ±1%).
-    #[serde(default = "default_equivalence")]
-    pub equivalence: f64,
-    /// Whether runs had address-space randomization (`[bench] aslr`).
-    #[serde(default = "default_aslr")]
-    pub aslr: bool,
-    /// Where services and workloads ran, when the bench pinned them
-    /// (`[bench] pin`, on by default with services and two CPUs or more).
-    #[serde(default)]
-    pub pinning: Option<crate::pinning::Pinning>,
-    pub instruction_counter: InstructionCounter,
-    pub metrics: Vec<Metric>,
-    /// Variants in experiment order; the first is the baseline.
-    pub variants: Vec<VariantInfo>,
-    /// Benchmark workloads, in order.
-    pub workloads: Vec<String>,
-    /// Workloads that trained the profiles (role train or both).
-    #[serde(default)]
-    pub training_workloads: Vec<String>,
-    pub environment: Environment,
-    /// Revision of the target's source (git commit, package version), when known.
-    #[serde(default)]
-    pub revision: Option<String>,
-}
-
-/// How a variant was built.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct VariantInfo {
-    pub name: String,
-    pub optimize: Vec<Optimization>,
-    pub compiler_version: String,
-    pub cflags: String,
-    pub ldflags: String,
-    /// Go build flags (`GOFLAGS`); empty for C and C++.
-    #[serde(default)]
-    pub goflags: String,
-    pub env: BTreeMap<String, String>,
-    /// Binary name → path.
-    pub binaries: BTreeMap<String, PathBuf>,
-    /// The final build's log (absent in runs recorded before it was added).
-    #[serde(default)]
-    pub build_log: PathBuf,
-}
+use crate::runs::{self, BenchMeta, VariantInfo, SCHEMA_VERSION};
+use crate::toolchain::{tools, Stage};
+use crate::workdir::tail;
 
 /// A run already in `raw.jsonl`: (round, workload, variant, kind).
 type Slot = (u32, String, String, RunKind);
 
+/// A bench stopped by Ctrl-C or SIGTERM: every finished run is in its run
+/// directory, which a caller can still report on (as partial).
+#[derive(Debug, thiserror::Error)]
+#[error("the bench of run {} was stopped", .run_dir.display())]
+pub struct Stopped {
+    pub run_dir: PathBuf,
+}
+
 /// Run the benchmark; returns the run directory. With `resume`, continue the
 /// latest run: same seed, so the same order, skipping every run that
-/// finished successfully.
+/// finished successfully. The work directory is locked meanwhile: a second
+/// bench, resume or build refuses.
 pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
     let e = &cx.experiment;
+    let lock = cx.workdir.lock("a bench is starting")?;
     let bindings: Vec<Bindings> = e
         .variants
         .iter()
         .map(|v| cx.bindings(v, Stage::Final))
         .collect::<Result<_>>()?;
-    let (meta, run_dir, done) = if resume {
-        resume_run(cx)?
+    let (meta, writer, done, notes) = if resume {
+        resume_run(cx, lock)?
     } else {
-        start_run(cx)?
+        start_run(cx, lock)?
     };
+    let run_dir = writer.dir().to_owned();
     if e.bench.metrics.contains(&MetricKind::Instructions)
         && meta.instruction_counter == InstructionCounter::Callgrind
     {
@@ -120,12 +65,15 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         bindings: &bindings,
         logs: run_dir.join("logs"),
         scratch: run_dir.join("scratch"),
-        raw: RawWriter::create(&run_dir.join(RAW_FILE))?,
+        raw: writer,
         done,
         progress: crate::progress::runs(planned_runs(e)),
         all_cpus: crate::pinning::CpuSet(crate::pinning::allowed()),
     };
     fs_err::create_dir_all(&runner.logs)?;
+    for note in notes {
+        runner.progress.warn(format_args!("{note}"));
+    }
     let mut rng = Rng::new(meta.seed);
     runner.progress.line(format_args!(
         "benchmarking {} variants × {} workloads: {} warmup + {} rounds, order shuffled with seed {}{}",
@@ -137,24 +85,31 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         if resume { format!(", resuming with {} runs done", runner.done.len()) } else { String::new() }
     ));
     for round in 0..e.bench.warmup + e.bench.repetitions {
-        runner.round(round, &mut rng)?;
+        if let Err(error) = runner.round(round, &mut rng) {
+            if crate::interrupt::requested() {
+                return Err(error.context(Stopped { run_dir }));
+            }
+            return Err(error);
+        }
     }
     Ok(run_dir)
 }
 
+/// What a bench starts from: its plan, the writer of its run directory,
+/// the runs already done and what reading them back left out.
+type Started = (BenchMeta, runs::Writer, HashSet<Slot>, Vec<String>);
+
 /// Create a new run directory and its `meta.json`.
-fn start_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
+fn start_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
     let environment = env::capture();
     let counter = InstructionCounter::detect(environment.perf_counters);
     let meta = bench_meta(cx, environment, counter)?;
-    let run_dir = cx.workdir.run(&meta.run_id);
-    fs_err::create_dir_all(&run_dir)?;
-    fs_err::write(run_dir.join(META_FILE), serde_json::to_vec_pretty(&meta)?)?;
-    Ok((meta, run_dir, HashSet::new()))
+    let writer = runs::Writer::create(&cx.workdir.run(&meta.run_id), &meta, lock)?;
+    Ok((meta, writer, HashSet::new(), Vec::new()))
 }
 
 /// Reopen the latest run, if it is a run of this same plan.
-fn resume_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
+fn resume_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
     let e = &cx.experiment;
     let run_dir = cx.workdir.latest_run().with_context(|| {
         format!(
@@ -162,13 +117,7 @@ fn resume_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
             cx.workdir.runs().display()
         )
     })?;
-    let meta: BenchMeta = serde_json::from_slice(&fs_err::read(run_dir.join(META_FILE))?)
-        .with_context(|| {
-            format!(
-                "{} is not a bench run's metadata",
-                run_dir.join(META_FILE).display()
-            )
-        })?;
+    let meta = runs::read_meta(&run_dir)?;
     let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
     let workloads: Vec<&str> = e
         .workloads
@@ -199,26 +148,14 @@ fn resume_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
             e.file.display()
         );
     }
-    drop_torn_line(&run_dir.join(RAW_FILE))?;
-    let done = read_raw(&run_dir.join(RAW_FILE))?
+    let resumed = runs::Writer::resume(&run_dir, lock)?;
+    let done = resumed
+        .runs
         .into_iter()
         .filter(|r| r.success)
         .map(|r| (r.round, r.workload, r.variant, r.kind))
         .collect();
-    Ok((meta, run_dir, done))
-}
-
-/// Cut a last line that a crash left half-written, so appended runs start
-/// on a line of their own.
-fn drop_torn_line(path: &Path) -> Result<()> {
-    let bytes = fs_err::read(path)?;
-    if bytes.last().is_none_or(|b| *b == b'\n') {
-        return Ok(());
-    }
-    let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let file = fs_err::OpenOptions::new().write(true).open(path)?;
-    file.set_len(u64::try_from(keep).unwrap_or(u64::MAX))?;
-    Ok(())
+    Ok((resumed.meta, resumed.writer, done, resumed.notes))
 }
 
 /// Runs the rounds of one bench, appending each finished run.
@@ -228,7 +165,7 @@ struct Runner<'a> {
     bindings: &'a [Bindings],
     logs: PathBuf,
     scratch: PathBuf,
-    raw: RawWriter,
+    raw: runs::Writer,
     /// Runs that finished before a resume; skipped.
     done: HashSet<Slot>,
     progress: crate::progress::Runs,
@@ -490,14 +427,6 @@ fn without_aslr() -> Result<()> {
     Ok(())
 }
 
-fn default_aslr() -> bool {
-    true
-}
-
-fn default_equivalence() -> f64 {
-    crate::stats::DEFAULT_EQUIVALENCE
-}
-
 fn bench_meta(
     cx: &Context,
     environment: Environment,
@@ -610,59 +539,4 @@ fn run_id(unix_secs: u64, runs: &Path) -> String {
         id = format!("{base}-{n}");
     }
     id
-}
-
-/// Appends run records as JSON lines, each synced before returning.
-struct RawWriter {
-    file: fs_err::File,
-}
-
-impl RawWriter {
-    fn create(path: &Path) -> Result<Self> {
-        let file = fs_err::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
-        Ok(Self { file })
-    }
-
-    fn append(&mut self, record: &RunRecord) -> Result<()> {
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
-        self.file.write_all(&line)?;
-        self.file.flush()?;
-        self.file.file().sync_data()?;
-        Ok(())
-    }
-}
-
-/// Read every run of `raw.jsonl`; a torn last line (a crash mid-write) is skipped.
-pub fn read_raw(path: &Path) -> Result<Vec<RunRecord>> {
-    let text = fs_err::read_to_string(path)?;
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let mut runs = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        match serde_json::from_str(line) {
-            Ok(run) => runs.push(run),
-            Err(_) if i + 1 == lines.len() => eprintln!("warning: {}: ignoring a torn last line", path.display()),
-            Err(err) => bail!("{}:{}: not a run record: {err}\nhint: raw.jsonl is written by afterburner; was it edited?", path.display(), i + 1),
-        }
-    }
-    Ok(runs)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_torn_last_line_is_cut_before_appending() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(RAW_FILE);
-        fs_err::write(&path, "{\"a\":1}\n{\"b\":").unwrap();
-        drop_torn_line(&path).unwrap();
-        assert_eq!(fs_err::read_to_string(&path).unwrap(), "{\"a\":1}\n");
-        drop_torn_line(&path).unwrap();
-        assert_eq!(fs_err::read_to_string(&path).unwrap(), "{\"a\":1}\n");
-    }
 }

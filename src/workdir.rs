@@ -55,6 +55,16 @@ impl Workdir {
         self.runs().join(id)
     }
 
+    /// Lock the work directory for a process that writes in it (build,
+    /// train, bench); a second one refuses, naming the first.
+    pub fn lock(&self, doing: &str) -> Result<crate::lockfile::Held, crate::lockfile::LockError> {
+        fs_err::create_dir_all(&self.root).map_err(|source| crate::lockfile::LockError::Io {
+            path: self.root.clone(),
+            source,
+        })?;
+        crate::lockfile::acquire(&self.root.join(LOCK_FILE), doing)
+    }
+
     /// The most recent run directory (run ids sort by time).
     pub fn latest_run(&self) -> Option<PathBuf> {
         let mut ids: Vec<PathBuf> = fs_err::read_dir(self.runs())
@@ -68,6 +78,8 @@ impl Workdir {
     }
 }
 
+/// Held by the process writing in the work directory (see `lockfile`).
+pub const LOCK_FILE: &str = "lock";
 /// One JSON line per finished run.
 pub const RAW_FILE: &str = "raw.jsonl";
 /// Bench metadata written before the first run.

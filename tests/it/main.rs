@@ -8,5 +8,6 @@ mod html;
 mod load;
 mod pgo;
 mod rebuild;
+mod rundir;
 mod services;
 mod support;
