@@ -94,6 +94,35 @@ pub fn describe_status(status: ExitStatus) -> String {
     }
 }
 
+/// Make the child die with afterburner: however afterburner ends (a panic,
+/// SIGKILL, the OOM killer), the kernel sends the child SIGKILL
+/// (`PR_SET_PDEATHSIG`), and the child runs in a process group of its own
+/// that every wait kills on the way out. The signal follows the *thread*
+/// that forked, so spawn only from a thread that outlives the child (every
+/// caller here waits for its child on the thread that spawned it). It is
+/// kept across `exec` but not by the child's own children: those go with
+/// the group when afterburner ends normally or is interrupted.
+pub fn die_with_afterburner(command: &mut Command) {
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    let signal = libc::c_ulong::try_from(libc::SIGKILL).expect("invariant: SIGKILL is 9");
+    // SAFETY: the hook runs between fork and exec and makes only
+    // async-signal-safe system calls (prctl, getppid), allocating nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Afterburner died before the prctl: the child was re-parented
+            // already and no signal will come.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Run `program args…` to completion with a timeout, capturing stdout and stderr.
 pub fn capture(program: &str, args: &[&str], timeout: Duration) -> Result<Captured, ProcessError> {
     let mut command = Command::new(program);
@@ -109,6 +138,7 @@ pub fn capture_command(command: &mut Command, timeout: Duration) -> Result<Captu
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    die_with_afterburner(command);
     let watchdog = Watchdog::arm(timeout);
     let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
         program: program.clone(),
@@ -181,6 +211,7 @@ pub fn run_timed(
         .stdout(stdout)
         .stderr(stderr)
         .process_group(0);
+    die_with_afterburner(command);
     let watchdog = Watchdog::arm(timeout);
     // Wall time includes the spawn, as hyperfine's does.
     let start = Instant::now();

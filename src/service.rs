@@ -106,6 +106,7 @@ pub fn start(
             .stdout(file.try_clone()?)
             .stderr(file);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        crate::process::die_with_afterburner(&mut command);
         if let Some(cpus) = service.cpus.as_ref().or(cpus) {
             crate::pinning::pin_command(&mut command, cpus);
         }

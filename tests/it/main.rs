@@ -10,4 +10,5 @@ mod pgo;
 mod rebuild;
 mod rundir;
 mod services;
+mod strays;
 mod support;

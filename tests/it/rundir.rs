@@ -188,3 +188,92 @@ fn an_empty_run_is_an_error() {
         .assert_fails_with("has no finished run")
         .assert_fails_with("bench --resume");
 }
+
+/// One Ctrl-C stops the bench: the run in progress is abandoned, the exit
+/// status is 130, and what finished is reported, marked partial.
+#[test]
+fn ctrl_c_reports_the_finished_runs_as_partial() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write(
+        "afterburner.toml",
+        &experiment("sh -c 'sleep 0.3; exec {bin.hotpath} 1000'"),
+    );
+    sandbox.afterburner(&["build"]).assert_ok();
+    let err = std::fs::File::create(sandbox.path().join("bench.err")).unwrap();
+    let bench = std::process::Command::new(env!("CARGO_BIN_EXE_afterburner"))
+        .arg("bench")
+        .current_dir(sandbox.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(err)
+        .spawn()
+        .unwrap();
+    let runs = sandbox.path().join(".afterburner/runs");
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while std::fs::read_dir(&runs)
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(|e| std::fs::read_to_string(e.unwrap().path().join("raw.jsonl")).ok())
+        .is_none_or(|raw| raw.lines().count() < 2)
+    {
+        assert!(Instant::now() < deadline, "no run finished");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = libc::pid_t::try_from(bench.id()).unwrap();
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let out = bench.wait_with_output().unwrap();
+    let stderr = std::fs::read_to_string(sandbox.path().join("bench.err")).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let kept = raw_lines(&sandbox).len();
+    assert!((2..6).contains(&kept), "{kept} runs kept");
+    assert!(
+        stdout.contains("partial: 1 of 3 rounds") || stdout.contains("partial: 2 of 3 rounds"),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(only_run_dir(&sandbox).join("report.md")).unwrap();
+    assert!(report.contains("partial: "), "{report}");
+}
+
+/// A bench whose every run failed (here: the service never starts) used
+/// to exit 0 with an empty report.
+#[test]
+fn a_bench_in_which_every_run_failed_exits_non_zero() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    sandbox.write(
+        "afterburner.toml",
+        r#"
+[target]
+name = "slowserver"
+source = { path = "src" }
+build = "make"
+binaries = { server = "slowserver" }
+
+[[target.service]]
+name = "web"
+start = "sh -c 'echo no; exit 3'"
+
+[[variant]]
+name = "baseline"
+
+[[workload]]
+name = "closed"
+[workload.load]
+driver = "http"
+clients = 1
+requests = 10
+warmup = "0s"
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+"#,
+    );
+    sandbox
+        .afterburner(&["run"])
+        .assert_fails_with("every run of the bench failed (2 of 2)")
+        .assert_fails_with("exited before it was ready, with exit code 3");
+    assert!(only_run_dir(&sandbox).join("report.md").exists());
+}
