@@ -385,9 +385,8 @@ fn check_success(record: &RunRecord, command: &str) -> Result<()> {
         );
     }
     let said = tail(&record.stderr_log, 20);
-    let whole = fs_err::read(&record.stderr_log)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+    // Valgrind's complaint comes last; a log may be gigabytes.
+    let whole = crate::workdir::tail_text(&record.stderr_log, 1 << 20);
     let hint = if whole.contains("unhandled instruction bytes") {
         // Valgrind knows no AVX-512, which -march=native emits on CPUs that have it.
         "valgrind cannot run an instruction in this binary (AVX-512, as -march=native emits on CPUs that have it, is beyond it), so callgrind cannot count it; give such a variant a level valgrind can run (march = \"x86-64-v3\": AVX2 at most), or count with perf on a machine with hardware counters"
