@@ -19,6 +19,10 @@ use crate::process::{
 };
 use crate::workdir::tail;
 
+/// The directory beside a run's `logs/` holding each service's own
+/// working directory.
+pub const SERVICES_DIR: &str = "services";
+
 /// A started service.
 #[derive(Debug)]
 struct Running {
@@ -71,7 +75,10 @@ pub fn ports(services: &[Service]) -> Result<BTreeMap<String, u16>> {
 }
 
 /// Start every service in order and wait for each to be ready. `bindings`
-/// must carry `ports`; logs go to `logs/<stem>-<service>.log`. With
+/// must carry `ports`; logs go to `logs/<stem>-<service>.log`, and a
+/// service without a `cwd` of its own runs in `services/<stem>-<service>/`
+/// beside `logs/` (a fresh directory per run: no state carried over, and
+/// nothing written into the experiment's directory). With
 /// `counter`, each runs under that instruction counter's prefix (and gets
 /// 20 times its readiness timeout, since callgrind is slow).
 pub fn start(
@@ -96,12 +103,21 @@ pub fn start(
         own.port = Some(port);
         let line = service.start.expand(&own)?;
         let log = logs.join(format!("{stem}-{}.log", service.name));
+        let cwd = if let Some(cwd) = &service.cwd {
+            cwd.clone()
+        } else {
+            let home = logs
+                .with_file_name(SERVICES_DIR)
+                .join(format!("{stem}-{}", service.name));
+            fs_err::create_dir_all(&home)?;
+            home
+        };
         let file = fs_err::File::create(&log)?.into_parts().0;
         let mut command = prefixed_command(counter.unwrap_or_default(), &line);
         command
             .envs(env)
             .envs(&service.env)
-            .current_dir(&service.cwd)
+            .current_dir(&cwd)
             .stdin(std::process::Stdio::null())
             .stdout(file.try_clone()?)
             .stderr(file);

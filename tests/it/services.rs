@@ -365,8 +365,8 @@ fn several_services_start_in_order_and_see_each_others_ports() {
             assert!(r["figures"][format!("{service}.cpu")].is_number(), "{r:#}");
         }
     }
-    // The last run's web service was told the db's port, and db listened there.
-    let seen = std::fs::read_to_string(sandbox.path().join("web-saw-db-port")).unwrap();
+    // The last run's web service was told the db's port, and db listened
+    // there; web wrote it in a directory of its own, not the experiment's.
     let logs = only_run_dir(&sandbox).join("logs");
     let last = runs.last().unwrap();
     let stem = format!(
@@ -375,6 +375,14 @@ fn several_services_start_in_order_and_see_each_others_ports() {
         last["workload"].as_str().unwrap(),
         last["variant"].as_str().unwrap()
     );
+    assert!(!sandbox.path().join("web-saw-db-port").exists());
+    let seen = std::fs::read_to_string(
+        only_run_dir(&sandbox)
+            .join("services")
+            .join(format!("{stem}-web"))
+            .join("web-saw-db-port"),
+    )
+    .unwrap();
     let db_log = std::fs::read_to_string(logs.join(format!("{stem}-db.log"))).unwrap();
     assert!(
         db_log.contains(&format!("ready on port {}", seen.trim())),

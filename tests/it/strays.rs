@@ -1,5 +1,6 @@
-//! No stray processes: the services and workloads afterburner starts die
-//! with it, even when it is killed with SIGKILL and cleans nothing up.
+//! No strays: the services and workloads afterburner starts die with it,
+//! even when it is killed with SIGKILL and cleans nothing up, and the files
+//! a service writes stay in a directory of its own.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -122,4 +123,34 @@ fn sigkill_mid_bench_leaves_no_service_running() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Redis saves `dump.rdb` in its working directory when stopped; that used
+/// to be the experiment's directory (where a `path` source's fingerprint
+/// would see it, and the next run's redis would load it).
+#[test]
+fn a_service_writes_in_a_directory_of_its_own_per_run() {
+    let _serial = exclusive();
+    if !Path::new("/usr/bin/redis-server").exists() {
+        eprintln!("/usr/bin/redis-server is not installed (.ci/run installs it): skipped");
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let text = REDIS
+        .replace(" --save '' --appendonly no", "")
+        .replace("duration = \"2s\"", "requests = 200")
+        .replace("repetitions = 3", "repetitions = 1");
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["run"]).assert_ok();
+    assert!(!sandbox.path().join("dump.rdb").exists());
+    assert!(!sandbox.path().join("src/dump.rdb").exists());
+    let homes = crate::support::only_run_dir(&sandbox).join("services");
+    let mut dumps: Vec<String> = std::fs::read_dir(&homes)
+        .unwrap()
+        .flatten()
+        .filter(|home| home.path().join("dump.rdb").is_file())
+        .map(|home| home.file_name().to_string_lossy().into_owned())
+        .collect();
+    dumps.sort();
+    assert_eq!(dumps, ["r000-set-again-time-db", "r000-set-debian-time-db"]);
 }
