@@ -7,6 +7,7 @@ pub mod cli;
 pub mod doctor;
 pub mod env;
 pub mod experiment;
+pub mod guardian;
 pub mod interrupt;
 pub mod load;
 pub mod lockfile;

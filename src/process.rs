@@ -101,7 +101,8 @@ pub fn describe_status(status: ExitStatus) -> String {
 /// that forked, so spawn only from a thread that outlives the child (every
 /// caller here waits for its child on the thread that spawned it). It is
 /// kept across `exec` but not by the child's own children: those go with
-/// the group when afterburner ends normally or is interrupted.
+/// the group, killed by every wait or, when afterburner dies, by the
+/// guardian (see [`watch`]).
 pub fn die_with_afterburner(command: &mut Command) {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
@@ -144,6 +145,7 @@ pub fn capture_command(command: &mut Command, timeout: Duration) -> Result<Captu
         program: program.clone(),
         source,
     })?;
+    watch(child.id());
     // Drain both pipes on threads so a chatty child never blocks on a full pipe.
     let stdout = child.stdout.take().map(drain);
     let stderr = child.stderr.take().map(drain);
@@ -219,6 +221,7 @@ pub fn run_timed(
         program: program.clone(),
         source,
     })?;
+    watch(child.id());
     watchdog.wait(child.id(), &program, start)
 }
 
@@ -394,7 +397,18 @@ fn wait_no_reap(pid: libc::pid_t) -> std::io::Result<()> {
     }
 }
 
+/// Have the guardian kill the process group of `pid` (a child started with
+/// `process_group(0)`) should afterburner die; [`reap`] takes it off.
+pub fn watch(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        crate::guardian::watch(pid);
+    }
+}
+
+/// Reap `pid` with its resource usage; its group leaves the guardian's list
+/// first, while the unreaped leader still holds the group id.
 pub(crate) fn reap(pid: libc::pid_t, wall: Duration) -> std::io::Result<Timed> {
+    crate::guardian::forget(pid);
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data; wait4 fills it in.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

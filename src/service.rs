@@ -129,6 +129,7 @@ pub fn start(
         let child = command
             .spawn()
             .with_context(|| format!("starting service `{}`: {line}", service.name))?;
+        crate::process::watch(child.id());
         let pid = libc::pid_t::try_from(child.id()).context("invariant: pids fit pid_t")?;
         started.running.push(Running {
             name: service.name.clone(),

@@ -154,3 +154,74 @@ fn a_service_writes_in_a_directory_of_its_own_per_run() {
     dumps.sort();
     assert_eq!(dumps, ["r000-set-again-time-db", "r000-set-debian-time-db"]);
 }
+
+/// Pids of processes whose command line is exactly `words`.
+fn processes(words: &[&str]) -> Vec<u32> {
+    let wanted: Vec<u8> = words
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted))
+        .filter_map(|e| e.file_name().to_string_lossy().parse().ok())
+        .collect()
+}
+
+/// A workload's own child (a shell's background job) is out of reach of
+/// `PR_SET_PDEATHSIG`, which only the direct child gets; the guardian kills
+/// its process group when afterburner is killed with SIGKILL.
+#[test]
+fn sigkill_mid_run_leaves_no_grandchild_running() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write(
+        "afterburner.toml",
+        r#"
+[target]
+name = "hotpath"
+source = { path = "src" }
+build = "make"
+binaries = { hotpath = "hotpath" }
+
+[[workload]]
+name = "job"
+run = "sh -c 'sleep 313.25 & wait'"
+
+[bench]
+repetitions = 1
+warmup = 0
+metrics = ["wall"]
+"#,
+    );
+    sandbox.afterburner(&["build"]).assert_ok();
+    let mut bench = std::process::Command::new(env!("CARGO_BIN_EXE_afterburner"))
+        .arg("bench")
+        .current_dir(sandbox.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_mins(1);
+    let job = loop {
+        let found = processes(&["sleep", "313.25"]);
+        if !found.is_empty() {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "the workload never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    bench.kill().unwrap();
+    bench.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while job.iter().any(|&pid| alive(pid)) {
+        if Instant::now() > deadline {
+            for &pid in &job {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(libc::pid_t::try_from(pid).unwrap(), libc::SIGKILL) };
+            }
+            panic!("the workload's background job {job:?} outlived afterburner");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
