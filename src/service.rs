@@ -181,7 +181,13 @@ fn wait_ready(
             )
             .is_ok(),
             Ready::Log(regex) => {
-                std::fs::read_to_string(&running.log).is_ok_and(|text| regex.is_match(&text))
+                // Read in pieces: a chatty service's log may be large.
+                let mut seen = false;
+                let _ = crate::measure::scan_pieces(&running.log, |text| {
+                    seen = regex.is_match(text);
+                    seen
+                });
+                seen
             }
             Ready::Command(_) => {
                 let line = command.as_deref().unwrap_or_default();

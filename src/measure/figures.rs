@@ -22,25 +22,15 @@ pub fn read_figures(figures: &[Figure], stdout: &Path) -> anyhow::Result<BTreeMa
     if figures.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, fs_err::File::open(stdout)?);
     // None: not matched yet; Some(value): the first match decided (a
     // match whose group is no number decides "none", as it always did).
     let mut first: Vec<Option<Option<f64>>> = vec![None; figures.len()];
-    let mut piece = Vec::new();
-    while first.iter().any(Option::is_none) {
-        piece.clear();
-        if (&mut reader).take(PIECE).read_to_end(&mut piece)? == 0 {
-            break;
-        }
-        if piece.last() != Some(&b'\n') {
-            (&mut reader).take(MAX_LINE).read_until(b'\n', &mut piece)?;
-        }
-        let text = String::from_utf8_lossy(&piece);
+    scan_pieces(stdout, |text| {
         for (figure, found) in figures.iter().zip(&mut first) {
             if found.is_some() {
                 continue;
             }
-            if let Some(captures) = figure.regex.captures(&text) {
+            if let Some(captures) = figure.regex.captures(text) {
                 *found = Some(
                     captures
                         .get(1)
@@ -48,7 +38,8 @@ pub fn read_figures(figures: &[Figure], stdout: &Path) -> anyhow::Result<BTreeMa
                 );
             }
         }
-    }
+        first.iter().all(Option::is_some)
+    })?;
     let mut out = BTreeMap::new();
     for (figure, found) in figures.iter().zip(first) {
         match found.flatten() {
@@ -64,6 +55,27 @@ pub fn read_figures(figures: &[Figure], stdout: &Path) -> anyhow::Result<BTreeMa
         }
     }
     Ok(out)
+}
+
+/// Hand the file at `path` to `visit` in pieces of about 1 MiB that end
+/// at a line's end (a line more than 1 MiB longer is cut), until `visit`
+/// says it is done (`true`) or the file ends.
+pub fn scan_pieces(path: &Path, mut visit: impl FnMut(&str) -> bool) -> std::io::Result<()> {
+    let file = fs_err::File::open(path)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut piece = Vec::new();
+    loop {
+        piece.clear();
+        if (&mut reader).take(PIECE).read_to_end(&mut piece)? == 0 {
+            return Ok(());
+        }
+        if piece.last() != Some(&b'\n') {
+            (&mut reader).take(MAX_LINE).read_until(b'\n', &mut piece)?;
+        }
+        if visit(&String::from_utf8_lossy(&piece)) {
+            return Ok(());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub use command::{command_for, prefixed_command};
 use figures::read_figures;
+pub use figures::scan_pieces;
 pub use instructions::InstructionCounter;
 
 use crate::experiment::{Figure, MetricKind, Workload};

@@ -350,7 +350,7 @@ fn several_services_start_in_order_and_see_each_others_ports() {
     let text = SERVED
         .replace(
             "[[target.service]]\nname = \"web\"\nstart = \"{bin.server} {port} 0\"\nready = \"http:/\"",
-            "[[target.service]]\nname = \"db\"\nstart = \"{bin.server} {port} 0\"\n\n[[target.service]]\nname = \"web\"\nstart = \"sh -c 'echo {port.db} > web-saw-db-port; exec {bin.server} {port} 0'\"\nready = \"http:/\"",
+            "[[target.service]]\nname = \"db\"\nstart = \"{bin.server} {port} 0\"\nready = \"log:ready on port [0-9]+\"\n\n[[target.service]]\nname = \"web\"\nstart = \"sh -c 'echo {port.db} > web-saw-db-port; exec {bin.server} {port} 0'\"\nready = \"http:/\"",
         )
         .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"other\"\ncflags = \"-O1\"")
         .replace("requests = 1000", "requests = 200\naddress = \"127.0.0.1:{port.web}\"")
