@@ -2,14 +2,12 @@
 //! whose order is shuffled with a recorded seed, warmup first; each finished
 //! run is appended to `raw.jsonl` and synced before the next starts.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context as _, Result};
-use serde::{Deserialize, Serialize};
 
 pub(crate) mod sequential;
 pub(crate) mod served;
@@ -21,99 +19,41 @@ use crate::measure::{self, InstructionCounter, Metric, RunKind, RunRecord, RunSe
 use crate::pipeline::Context;
 use crate::process::quote_output;
 use crate::rng::Rng;
-use crate::toolchain::{tools, Optimization, Stage};
-use crate::workdir::{tail, META_FILE, RAW_FILE};
-
-/// Version of `meta.json`, `raw.jsonl` and `results.json`; bumped on any
-/// incompatible change (see `docs/results-schema.md`).
-/// 2: verdicts `same` (within `equivalence`) and `undecided` (with
-/// `resolution_pct`) replace `no significant difference`.
-pub const SCHEMA_VERSION: u32 = 2;
-
-/// What a bench run is, written to `meta.json` before the first run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BenchMeta {
-    pub schema_version: u32,
-    pub run_id: String,
-    /// The experiment file.
-    pub experiment: PathBuf,
-    pub target: String,
-    /// Seed of the per-round order shuffle (and of the bootstrap).
-    pub seed: u64,
-    pub repetitions: u32,
-    pub warmup: u32,
-    pub instruction_repetitions: u32,
-    /// Confidence level, e.g. 0.95.
-    pub confidence: f64,
-    /// Equivalence margin, a fraction (0.01 = ±1%).
-    #[serde(default = "default_equivalence")]
-    pub equivalence: f64,
-    /// Whether runs had address-space randomization (`[bench] aslr`).
-    #[serde(default = "default_aslr")]
-    pub aslr: bool,
-    /// Where services and workloads ran, when the bench pinned them
-    /// (`[bench] pin`, on by default with services and two CPUs or more).
-    #[serde(default)]
-    pub pinning: Option<crate::pinning::Pinning>,
-    pub instruction_counter: InstructionCounter,
-    pub metrics: Vec<Metric>,
-    /// Variants in experiment order; the first is the baseline.
-    pub variants: Vec<VariantInfo>,
-    /// Benchmark workloads, in order.
-    pub workloads: Vec<String>,
-    /// Workloads that trained the profiles (role train or both).
-    #[serde(default)]
-    pub training_workloads: Vec<String>,
-    pub environment: Environment,
-    /// Revision of the target's source (git commit, package version), when known.
-    #[serde(default)]
-    pub revision: Option<String>,
-    /// `repetitions = "auto"`: the sequential plan (`repetitions` is then
-    /// its most rounds).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sequential: Option<sequential::SequentialMeta>,
-    /// Why a sequential bench stopped; written when it does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped: Option<sequential::Stopped>,
-}
-
-/// How a variant was built.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct VariantInfo {
-    pub name: String,
-    pub optimize: Vec<Optimization>,
-    pub compiler_version: String,
-    pub cflags: String,
-    pub ldflags: String,
-    /// Go build flags (`GOFLAGS`); empty for C and C++.
-    #[serde(default)]
-    pub goflags: String,
-    pub env: BTreeMap<String, String>,
-    /// Binary name → path.
-    pub binaries: BTreeMap<String, PathBuf>,
-    /// The final build's log (absent in runs recorded before it was added).
-    #[serde(default)]
-    pub build_log: PathBuf,
-}
+use crate::runs::{
+    self, BenchMeta, SequentialMeta, SequentialStop, StopReason, VariantInfo, SCHEMA_VERSION,
+};
+use crate::toolchain::{tools, Stage};
+use crate::workdir::{tail, RAW_FILE};
 
 /// A run already in `raw.jsonl`: (round, workload, variant, kind).
 type Slot = (u32, String, String, RunKind);
 
+/// A bench stopped by Ctrl-C or SIGTERM: every finished run is in its run
+/// directory, which a caller can still report on (as partial).
+#[derive(Debug, thiserror::Error)]
+#[error("the bench of run {} was stopped", .run_dir.display())]
+pub struct Stopped {
+    pub run_dir: PathBuf,
+}
+
 /// Run the benchmark; returns the run directory. With `resume`, continue the
 /// latest run: same seed, so the same order, skipping every run that
-/// finished successfully.
+/// finished successfully. The work directory is locked meanwhile: a second
+/// bench, resume or build refuses.
 pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
     let e = &cx.experiment;
+    let lock = cx.workdir.lock("a bench is starting")?;
     let bindings: Vec<Bindings> = e
         .variants
         .iter()
         .map(|v| cx.bindings(v, Stage::Final))
         .collect::<Result<_>>()?;
-    let (meta, run_dir, done) = if resume {
-        resume_run(cx)?
+    let (meta, writer, done, notes) = if resume {
+        resume_run(cx, lock)?
     } else {
-        start_run(cx)?
+        start_run(cx, lock)?
     };
+    let run_dir = writer.dir().to_owned();
     if e.bench.metrics.contains(&MetricKind::Instructions)
         && meta.instruction_counter == InstructionCounter::Callgrind
     {
@@ -128,13 +68,16 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         bindings: &bindings,
         logs: run_dir.join("logs"),
         scratch: run_dir.join("scratch"),
-        raw: RawWriter::create(&run_dir.join(RAW_FILE))?,
+        raw: writer,
         done,
         made: 0,
         progress: crate::progress::runs(planned_runs(e, meta.instruction_counter)),
         all_cpus: crate::pinning::CpuSet(crate::pinning::allowed()),
     };
     fs_err::create_dir_all(&runner.logs)?;
+    for note in notes {
+        runner.progress.warn(format_args!("{note}"));
+    }
     let mut rng = Rng::new(meta.seed);
     runner.progress.line(format_args!(
         "benchmarking {} variants × {} workloads: {} warmup + {} rounds, order shuffled with seed {}{}",
@@ -145,48 +88,64 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         meta.seed,
         if resume { format!(", resuming with {} runs done", runner.done.len()) } else { String::new() }
     ));
-    let Some(plan) = meta.sequential.as_ref() else {
+    let Some(plan) = meta.sequential.clone() else {
         for round in 0..e.bench.warmup + e.bench.repetitions {
-            runner.round(round, &mut rng)?;
+            if let Err(error) = runner.round(round, &mut rng) {
+                return Err(stopped_or(error, run_dir));
+            }
         }
         return Ok(run_dir);
     };
-    let stopped = runner.sequential_rounds(&plan.clone(), &mut rng, &run_dir)?;
+    let stop = match runner.sequential_rounds(&plan, &mut rng) {
+        Ok(stop) => stop,
+        Err(error) => return Err(stopped_or(error, run_dir)),
+    };
     runner.progress.line(format_args!(
         "stopped after {} rounds: {} ({} of {} primary comparisons decided)",
-        stopped.rounds,
-        match stopped.reason {
-            sequential::StopReason::Decided => "every primary comparison decided".to_owned(),
-            sequential::StopReason::Budget => format!(
+        stop.rounds,
+        match stop.reason {
+            StopReason::Decided => "every primary comparison decided".to_owned(),
+            StopReason::Budget => format!(
                 "the budget of {:.0} s leaves no room for another round",
                 plan.budget_s
             ),
-            sequential::StopReason::Max => format!("the most rounds, max = {}", plan.plan.max),
+            StopReason::Max => format!("the most rounds, max = {}", plan.plan.max),
         },
-        stopped.decided,
-        stopped.comparisons,
+        stop.decided,
+        stop.comparisons,
     ));
-    let meta = BenchMeta {
-        stopped: Some(stopped),
+    runner.raw.rewrite_meta(&BenchMeta {
+        stopped: Some(stop),
         ..meta.clone()
-    };
-    fs_err::write(run_dir.join(META_FILE), serde_json::to_vec_pretty(&meta)?)?;
+    })?;
     Ok(run_dir)
 }
 
+/// A failed round: [`Stopped`] when Ctrl-C or SIGTERM caused it (every
+/// finished run is on disk, for a partial report), else the error itself.
+fn stopped_or(error: anyhow::Error, run_dir: PathBuf) -> anyhow::Error {
+    if crate::interrupt::requested() {
+        error.context(Stopped { run_dir })
+    } else {
+        error
+    }
+}
+
+/// What a bench starts from: its plan, the writer of its run directory,
+/// the runs already done and what reading them back left out.
+type Started = (BenchMeta, runs::Writer, HashSet<Slot>, Vec<String>);
+
 /// Create a new run directory and its `meta.json`.
-fn start_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
+fn start_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
     let environment = env::capture();
     let counter = InstructionCounter::detect(environment.perf_counters);
     let meta = bench_meta(cx, environment, counter)?;
-    let run_dir = cx.workdir.run(&meta.run_id);
-    fs_err::create_dir_all(&run_dir)?;
-    fs_err::write(run_dir.join(META_FILE), serde_json::to_vec_pretty(&meta)?)?;
-    Ok((meta, run_dir, HashSet::new()))
+    let writer = runs::Writer::create(&cx.workdir.run(&meta.run_id), &meta, lock)?;
+    Ok((meta, writer, HashSet::new(), Vec::new()))
 }
 
 /// Reopen the latest run, if it is a run of this same plan.
-fn resume_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
+fn resume_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
     let e = &cx.experiment;
     let run_dir = cx.workdir.latest_run().with_context(|| {
         format!(
@@ -194,13 +153,7 @@ fn resume_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
             cx.workdir.runs().display()
         )
     })?;
-    let meta: BenchMeta = serde_json::from_slice(&fs_err::read(run_dir.join(META_FILE))?)
-        .with_context(|| {
-            format!(
-                "{} is not a bench run's metadata",
-                run_dir.join(META_FILE).display()
-            )
-        })?;
+    let meta = runs::read_meta(&run_dir)?;
     let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
     let workloads: Vec<&str> = e
         .workloads
@@ -231,26 +184,14 @@ fn resume_run(cx: &Context) -> Result<(BenchMeta, PathBuf, HashSet<Slot>)> {
             e.file.display()
         );
     }
-    drop_torn_line(&run_dir.join(RAW_FILE))?;
-    let done = read_raw(&run_dir.join(RAW_FILE))?
+    let resumed = runs::Writer::resume(&run_dir, lock)?;
+    let done = resumed
+        .runs
         .into_iter()
         .filter(|r| r.success)
         .map(|r| (r.round, r.workload, r.variant, r.kind))
         .collect();
-    Ok((meta, run_dir, done))
-}
-
-/// Cut a last line that a crash left half-written, so appended runs start
-/// on a line of their own.
-fn drop_torn_line(path: &Path) -> Result<()> {
-    let bytes = fs_err::read(path)?;
-    if bytes.last().is_none_or(|b| *b == b'\n') {
-        return Ok(());
-    }
-    let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let file = fs_err::OpenOptions::new().write(true).open(path)?;
-    file.set_len(u64::try_from(keep).unwrap_or(u64::MAX))?;
-    Ok(())
+    Ok((resumed.meta, resumed.writer, done, resumed.notes))
 }
 
 /// Runs the rounds of one bench, appending each finished run.
@@ -260,7 +201,7 @@ struct Runner<'a> {
     bindings: &'a [Bindings],
     logs: PathBuf,
     scratch: PathBuf,
-    raw: RawWriter,
+    raw: runs::Writer,
     /// Runs that finished before a resume; skipped.
     done: HashSet<Slot>,
     /// Runs made by this bench (not skipped as done).
@@ -296,17 +237,16 @@ impl Runner<'_> {
     /// another round, or the plan's most rounds are run.
     fn sequential_rounds(
         &mut self,
-        plan: &sequential::SequentialMeta,
+        plan: &SequentialMeta,
         rng: &mut Rng,
-        run_dir: &Path,
-    ) -> Result<sequential::Stopped> {
+    ) -> Result<SequentialStop> {
         let e = &self.cx.experiment;
         let started = std::time::Instant::now();
         let budget = std::time::Duration::from_secs_f64(plan.budget_s);
         let mut took = Vec::new();
-        let mut stopped = sequential::Stopped {
+        let mut stopped = SequentialStop {
             rounds: 0,
-            reason: sequential::StopReason::Max,
+            reason: StopReason::Max,
             decided: 0,
             comparisons: 0,
         };
@@ -316,7 +256,7 @@ impl Runner<'_> {
                 && counted >= plan.plan.min
                 && !sequential::fits(budget, started.elapsed(), &took)
             {
-                stopped.reason = sequential::StopReason::Budget;
+                stopped.reason = StopReason::Budget;
                 break;
             }
             let began = std::time::Instant::now();
@@ -331,7 +271,7 @@ impl Runner<'_> {
             if !plan.plan.is_look(counted + 1) {
                 continue;
             }
-            let runs = read_raw(&run_dir.join(RAW_FILE))?;
+            let runs = crate::runs::read_records(&self.raw.dir().join(RAW_FILE), self.meta)?.runs;
             let look = sequential::look(
                 e,
                 &self.meta.metrics,
@@ -353,7 +293,7 @@ impl Runner<'_> {
                 }
             ));
             if look.decided == look.comparisons {
-                stopped.reason = sequential::StopReason::Decided;
+                stopped.reason = StopReason::Decided;
                 break;
             }
         }
@@ -555,9 +495,8 @@ fn check_success(record: &RunRecord, command: &str) -> Result<()> {
         );
     }
     let said = tail(&record.stderr_log, 20);
-    let whole = fs_err::read(&record.stderr_log)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+    // Valgrind's complaint comes last; a log may be gigabytes.
+    let whole = crate::workdir::tail_text(&record.stderr_log, 1 << 20);
     let hint = if whole.contains("unhandled instruction bytes") {
         // Valgrind knows no AVX-512, which -march=native emits on CPUs that have it.
         "valgrind cannot run an instruction in this binary (AVX-512, as -march=native emits on CPUs that have it, is beyond it), so callgrind cannot count it; give such a variant a level valgrind can run (march = \"x86-64-v3\": AVX2 at most), or count with perf on a machine with hardware counters"
@@ -595,14 +534,6 @@ fn without_aslr() -> Result<()> {
         );
     }
     Ok(())
-}
-
-fn default_aslr() -> bool {
-    true
-}
-
-fn default_equivalence() -> f64 {
-    crate::stats::DEFAULT_EQUIVALENCE
 }
 
 /// The metrics a bench of `e` records: the built-in ones asked for, each
@@ -742,59 +673,4 @@ fn run_id(unix_secs: u64, runs: &Path) -> String {
         id = format!("{base}-{n}");
     }
     id
-}
-
-/// Appends run records as JSON lines, each synced before returning.
-struct RawWriter {
-    file: fs_err::File,
-}
-
-impl RawWriter {
-    fn create(path: &Path) -> Result<Self> {
-        let file = fs_err::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
-        Ok(Self { file })
-    }
-
-    fn append(&mut self, record: &RunRecord) -> Result<()> {
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
-        self.file.write_all(&line)?;
-        self.file.flush()?;
-        self.file.file().sync_data()?;
-        Ok(())
-    }
-}
-
-/// Read every run of `raw.jsonl`; a torn last line (a crash mid-write) is skipped.
-pub fn read_raw(path: &Path) -> Result<Vec<RunRecord>> {
-    let text = fs_err::read_to_string(path)?;
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let mut runs = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        match serde_json::from_str(line) {
-            Ok(run) => runs.push(run),
-            Err(_) if i + 1 == lines.len() => eprintln!("warning: {}: ignoring a torn last line", path.display()),
-            Err(err) => bail!("{}:{}: not a run record: {err}\nhint: raw.jsonl is written by afterburner; was it edited?", path.display(), i + 1),
-        }
-    }
-    Ok(runs)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_torn_last_line_is_cut_before_appending() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(RAW_FILE);
-        fs_err::write(&path, "{\"a\":1}\n{\"b\":").unwrap();
-        drop_torn_line(&path).unwrap();
-        assert_eq!(fs_err::read_to_string(&path).unwrap(), "{\"a\":1}\n");
-        drop_torn_line(&path).unwrap();
-        assert_eq!(fs_err::read_to_string(&path).unwrap(), "{\"a\":1}\n");
-    }
 }

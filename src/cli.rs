@@ -161,8 +161,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Train(a) => pipeline::train(&open(&a)?),
         Command::Bench(a) => {
             let cx = open(&a.phase)?;
-            let run_dir = crate::bench::bench(&cx, a.resume)?;
-            let results = crate::report::report(&run_dir)?;
+            let results = pipeline::bench_and_report(&cx, a.resume)?;
             a.phase.exports.exports().write(&results)
         }
         Command::Report(a) => {

@@ -145,6 +145,8 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
 /// profile, and the instrumented stage of those that do.
 pub fn build(cx: &Context) -> Result<()> {
     let e = &cx.experiment;
+    // Two builds in one work directory would delete each other's trees.
+    let _lock = cx.workdir.lock("variants are being built")?;
     ensure_tools(e)?;
     progress::info(format_args!("fetching source of `{}`", e.target.name));
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
@@ -266,6 +268,7 @@ pub fn train(cx: &Context) -> Result<()> {
     if profiled.is_empty() {
         return Ok(());
     }
+    let _lock = cx.workdir.lock("variants are being trained and rebuilt")?;
     if trainers.is_empty() {
         bail!(
             "variants {} need a profile, but no workload trains\nhint: give a [[workload]] role = \"train\" or \"both\" in {}",
@@ -360,8 +363,40 @@ fn train_variant(
 
 /// The whole pipeline: build, train, bench, report. Returns the results.
 pub fn run(cx: &Context) -> Result<crate::report::Results> {
+    // One lock from the first build to the last run, shared by each phase.
+    let lock = cx.workdir.lock("the pipeline is running")?;
     build(cx)?;
     train(cx)?;
-    let run_dir = crate::bench::bench(cx, false)?;
-    crate::report::report(&run_dir)
+    let results = bench_and_report(cx, false);
+    drop(lock);
+    results
+}
+
+/// Bench, then report; a bench stopped by Ctrl-C is still reported (as
+/// partial) before its error is returned, and a bench in which no run
+/// succeeded is an error after its report.
+pub fn bench_and_report(cx: &Context, resume: bool) -> Result<crate::report::Results> {
+    let run_dir = match crate::bench::bench(cx, resume) {
+        Ok(dir) => dir,
+        Err(error) => {
+            if let Some(stopped) = error.downcast_ref::<crate::bench::Stopped>() {
+                // What finished is on disk; a report of it is the best a
+                // stopped bench can leave (none when no run finished).
+                if let Err(why) = crate::report::report(&stopped.run_dir) {
+                    progress::warn(format_args!("no partial report: {why:#}"));
+                }
+            }
+            return Err(error);
+        }
+    };
+    let results = crate::report::report(&run_dir)?;
+    if results.runs.failed == results.runs.total {
+        bail!(
+            "every run of the bench failed ({} of {}); the report above has no measurement\nhint: see the warnings above, raw.jsonl and the logs in {}",
+            results.runs.failed,
+            results.runs.total,
+            run_dir.join("logs").display()
+        );
+    }
+    Ok(results)
 }

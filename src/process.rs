@@ -94,6 +94,36 @@ pub fn describe_status(status: ExitStatus) -> String {
     }
 }
 
+/// Make the child die with afterburner: however afterburner ends (a panic,
+/// SIGKILL, the OOM killer), the kernel sends the child SIGKILL
+/// (`PR_SET_PDEATHSIG`), and the child runs in a process group of its own
+/// that every wait kills on the way out. The signal follows the *thread*
+/// that forked, so spawn only from a thread that outlives the child (every
+/// caller here waits for its child on the thread that spawned it). It is
+/// kept across `exec` but not by the child's own children: those go with
+/// the group, killed by every wait or, when afterburner dies, by the
+/// guardian (see [`watch`]).
+pub fn die_with_afterburner(command: &mut Command) {
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    let signal = libc::c_ulong::try_from(libc::SIGKILL).expect("invariant: SIGKILL is 9");
+    // SAFETY: the hook runs between fork and exec and makes only
+    // async-signal-safe system calls (prctl, getppid), allocating nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Afterburner died before the prctl: the child was re-parented
+            // already and no signal will come.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Run `program args…` to completion with a timeout, capturing stdout and stderr.
 pub fn capture(program: &str, args: &[&str], timeout: Duration) -> Result<Captured, ProcessError> {
     let mut command = Command::new(program);
@@ -109,11 +139,13 @@ pub fn capture_command(command: &mut Command, timeout: Duration) -> Result<Captu
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    die_with_afterburner(command);
     let watchdog = Watchdog::arm(timeout);
     let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
         program: program.clone(),
         source,
     })?;
+    watch(child.id());
     // Drain both pipes on threads so a chatty child never blocks on a full pipe.
     let stdout = child.stdout.take().map(drain);
     let stderr = child.stderr.take().map(drain);
@@ -181,6 +213,7 @@ pub fn run_timed(
         .stdout(stdout)
         .stderr(stderr)
         .process_group(0);
+    die_with_afterburner(command);
     let watchdog = Watchdog::arm(timeout);
     // Wall time includes the spawn, as hyperfine's does.
     let start = Instant::now();
@@ -188,6 +221,7 @@ pub fn run_timed(
         program: program.clone(),
         source,
     })?;
+    watch(child.id());
     watchdog.wait(child.id(), &program, start)
 }
 
@@ -363,7 +397,18 @@ fn wait_no_reap(pid: libc::pid_t) -> std::io::Result<()> {
     }
 }
 
+/// Have the guardian kill the process group of `pid` (a child started with
+/// `process_group(0)`) should afterburner die; [`reap`] takes it off.
+pub fn watch(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        crate::guardian::watch(pid);
+    }
+}
+
+/// Reap `pid` with its resource usage; its group leaves the guardian's list
+/// first, while the unreaped leader still holds the group id.
 pub(crate) fn reap(pid: libc::pid_t, wall: Duration) -> std::io::Result<Timed> {
+    crate::guardian::forget(pid);
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data; wait4 fills it in.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

@@ -19,6 +19,10 @@ use crate::process::{
 };
 use crate::workdir::tail;
 
+/// The directory beside a run's `logs/` holding each service's own
+/// working directory.
+pub const SERVICES_DIR: &str = "services";
+
 /// A started service.
 #[derive(Debug)]
 struct Running {
@@ -71,7 +75,10 @@ pub fn ports(services: &[Service]) -> Result<BTreeMap<String, u16>> {
 }
 
 /// Start every service in order and wait for each to be ready. `bindings`
-/// must carry `ports`; logs go to `logs/<stem>-<service>.log`. With
+/// must carry `ports`; logs go to `logs/<stem>-<service>.log`, and a
+/// service without a `cwd` of its own runs in `services/<stem>-<service>/`
+/// beside `logs/` (a fresh directory per run: no state carried over, and
+/// nothing written into the experiment's directory). With
 /// `counter`, each runs under that instruction counter's prefix (and gets
 /// 20 times its readiness timeout, since callgrind is slow).
 pub fn start(
@@ -96,22 +103,33 @@ pub fn start(
         own.port = Some(port);
         let line = service.start.expand(&own)?;
         let log = logs.join(format!("{stem}-{}.log", service.name));
+        let cwd = if let Some(cwd) = &service.cwd {
+            cwd.clone()
+        } else {
+            let home = logs
+                .with_file_name(SERVICES_DIR)
+                .join(format!("{stem}-{}", service.name));
+            fs_err::create_dir_all(&home)?;
+            home
+        };
         let file = fs_err::File::create(&log)?.into_parts().0;
         let mut command = prefixed_command(counter.unwrap_or_default(), &line);
         command
             .envs(env)
             .envs(&service.env)
-            .current_dir(&service.cwd)
+            .current_dir(&cwd)
             .stdin(std::process::Stdio::null())
             .stdout(file.try_clone()?)
             .stderr(file);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        crate::process::die_with_afterburner(&mut command);
         if let Some(cpus) = service.cpus.as_ref().or(cpus) {
             crate::pinning::pin_command(&mut command, cpus);
         }
         let child = command
             .spawn()
             .with_context(|| format!("starting service `{}`: {line}", service.name))?;
+        crate::process::watch(child.id());
         let pid = libc::pid_t::try_from(child.id()).context("invariant: pids fit pid_t")?;
         started.running.push(Running {
             name: service.name.clone(),
@@ -163,7 +181,13 @@ fn wait_ready(
             )
             .is_ok(),
             Ready::Log(regex) => {
-                std::fs::read_to_string(&running.log).is_ok_and(|text| regex.is_match(&text))
+                // Read in pieces: a chatty service's log may be large.
+                let mut seen = false;
+                let _ = crate::measure::scan_pieces(&running.log, |text| {
+                    seen = regex.is_match(text);
+                    seen
+                });
+                seen
             }
             Ready::Command(_) => {
                 let line = command.as_deref().unwrap_or_default();

@@ -55,6 +55,16 @@ impl Workdir {
         self.runs().join(id)
     }
 
+    /// Lock the work directory for a process that writes in it (build,
+    /// train, bench); a second one refuses, naming the first.
+    pub fn lock(&self, doing: &str) -> Result<crate::lockfile::Held, crate::lockfile::LockError> {
+        fs_err::create_dir_all(&self.root).map_err(|source| crate::lockfile::LockError::Io {
+            path: self.root.clone(),
+            source,
+        })?;
+        crate::lockfile::acquire(&self.root.join(LOCK_FILE), doing)
+    }
+
     /// The most recent run directory (run ids sort by time).
     pub fn latest_run(&self) -> Option<PathBuf> {
         let mut ids: Vec<PathBuf> = fs_err::read_dir(self.runs())
@@ -68,6 +78,8 @@ impl Workdir {
     }
 }
 
+/// Held by the process writing in the work directory (see `lockfile`).
+pub const LOCK_FILE: &str = "lock";
 /// One JSON line per finished run.
 pub const RAW_FILE: &str = "raw.jsonl";
 /// Bench metadata written before the first run.
@@ -76,9 +88,25 @@ pub const RESULTS_FILE: &str = "results.json";
 pub const REPORT_FILE: &str = "report.md";
 pub const HTML_FILE: &str = "report.html";
 
-/// The last `lines` lines of a text file, for error messages.
+/// The last `lines` lines of a text file, for error messages (read from
+/// its last 64 KiB at most: a log may be gigabytes).
 pub fn tail(path: &Path, lines: usize) -> String {
-    let text = fs_err::read_to_string(path).unwrap_or_default();
+    let text = tail_text(path, 64 << 10);
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// The last `max` bytes of a file as text (lossy), or "" when unreadable.
+pub fn tail_text(path: &Path, max: u64) -> String {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut file) = fs_err::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    if file.seek(SeekFrom::Start(len.saturating_sub(max))).is_err() {
+        return String::new();
+    }
+    let mut bytes = Vec::new();
+    let _ = file.take(max).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
 }

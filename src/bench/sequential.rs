@@ -5,44 +5,11 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::experiment::{Experiment, LoadModel, Workload};
 use crate::measure::{Metric, RunKind, RunRecord};
+use crate::runs::SequentialMeta;
 use crate::stats::sequential::Plan;
 use crate::stats::{CompareOptions, Verdict};
-
-/// A sequential plan as a run records it in `meta.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SequentialMeta {
-    /// When to look and at what level.
-    pub plan: Plan,
-    /// The time the rounds may take, in seconds (warmup included).
-    pub budget_s: f64,
-}
-
-/// Why a sequential bench stopped, recorded in `meta.json` at the end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Stopped {
-    /// Counted rounds run (warmup excluded).
-    pub rounds: u32,
-    pub reason: StopReason,
-    /// Primary comparisons decided at the stop, and in all.
-    pub decided: usize,
-    pub comparisons: usize,
-}
-
-/// Why the rounds ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum StopReason {
-    /// Every primary comparison was decided at a look.
-    Decided,
-    /// The budget could not fit another round.
-    Budget,
-    /// The plan's most rounds were run.
-    Max,
-}
 
 /// The plan recorded for an experiment's `repetitions = "auto"`.
 pub fn meta(e: &Experiment) -> Option<SequentialMeta> {

@@ -92,7 +92,10 @@ pub struct Service {
     pub stop_signal: (i32, String),
     /// After the stop signal, how long before SIGKILL.
     pub stop_timeout: Duration,
-    pub cwd: PathBuf,
+    /// Where it runs, when the experiment says (`cwd`); otherwise a
+    /// directory of its own per run, beside the run's logs, so the files
+    /// it writes (a database dump) stay out of the experiment's directory.
+    pub cwd: Option<PathBuf>,
     /// CPUs the service runs on; `None`: the bench's default split.
     pub cpus: Option<crate::pinning::CpuSet>,
     pub env: BTreeMap<String, String>,

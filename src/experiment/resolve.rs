@@ -113,6 +113,32 @@ impl Cx<'_> {
         .transpose()
     }
 
+    /// A target binary's path: relative, and inside the build directory
+    /// (afterburner rewrites binaries in place for BOLT and copies the
+    /// tree per variant; a path out of it would be shared or overwritten).
+    fn binary_path(&self, name: &str, raw: &Spanned<String>) -> Result<PathBuf, ExperimentError> {
+        let path = PathBuf::from(raw.get_ref());
+        let escapes = path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+        if path.is_absolute() || escapes || raw.get_ref().trim().is_empty() {
+            let file = path
+                .file_name()
+                .map_or_else(|| "app".to_owned(), |f| f.to_string_lossy().into_owned());
+            return Err(self.invalid(
+                raw.span(),
+                format!(
+                    "binary `{name}` = \"{}\" is not inside the build directory",
+                    raw.get_ref()
+                ),
+                format!(
+                    "give its path relative to the build directory, without `..` (e.g. {name} = \"{file}\" or \"src/{file}\"); a binary built elsewhere is a variant's prebuilt = {{ {name} = \"/path\" }}"
+                ),
+            ));
+        }
+        Ok(path)
+    }
+
     fn invalid(
         &self,
         span: Range<usize>,
@@ -226,12 +252,10 @@ impl Cx<'_> {
                 "name what the build yields: binaries = { app = \"path/in/build/dir\" }",
             ));
         }
-        let binaries = raw
-            .binaries
-            .get_ref()
-            .iter()
-            .map(|(k, v)| (k.clone(), PathBuf::from(v.get_ref())))
-            .collect();
+        let mut binaries = BTreeMap::new();
+        for (name, path) in raw.binaries.get_ref() {
+            binaries.insert(name.clone(), self.binary_path(name, path)?);
+        }
         let compiler = match &raw.compiler {
             None => Compiler::Gcc,
             Some(c) => self.compiler(c)?,

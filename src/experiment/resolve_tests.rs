@@ -401,3 +401,36 @@ fn repetitions_auto_refuses_what_it_cannot_plan() {
     let line = format!("{GOOD}\n[bench]\n").lines().count() + 2;
     assert!(err.contains(&format!("afterburner.toml:{line}")), "{err}");
 }
+
+/// `binaries = { app = "../../app" }` or an absolute path pointed a
+/// variant's binary out of its build tree, where BOLT rewrote it in place
+/// for every variant at once.
+#[test]
+fn a_binary_outside_the_build_tree_is_refused_with_line_and_hint() {
+    for path in ["../../app", "/usr/bin/app", "out/../../app", ""] {
+        let text = GOOD.replace(
+            "binaries = { app = \"app\" }",
+            &format!("binaries = {{ app = \"{path}\" }}"),
+        );
+        let err = load_text(&text, false).unwrap_err().to_string();
+        assert!(err.contains("afterburner.toml:6"), "{path}: {err}");
+        assert!(
+            err.contains(&format!(
+                "binary `app` = \"{path}\" is not inside the build directory"
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains("hint: give its path relative to the build directory"),
+            "{err}"
+        );
+    }
+    let inside = GOOD.replace(
+        "binaries = { app = \"app\" }",
+        "binaries = { app = \"./out/app\" }",
+    );
+    assert_eq!(
+        load_text(&inside, false).unwrap().target.binaries["app"],
+        PathBuf::from("./out/app")
+    );
+}

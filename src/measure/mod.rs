@@ -3,6 +3,7 @@
 //! the workload prints itself.
 
 mod command;
+mod figures;
 pub mod instructions;
 pub mod window;
 
@@ -13,6 +14,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 pub use command::{command_for, prefixed_command};
+use figures::read_figures;
+pub use figures::scan_pieces;
 pub use instructions::InstructionCounter;
 
 use crate::experiment::{Figure, MetricKind, Workload};
@@ -235,32 +238,4 @@ pub fn measure(slot: &RunSlot, setup: &RunSetup) -> anyhow::Result<RunRecord> {
 
 pub fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// Read each figure's first capture group from the run's stdout.
-fn read_figures(figures: &[Figure], stdout: &Path) -> anyhow::Result<BTreeMap<String, f64>> {
-    if figures.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    let text = fs_err::read_to_string(stdout)?;
-    let mut out = BTreeMap::new();
-    for figure in figures {
-        let value = figure
-            .regex
-            .captures(&text)
-            .and_then(|c| c.get(1))
-            .and_then(|m| m.as_str().replace(',', "").parse::<f64>().ok());
-        match value {
-            Some(v) => {
-                out.insert(figure.name.clone(), v);
-            }
-            None => anyhow::bail!(
-                "figure `{}`: regex `{}` found no number in the output {}\nhint: check the regex against that file; its first group must capture a number",
-                figure.name,
-                figure.regex.as_str(),
-                stdout.display()
-            ),
-        }
-    }
-    Ok(out)
 }

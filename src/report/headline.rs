@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use super::format::improvement;
 use super::results::ComparisonEntry;
 use super::Results;
-use crate::bench::sequential::StopReason;
+use crate::runs::StopReason;
 
 /// One headline row: a comparison of a workload's primary metric.
 pub struct Row<'a> {

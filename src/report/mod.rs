@@ -15,7 +15,7 @@ mod terminal;
 
 use std::path::Path;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 
 pub use csv::Csv;
 pub use html::Html;
@@ -24,8 +24,7 @@ pub use markdown::Markdown;
 pub use results::{analyze, Results};
 pub use terminal::Terminal;
 
-use crate::bench::{read_raw, BenchMeta};
-use crate::workdir::{HTML_FILE, META_FILE, RAW_FILE, REPORT_FILE, RESULTS_FILE};
+use crate::workdir::{HTML_FILE, REPORT_FILE, RESULTS_FILE};
 
 /// A pure renderer of results into bytes; the caller decides where they go.
 pub trait Exporter {
@@ -81,13 +80,22 @@ impl Exports {
     }
 }
 
-/// Redraw results from a run directory's raw files alone.
+/// Redraw results from a run directory's raw files alone (read and
+/// checked by [`crate::runs`]); what the check left out is a warning.
 pub fn load_results(run_dir: &Path) -> Result<Results> {
-    let meta_path = run_dir.join(META_FILE);
-    let meta: BenchMeta = serde_json::from_slice(&fs_err::read(&meta_path)?)
-        .with_context(|| format!("{} is not a bench run's metadata", meta_path.display()))?;
-    let runs = read_raw(&run_dir.join(RAW_FILE))?;
-    let mut results = analyze(&meta, &runs);
-    results.loads = results::load_curves(&meta, &runs);
+    let recorded = crate::runs::read(run_dir)?;
+    let mut results = analyze(&recorded.meta, &recorded.runs);
+    results.loads = results::load_curves(&recorded.meta, &recorded.runs);
+    results.warnings.extend(
+        recorded
+            .notes
+            .into_iter()
+            .map(|message| results::WarningEntry {
+                workload: None,
+                metric: None,
+                variant: None,
+                message,
+            }),
+    );
     Ok(results)
 }

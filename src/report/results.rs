@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{BenchMeta, VariantInfo};
 use crate::env::Environment;
 use crate::measure::{InstructionCounter, Metric, RunRecord};
+use crate::runs::{BenchMeta, Progress, VariantInfo};
 use crate::stats::{self, CompareOptions, Comparison, Summary};
 
 /// Everything a report shows, derived from `meta.json` and `raw.jsonl` alone.
@@ -36,10 +36,10 @@ pub struct Results {
     pub repetitions: u32,
     /// `repetitions = "auto"`: the sequential plan, its looks and levels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sequential: Option<crate::bench::sequential::SequentialMeta>,
+    pub sequential: Option<crate::runs::SequentialMeta>,
     /// Why the sequential plan stopped, and after how many rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped: Option<crate::bench::sequential::Stopped>,
+    pub stopped: Option<crate::runs::SequentialStop>,
     /// Uncounted warmup runs per variant and workload.
     pub warmup: u32,
     pub instruction_counter: InstructionCounter,
@@ -117,12 +117,19 @@ pub struct WarningEntry {
     pub message: String,
 }
 
-/// How many runs `raw.jsonl` holds.
+/// How many runs `raw.jsonl` holds, and how far the plan got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunCounts {
     pub total: usize,
     pub warmup: usize,
     pub failed: usize,
+    /// Rounds in the plan, warmup included (absent before it was recorded).
+    #[serde(default)]
+    pub planned_rounds: u32,
+    /// Rounds in which every workload ran on every variant; fewer than
+    /// planned when the bench was stopped (a partial run).
+    #[serde(default)]
+    pub complete_rounds: u32,
 }
 
 /// One workload and metric of a report: each variant's measurement and the
@@ -224,8 +231,20 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             message: format!("{failed} run(s) failed and are left out of the statistics; see raw.jsonl and logs/"),
         });
     }
+    let progress = Progress::of(meta, runs);
+    if progress.is_partial() {
+        warnings.push(WarningEntry {
+            workload: None,
+            metric: None,
+            variant: None,
+            message: format!(
+                "partial: {} of {} rounds (the bench was stopped; `afterburner bench --resume` finishes it)",
+                progress.complete_rounds, progress.planned_rounds
+            ),
+        });
+    }
     Results {
-        schema_version: crate::bench::SCHEMA_VERSION,
+        schema_version: crate::runs::SCHEMA_VERSION,
         run_id: meta.run_id.clone(),
         target: meta.target.clone(),
         experiment: meta.experiment.clone(),
@@ -250,6 +269,8 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             total: runs.len(),
             warmup: runs.iter().filter(|r| r.warmup).count(),
             failed,
+            planned_rounds: progress.planned_rounds,
+            complete_rounds: progress.complete_rounds,
         },
         loads: Vec::new(),
     }

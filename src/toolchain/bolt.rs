@@ -184,6 +184,9 @@ fn rewrite(bolt: &Path, binary: &Path, args: &[String], what: &str) -> Result<()
         &all,
         &format!("llvm-bolt {what} on {}", binary.display()),
     )?;
+    // llvm-bolt leaves its output mode 0777 whatever the umask: the
+    // rewritten binary takes the linked one's mode (0755 as a rule).
+    fs_err::set_permissions(&rewritten, fs_err::metadata(binary)?.permissions())?;
     fs_err::rename(&rewritten, binary)?;
     Ok(())
 }

@@ -8,6 +8,8 @@ mod html;
 mod load;
 mod pgo;
 mod rebuild;
+mod rundir;
 mod sequential;
 mod services;
+mod strays;
 mod support;

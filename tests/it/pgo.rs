@@ -509,11 +509,37 @@ fn bolt_rewrites_the_binary_which_still_passes_its_check() {
     let binary = sandbox
         .path()
         .join(".afterburner/variants/bolt/build/hotpath");
-    let bytes = std::fs::read(binary).unwrap();
+    let bytes = std::fs::read(&binary).unwrap();
     assert!(
         bytes.windows(4).any(|w| w == b"BOLT"),
         "binary was not rewritten by BOLT"
     );
+    // llvm-bolt writes mode 0777 whatever the umask; no file afterburner
+    // leaves is writable by all.
+    let all_writable: Vec<String> = walk(&sandbox.path().join(".afterburner"))
+        .into_iter()
+        .filter(|p| {
+            std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions())
+                & 0o002
+                != 0
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    assert_eq!(all_writable, Vec::<String>::new(), "files writable by all");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            files.extend(walk(&path));
+        } else if entry.file_type().unwrap().is_file() {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// BOLT from perf samples: refused without a PMU unless the variant names

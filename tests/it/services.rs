@@ -371,7 +371,7 @@ fn several_services_start_in_order_and_see_each_others_ports() {
     let text = SERVED
         .replace(
             "[[target.service]]\nname = \"web\"\nstart = \"{bin.server} {port} 0\"\nready = \"http:/\"",
-            "[[target.service]]\nname = \"db\"\nstart = \"{bin.server} {port} 0\"\n\n[[target.service]]\nname = \"web\"\nstart = \"sh -c 'echo {port.db} > web-saw-db-port; exec {bin.server} {port} 0'\"\nready = \"http:/\"",
+            "[[target.service]]\nname = \"db\"\nstart = \"{bin.server} {port} 0\"\nready = \"log:ready on port [0-9]+\"\n\n[[target.service]]\nname = \"web\"\nstart = \"sh -c 'echo {port.db} > web-saw-db-port; exec {bin.server} {port} 0'\"\nready = \"http:/\"",
         )
         .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"other\"\ncflags = \"-O1\"")
         .replace("requests = 1000", "requests = 200\naddress = \"127.0.0.1:{port.web}\"")
@@ -386,8 +386,8 @@ fn several_services_start_in_order_and_see_each_others_ports() {
             assert!(r["figures"][format!("{service}.cpu")].is_number(), "{r:#}");
         }
     }
-    // The last run's web service was told the db's port, and db listened there.
-    let seen = std::fs::read_to_string(sandbox.path().join("web-saw-db-port")).unwrap();
+    // The last run's web service was told the db's port, and db listened
+    // there; web wrote it in a directory of its own, not the experiment's.
     let logs = only_run_dir(&sandbox).join("logs");
     let last = runs.last().unwrap();
     let stem = format!(
@@ -396,6 +396,14 @@ fn several_services_start_in_order_and_see_each_others_ports() {
         last["workload"].as_str().unwrap(),
         last["variant"].as_str().unwrap()
     );
+    assert!(!sandbox.path().join("web-saw-db-port").exists());
+    let seen = std::fs::read_to_string(
+        only_run_dir(&sandbox)
+            .join("services")
+            .join(format!("{stem}-web"))
+            .join("web-saw-db-port"),
+    )
+    .unwrap();
     let db_log = std::fs::read_to_string(logs.join(format!("{stem}-db.log"))).unwrap();
     assert!(
         db_log.contains(&format!("ready on port {}", seen.trim())),

@@ -82,10 +82,7 @@ impl Cx<'_> {
                 ready_timeout: self.duration(s.ready_timeout.as_ref(), Duration::from_secs(30))?,
                 stop_signal: (stop_signal.1, stop_signal.0.to_owned()),
                 stop_timeout: self.duration(s.stop_timeout.as_ref(), Duration::from_secs(10))?,
-                cwd: s
-                    .cwd
-                    .as_deref()
-                    .map_or_else(|| dir.to_path_buf(), |c| resolve_path(dir, c)),
+                cwd: s.cwd.as_deref().map(|c| resolve_path(dir, c)),
                 env: s.env.clone(),
                 cpus: self.cpus(s.cpus.as_ref())?,
             });

@@ -1,0 +1,159 @@
+//! The run directory `runs/<id>/`, owned here alone: `meta.json` (what the
+//! bench planned), `raw.jsonl` (one line per finished run) and the work
+//! directory's lock while a bench writes them. The bench writes through
+//! [`Writer`]; report and compare read through [`read`], which checks every
+//! record against the plan.
+
+mod reader;
+mod sequential;
+mod writer;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+pub use crate::measure::{RunKind, RunRecord};
+pub use reader::{read, read_records, Checked, Recorded};
+pub use sequential::{SequentialMeta, SequentialStop, StopReason};
+pub use writer::{Resumed, Writer};
+
+use crate::env::Environment;
+use crate::measure::{InstructionCounter, Metric};
+use crate::toolchain::Optimization;
+use crate::workdir::META_FILE;
+
+/// Version of `meta.json`, `raw.jsonl` and `results.json`; bumped on any
+/// incompatible change (see `docs/results-schema.md`).
+/// 2: verdicts `same` (within `equivalence`) and `undecided` (with
+/// `resolution_pct`) replace `no significant difference`.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// What a bench run is, written to `meta.json` before the first run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchMeta {
+    pub schema_version: u32,
+    pub run_id: String,
+    /// The experiment file.
+    pub experiment: PathBuf,
+    pub target: String,
+    /// Seed of the per-round order shuffle (and of the bootstrap).
+    pub seed: u64,
+    pub repetitions: u32,
+    pub warmup: u32,
+    pub instruction_repetitions: u32,
+    /// Confidence level, e.g. 0.95.
+    pub confidence: f64,
+    /// Equivalence margin, a fraction (0.01 = ±1%).
+    #[serde(default = "default_equivalence")]
+    pub equivalence: f64,
+    /// Whether runs had address-space randomization (`[bench] aslr`).
+    #[serde(default = "default_aslr")]
+    pub aslr: bool,
+    /// Where services and workloads ran, when the bench pinned them
+    /// (`[bench] pin`, on by default with services and two CPUs or more).
+    #[serde(default)]
+    pub pinning: Option<crate::pinning::Pinning>,
+    pub instruction_counter: InstructionCounter,
+    pub metrics: Vec<Metric>,
+    /// Variants in experiment order; the first is the baseline.
+    pub variants: Vec<VariantInfo>,
+    /// Benchmark workloads, in order.
+    pub workloads: Vec<String>,
+    /// Workloads that trained the profiles (role train or both).
+    #[serde(default)]
+    pub training_workloads: Vec<String>,
+    pub environment: Environment,
+    /// Revision of the target's source (git commit, package version), when known.
+    #[serde(default)]
+    pub revision: Option<String>,
+    /// `repetitions = "auto"`: the sequential plan (`repetitions` is then
+    /// its most rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialMeta>,
+    /// Why a sequential bench stopped; written when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<SequentialStop>,
+}
+
+/// How a variant was built.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VariantInfo {
+    pub name: String,
+    pub optimize: Vec<Optimization>,
+    pub compiler_version: String,
+    pub cflags: String,
+    pub ldflags: String,
+    /// Go build flags (`GOFLAGS`); empty for C and C++.
+    #[serde(default)]
+    pub goflags: String,
+    pub env: BTreeMap<String, String>,
+    /// Binary name → path.
+    pub binaries: BTreeMap<String, PathBuf>,
+    /// The final build's log (absent in runs recorded before it was added).
+    #[serde(default)]
+    pub build_log: PathBuf,
+}
+
+impl BenchMeta {
+    /// Rounds in the plan, warmup included: for a sequential plan that
+    /// stopped, the rounds it ran; before it stops, its most rounds.
+    pub fn rounds(&self) -> u32 {
+        self.warmup + self.stopped.as_ref().map_or(self.repetitions, |s| s.rounds)
+    }
+}
+
+/// Read a run directory's `meta.json`.
+pub fn read_meta(run_dir: &Path) -> Result<BenchMeta> {
+    let path = run_dir.join(META_FILE);
+    serde_json::from_slice(&fs_err::read(&path)?).with_context(|| {
+        format!(
+            "{} is not a bench run's metadata\nhint: meta.json is written by `afterburner bench`; was it edited?",
+            path.display()
+        )
+    })
+}
+
+fn default_aslr() -> bool {
+    true
+}
+
+fn default_equivalence() -> f64 {
+    crate::stats::DEFAULT_EQUIVALENCE
+}
+
+/// How far a run got: rounds in which every workload ran on every variant
+/// (a failed run counts as run), against the rounds planned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub complete_rounds: u32,
+    pub planned_rounds: u32,
+}
+
+impl Progress {
+    pub fn of(meta: &BenchMeta, runs: &[RunRecord]) -> Self {
+        let complete_rounds = (0..meta.rounds())
+            .filter(|&round| {
+                meta.workloads.iter().all(|w| {
+                    meta.variants.iter().all(|v| {
+                        runs.iter().any(|r| {
+                            r.round == round
+                                && r.kind == RunKind::Timing
+                                && &r.workload == w
+                                && r.variant == v.name
+                        })
+                    })
+                })
+            })
+            .count();
+        Self {
+            complete_rounds: u32::try_from(complete_rounds).unwrap_or(u32::MAX),
+            planned_rounds: meta.rounds(),
+        }
+    }
+
+    pub fn is_partial(self) -> bool {
+        self.complete_rounds < self.planned_rounds
+    }
+}
