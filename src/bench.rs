@@ -13,10 +13,10 @@ pub(crate) mod sequential;
 pub(crate) mod served;
 
 use crate::build;
+use crate::context::Context;
 use crate::env::{self, Environment};
 use crate::experiment::{Bindings, MetricKind};
 use crate::measure::{self, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot};
-use crate::pipeline::Context;
 use crate::process::quote_output;
 use crate::rng::Rng;
 use crate::runs::{

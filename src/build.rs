@@ -11,10 +11,10 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::digest::hex;
 use crate::experiment::template::{Bindings, Template};
 use crate::experiment::{Experiment, Source, Variant};
 use crate::process::{describe_status, quote_output, run_timed, TimedIo};
-use crate::source::hex;
 use crate::source::tree::Manifest;
 use crate::toolchain::{optimization_flags, Compiler, Phase, Stage, VariantDirs};
 use crate::workdir::{tail, Workdir};

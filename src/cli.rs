@@ -175,7 +175,7 @@ pub fn run(cli: Cli) -> Result<()> {
                     )
                 })?,
             };
-            let results = crate::report::report(&run_dir)?;
+            let results = pipeline::report(&run_dir)?;
             a.phase.exports.exports().write(&results)
         }
         Command::History(a) => history(&a),
@@ -251,7 +251,7 @@ fn history(args: &HistoryArgs) -> Result<()> {
                     root.join(crate::store::HISTORY_FILE).display()
                 )
             })?;
-            crate::report::report(&entry.run_dir).map(|_| ())
+            pipeline::report(&entry.run_dir).map(|_| ())
         }
         (Some(_), None) => {
             anyhow::bail!("`history show` needs a run id\nhint: `afterburner history` lists them")

@@ -382,9 +382,12 @@ pub(crate) fn perf_counts_instructions() -> bool {
 }
 
 /// The instruction count in `perf stat -x,` output; `None` when the event was
-/// `<not supported>` or `<not counted>`. Shares the parser of the counter itself.
+/// `<not supported>` or `<not counted>`. The instruction counter reads its
+/// runs' counts with it too.
 pub fn parse_perf_stat(text: &str) -> Option<u64> {
-    crate::measure::instructions::parse_perf_csv(text)
+    text.lines()
+        .filter(|l| l.contains("instructions"))
+        .find_map(|l| l.split(',').next()?.trim().parse().ok())
 }
 
 /// Whether the CPU offers branch stacks (LBR) to perf.

@@ -1,9 +1,27 @@
 //! afterburner: feedback-directed optimization for C, C++ and Go programs,
 //! proved with interleaved, repeated benchmarks and honest statistics.
+//!
+//! The modules stand in layers; each imports only from layers below it (a
+//! test, `tests/it/architecture.rs`, keeps it so):
+//!
+//! ```text
+//! CLI        cli
+//! phases     pipeline · bench · doctor · store (history)
+//! records    report (results, exporters) · context (experiment + workdir)
+//!            runs (meta.json, raw.jsonl: the only writer and reader) · build
+//! engines    measure · service · source · workdir
+//! model      experiment (the validated experiment file)
+//! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
+//! probes     env (the machine) · stats (verdicts)
+//! leaves     units · digest · rng · pinning · process · guardian · interrupt
+//!            lockfile · progress
+//! ```
 
 pub mod bench;
 pub mod build;
 pub mod cli;
+pub mod context;
+pub mod digest;
 pub mod doctor;
 pub mod env;
 pub mod experiment;
@@ -24,4 +42,5 @@ pub mod source;
 pub mod stats;
 pub mod store;
 pub mod toolchain;
+pub mod units;
 pub mod workdir;

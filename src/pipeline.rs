@@ -1,80 +1,30 @@
 //! The phases in order — build, train, bench, report — each resuming from
 //! what the earlier one left on disk.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 
 use crate::build::{self, build_stage, Outcome};
-use crate::experiment::{self, Bindings, Experiment, Variant, Workload};
+pub use crate::context::{Context, Options};
+use crate::experiment::{Experiment, Variant, Workload};
 use crate::progress;
 use crate::source;
 use crate::toolchain::{self, tools, Compiler, Optimization, Stage};
-use crate::workdir::Workdir;
 
-/// Options shared by every phase.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Apply the experiment's `[quick]` overrides.
-    pub quick: bool,
-    /// Work directory; `.afterburner/` beside the experiment file when unset.
-    pub workdir: Option<PathBuf>,
-}
-
-/// A loaded experiment and its work directory.
-#[derive(Debug, Clone)]
-pub struct Context {
-    pub experiment: Experiment,
-    pub workdir: Workdir,
-}
-
-impl Context {
-    pub fn open(file: &Path, options: &Options) -> Result<Self> {
-        let experiment = experiment::load(file, options.quick)?;
-        let root = options
-            .workdir
-            .clone()
-            .unwrap_or_else(|| experiment.default_workdir());
-        let root = std::path::absolute(&root).unwrap_or(root);
-        fs_err::create_dir_all(&root)?;
-        Ok(Self {
-            experiment,
-            workdir: Workdir::new(root),
-        })
+/// Write a run's reports ([`crate::report::report`]) and record it in the
+/// work directory's history: the work directory holds `runs/<id>/`, so a
+/// run elsewhere has no history.
+pub fn report(run_dir: &Path) -> Result<crate::report::Results> {
+    let results = crate::report::report(run_dir)?;
+    if let Some(workdir) = run_dir
+        .parent()
+        .and_then(Path::parent)
+        .filter(|w| w.join("runs").is_dir())
+    {
+        crate::store::record(workdir, &results, run_dir)?;
     }
-
-    /// Bindings of a variant's binaries for `stage`, which its build
-    /// directory must hold now.
-    pub fn bindings(&self, variant: &Variant, stage: Stage) -> Result<Bindings> {
-        let mut params = self.experiment.params.clone();
-        params.extend(variant.params.clone());
-        if let Some(binaries) = &variant.prebuilt {
-            return Ok(Bindings {
-                binaries: binaries.clone(),
-                params,
-                profile: None,
-                ports: BTreeMap::new(),
-                port: None,
-            });
-        }
-        let record = build::current(&self.workdir, &variant.name, stage).with_context(|| {
-            let phase = if stage == Stage::FIRST || !variant.needs_profile() { "build" } else { "train" };
-            format!(
-                "variant `{}` has no {} build in {}\nhint: run `afterburner {phase}` first (or `afterburner run`)",
-                variant.name,
-                stage.name(),
-                self.workdir.root.display()
-            )
-        })?;
-        Ok(Bindings {
-            binaries: record.binaries,
-            params,
-            profile: None,
-            ports: BTreeMap::new(),
-            port: None,
-        })
-    }
+    Ok(results)
 }
 
 /// Install (as root) or name what the experiment's variants need.
@@ -246,7 +196,7 @@ fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> Stri
         )
         .as_bytes(),
     );
-    crate::source::hex(&hasher.finalize())
+    crate::digest::hex(&hasher.finalize())
 }
 
 fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
@@ -382,14 +332,14 @@ pub fn bench_and_report(cx: &Context, resume: bool) -> Result<crate::report::Res
             if let Some(stopped) = error.downcast_ref::<crate::bench::Stopped>() {
                 // What finished is on disk; a report of it is the best a
                 // stopped bench can leave (none when no run finished).
-                if let Err(why) = crate::report::report(&stopped.run_dir) {
+                if let Err(why) = report(&stopped.run_dir) {
                     progress::warn(format_args!("no partial report: {why:#}"));
                 }
             }
             return Err(error);
         }
     };
-    let results = crate::report::report(&run_dir)?;
+    let results = report(&run_dir)?;
     if results.runs.failed == results.runs.total {
         bail!(
             "every run of the bench failed ({} of {}); the report above has no measurement\nhint: see the warnings above, raw.jsonl and the logs in {}",

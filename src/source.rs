@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use sha2::{Digest, Sha256};
 
 use crate::experiment::Source;
 use crate::process::{capture, capture_command, quote_output};
@@ -243,7 +242,7 @@ fn fetch_url(url: &str, sha256: &str, dest: &Path) -> Result<()> {
         &["-fsSL", "--retry", "2", "-o", &archive_text, url],
         None,
     )?;
-    let actual = sha256_file(&archive)?;
+    let actual = crate::digest::sha256_file(&archive)?;
     if actual != sha256 {
         bail!(
             "{url} has sha256 {actual}, but the experiment expects {sha256}\nhint: if the new file is the one you want, update sha256 in the experiment file"
@@ -264,22 +263,6 @@ fn fetch_url(url: &str, sha256: &str, dest: &Path) -> Result<()> {
     )?;
     fs_err::remove_file(&archive)?;
     Ok(())
-}
-
-/// Hex SHA-256 of a file's content.
-pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut file = fs_err::File::open(path)?;
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
-    Ok(hex(&hasher.finalize()))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 fn run_checked(tool: &Tool, args: &[&str], dir: Option<&Path>) -> Result<()> {
@@ -323,7 +306,7 @@ mod tests {
             .unwrap();
         assert!(status.success());
         let url = format!("file://{}", tarball.display());
-        let good = sha256_file(&tarball).unwrap();
+        let good = crate::digest::sha256_file(&tarball).unwrap();
         let work = dir.path().join("work");
         let wrong = Source::Url {
             url: url.clone(),

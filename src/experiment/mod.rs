@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use resolve::{load, load_str, parse_duration};
+pub use resolve::{load, load_str};
 pub use template::{Bindings, Template};
 
 use crate::toolchain::{BoltProfile, Compiler, Optimization};

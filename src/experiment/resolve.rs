@@ -16,6 +16,7 @@ use super::{
     Target, Template, Variant, Workload,
 };
 use crate::toolchain::Compiler;
+use crate::units::parse_duration;
 
 mod services;
 mod variants;
@@ -62,30 +63,12 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     })
 }
 
-/// Parse a duration such as `500ms`, `30s`, `10m`, `1h` (a bare number is seconds).
 /// The fewest rounds before a sequential plan's first look: the exact
 /// signed-rank test of 8 rounds reaches p = 2/2⁸ ≈ 0.008, below the first
 /// look's nominal level (about 0.015 with the default 10–50 rounds).
 const MIN_SEQUENTIAL_ROUNDS: u32 = 8;
 /// The most rounds a sequential plan may have.
 const MAX_SEQUENTIAL_ROUNDS: u32 = 10_000;
-
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number.parse().ok()?;
-    let seconds = match unit.trim() {
-        "ms" => value / 1000.0,
-        "" | "s" => value,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return None,
-    };
-    Duration::try_from_secs_f64(seconds).ok()
-}
 
 const DEFAULT_BUILD_TIMEOUT: Duration = Duration::from_hours(1);
 const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_mins(10);

@@ -11,7 +11,7 @@ use clap::Args;
 
 use super::sla::{self, Sla};
 use super::{parse_url, run, series_csv, template, LoadSpec, Model, Summary};
-use crate::experiment::parse_duration;
+use crate::units::parse_duration;
 
 /// Each driver's request syntax, with an example; `load --help` prints it
 /// and the README has the same table.

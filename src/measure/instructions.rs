@@ -150,14 +150,7 @@ impl InstructionCounter {
 fn parse_perf_file(path: &Path) -> Option<u64> {
     let text = fs_err::read_to_string(path).unwrap_or_default();
     let _ = fs_err::remove_file(path);
-    parse_perf_csv(&text)
-}
-
-/// The instruction count in `perf stat -x,` output, if it was counted.
-pub fn parse_perf_csv(text: &str) -> Option<u64> {
-    text.lines()
-        .filter(|l| l.contains("instructions"))
-        .find_map(|l| l.split(',').next()?.trim().parse().ok())
+    crate::env::parse_perf_stat(&text)
 }
 
 /// Sum `totals:` (or `summary:`) over callgrind's per-process files, then
@@ -237,9 +230,9 @@ mod tests {
     #[test]
     fn parses_perf_and_callgrind_output() {
         let perf = "# started on Sun\n\n123456789,,instructions:u,1000000,100.00,,\n";
-        assert_eq!(parse_perf_csv(perf), Some(123_456_789));
+        assert_eq!(crate::env::parse_perf_stat(perf), Some(123_456_789));
         assert_eq!(
-            parse_perf_csv("<not supported>,,instructions:u,0,100.00,,\n"),
+            crate::env::parse_perf_stat("<not supported>,,instructions:u,0,100.00,,\n"),
             None
         );
         let cg = "events: Ir\nfl=x\n0 5\nsummary: 4242\ntotals: 4242\n";

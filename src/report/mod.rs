@@ -38,14 +38,6 @@ pub fn report(run_dir: &Path) -> Result<Results> {
     fs_err::write(run_dir.join(RESULTS_FILE), Json.render(&results)?)?;
     fs_err::write(run_dir.join(REPORT_FILE), Markdown.render(&results)?)?;
     fs_err::write(run_dir.join(HTML_FILE), Html.render(&results)?)?;
-    // The work directory holds runs/<id>/; a run elsewhere has no history.
-    if let Some(workdir) = run_dir
-        .parent()
-        .and_then(Path::parent)
-        .filter(|w| w.join("runs").is_dir())
-    {
-        crate::store::record(workdir, &results, run_dir)?;
-    }
     let summary = Terminal.render(&results)?;
     print!("{}", String::from_utf8_lossy(&summary));
     println!("results: {}", run_dir.join(RESULTS_FILE).display());

@@ -553,7 +553,7 @@ fn store_merged(dir: &Path, staging: &Path, extension: &str) -> anyhow::Result<P
     for old in merged_profiles(dir, extension) {
         fs_err::remove_file(old)?;
     }
-    let hash = crate::source::sha256_file(staging)?;
+    let hash = crate::digest::sha256_file(staging)?;
     let merged = dir.join(format!("{MERGED_PREFIX}{}.{extension}", &hash[..16]));
     fs_err::rename(staging, &merged)?;
     Ok(merged)
