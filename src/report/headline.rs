@@ -170,7 +170,12 @@ pub fn sequential(results: &Results) -> Option<String> {
         plan.plan.max,
         plan.budget_s,
         looks.join(", "),
-        plan.plan.alpha,
-        plan.plan.alpha,
+        tidy(plan.plan.alpha),
+        tidy(plan.plan.alpha),
     ))
+}
+
+/// A level without floating-point dust (1 − 0.95 is 0.05000000000000004).
+fn tidy(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
 }

@@ -505,8 +505,8 @@ seed = 3
 /// set duration becomes countable, and each counted run gets its
 /// instructions per request, the headline metric. (Not exactly the same:
 /// memcached's background threads run during the window, so per-request
-/// counts of identical runs differ by up to ~20% here, which is why the
-/// metric is judged as noisy.)
+/// counts of identical short runs differ by up to ~20% here, which the
+/// verdict's resolution, their measured spread, takes in.)
 #[test]
 fn a_service_is_counted_over_the_measured_window_only() {
     let _serial = exclusive();
