@@ -193,13 +193,28 @@ pub fn main(args: &LoadArgs) -> Result<()> {
     } else {
         run(&spec)?
     };
-    print!("{}", render(&args.url, &spec, &outcome.summary));
     if let Some(path) = &args.series {
         fs_err::write(path, series_csv(&outcome.series))?;
     }
     if let Some(path) = &args.json {
         fs_err::write(path, serde_json::to_vec_pretty(&outcome)?)?;
     }
+    let s = &outcome.summary;
+    if s.requests == 0 {
+        bail!(
+            "no successful requests to {}: {} errors, {} timeouts in {:.2} s{}\nhint: is the server up, and does it speak the {} protocol at that address?",
+            args.url,
+            s.errors,
+            s.timeouts,
+            s.duration_s,
+            s.first_error
+                .as_deref()
+                .map(|e| format!("; first error: {e}"))
+                .unwrap_or_default(),
+            spec.driver.name()
+        );
+    }
+    print!("{}", render(&args.url, &spec, s));
     Ok(())
 }
 

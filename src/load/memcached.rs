@@ -65,9 +65,26 @@ impl Protocol for Memcached {
                 }
                 continue;
             }
-            let ok = !(text == b"ERROR"
-                || text.starts_with(b"CLIENT_ERROR")
-                || text.starts_with(b"SERVER_ERROR"));
+            if text.starts_with(b"STAT ") {
+                at += len;
+                continue;
+            }
+            let ok = match text {
+                b"END" | b"STORED" | b"DELETED" | b"TOUCHED" | b"OK" | b"RESET" => true,
+                b"NOT_STORED" | b"EXISTS" | b"NOT_FOUND" | b"ERROR" => false,
+                _ if text.starts_with(b"CLIENT_ERROR") || text.starts_with(b"SERVER_ERROR") => {
+                    false
+                }
+                _ if text.starts_with(b"VERSION ") => true,
+                // incr/decr answer the new value.
+                _ if !text.is_empty() && text.iter().all(u8::is_ascii_digit) => true,
+                _ => {
+                    return Err(Malformed(format!(
+                        "not a memcached reply: {:?}",
+                        String::from_utf8_lossy(&text[..text.len().min(60)])
+                    )))
+                }
+            };
             return Ok(Reply::Complete { len: at + len, ok });
         }
     }
@@ -138,5 +155,34 @@ mod tests {
             Memcached.parse(b"ERROR\r\n").unwrap(),
             Reply::Complete { len: 7, ok: false }
         );
+        for (reply, ok) in [
+            (&b"NOT_STORED\r\n"[..], false),
+            (b"EXISTS\r\n", false),
+            (b"NOT_FOUND\r\n", false),
+            (b"CLIENT_ERROR bad data chunk\r\n", false),
+            (b"DELETED\r\n", true),
+            (b"TOUCHED\r\n", true),
+            (b"42\r\n", true),
+            (b"VERSION 1.6.18\r\n", true),
+            (b"STAT pid 1\r\nSTAT uptime 2\r\nEND\r\n", true),
+        ] {
+            assert_eq!(
+                Memcached.parse(reply).unwrap(),
+                Reply::Complete {
+                    len: reply.len(),
+                    ok
+                },
+                "{}",
+                String::from_utf8_lossy(reply)
+            );
+        }
+    }
+
+    #[test]
+    fn anything_else_is_not_memcached() {
+        let err = Memcached.parse(b"\x00\xffNOT A PROTOCOL\r\n").unwrap_err();
+        assert!(err.0.contains("not a memcached reply"), "{err}");
+        assert!(Memcached.parse(b"HTTP/1.1 200 OK\r\n").is_err());
+        assert!(Memcached.parse(b"\r\n").is_err());
     }
 }

@@ -1,13 +1,19 @@
 //! PostgreSQL over the extended query protocol, with the maintained
-//! `postgres` crate: each client connects once, prepares the statement
-//! once, and binds each request's values as parameters. In the request
-//! text `{name}` becomes `$1`, `$2`, … (the same name, the same number).
+//! `tokio-postgres` crate on a runtime of the client's own: each client
+//! connects once, prepares the statement once, and binds each request's
+//! values as parameters. Every step (connect, start-up, prepare, query) has
+//! the load's timeout: a server that accepts connections and never answers
+//! (or answers garbage) costs a timeout, not a hang. In the request text
+//! `{name}` becomes `$1`, `$2`, … (the same name, the same number).
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use postgres::types::Type;
-use postgres::{Client, NoTls, Statement};
+use std::future::Future;
+
+use tokio::runtime::Runtime;
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, NoTls, Statement};
 
 use super::blocking::{Call, CONNECTION_LOST, FATAL, TIMED_OUT};
 use super::request::Words;
@@ -52,34 +58,54 @@ impl Sql {
 
 /// One client connection with its prepared statement.
 pub struct Postgres {
+    runtime: Runtime,
     client: Client,
     statement: Statement,
 }
 
+/// Run `work` on `runtime` for at most `timeout`; `None` when it ran out.
+fn within<T>(runtime: &Runtime, timeout: Duration, work: impl Future<Output = T>) -> Option<T> {
+    runtime.block_on(async { tokio::time::timeout(timeout, work).await.ok() })
+}
+
 impl Postgres {
     /// Connect with a libpq-style connection string (`host=… port=… user=…`
-    /// or `postgres://user@host:port/db`) and prepare `sql`.
+    /// or `postgres://user@host:port/db`) and prepare `sql`, each step
+    /// within `timeout`.
     pub fn connect(conninfo: &str, sql: &str, timeout: Duration) -> Result<Self, String> {
-        let mut config: postgres::Config = conninfo
+        let mut config: tokio_postgres::Config = conninfo
             .parse()
-            .map_err(|e| format!("connection string `{conninfo}`: {e}"))?;
+            .map_err(|e| format!("{FATAL}connection string `{conninfo}`: {e}"))?;
         config.connect_timeout(timeout);
-        let mut client = config
-            .connect(NoTls)
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("{FATAL}a runtime for the postgres client: {e}"))?;
+        let (client, connection) = within(&runtime, timeout, config.connect(NoTls))
+            .ok_or_else(|| {
+                format!("connect to PostgreSQL ({conninfo}): no answer to the start-up within {timeout:?}")
+            })?
             .map_err(|e| format!("connect to PostgreSQL ({conninfo}): {e}"))?;
-        client
-            .batch_execute(&format!("SET statement_timeout = {}", timeout.as_millis()))
+        // The connection's task runs whenever the client waits on it.
+        runtime.spawn(connection);
+        let set = format!("SET statement_timeout = {}", timeout.as_millis());
+        within(&runtime, timeout, client.batch_execute(&set))
+            .ok_or_else(|| format!("SET statement_timeout: no answer within {timeout:?}"))?
             .map_err(|e| format!("SET statement_timeout: {e}"))?;
         // A statement the server refuses will never work: stop this client.
-        let statement = client
-            .prepare(sql)
+        let statement = within(&runtime, timeout, client.prepare(sql))
+            .ok_or_else(|| format!("prepare `{sql}`: no answer within {timeout:?}"))?
             .map_err(|e| format!("{FATAL}prepare `{sql}`: {}", describe(&e)))?;
-        Ok(Self { client, statement })
+        Ok(Self {
+            runtime,
+            client,
+            statement,
+        })
     }
 }
 
 /// The server's own words for an error, with its SQLSTATE.
-fn describe(e: &postgres::Error) -> String {
+fn describe(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
         None => e.to_string(),
@@ -87,7 +113,7 @@ fn describe(e: &postgres::Error) -> String {
 }
 
 /// A boxed SQL parameter value.
-type Param = Box<dyn postgres::types::ToSql + Sync>;
+type Param = Box<dyn tokio_postgres::types::ToSql + Sync>;
 
 fn convert(value: &[u8], ty: &Type) -> Result<Param, String> {
     let text = std::str::from_utf8(value).map_err(|e| e.to_string())?;
@@ -104,18 +130,29 @@ fn convert(value: &[u8], ty: &Type) -> Result<Param, String> {
 }
 
 impl Call for Postgres {
-    fn call(&mut self, words: &Words, _timeout: Duration) -> Result<bool, String> {
+    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, String> {
         let types = self.statement.params();
         let values: Vec<Param> = words
             .iter()
             .zip(types)
             .map(|(w, ty)| convert(w, ty))
             .collect::<Result<_, _>>()?;
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
+        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
             values.iter().map(AsRef::as_ref).collect();
-        match self.client.query(&self.statement, &refs) {
+        let Some(answer) = within(
+            &self.runtime,
+            timeout,
+            self.client.query(&self.statement, &refs),
+        ) else {
+            // What the connection is waiting for is unknown now: drop it.
+            return Err(format!(
+                "PostgreSQL {CONNECTION_LOST} dropped, the query {TIMED_OUT}"
+            ));
+        };
+        match answer {
             Ok(_) => Ok(true),
-            Err(e) if e.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) => {
+            // Classified by SQLSTATE: 57014 is the statement_timeout.
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) => {
                 Err(format!("the query {TIMED_OUT}"))
             }
             // The server answered with an error: a failed request on a

@@ -76,6 +76,17 @@ fn load(sandbox: &Sandbox, url: &str, args: &[&str]) -> serde_json::Value {
     read_json(&sandbox.path().join("out.json"))
 }
 
+/// Run `afterburner load` where no request can succeed: it exits non-zero
+/// saying so, and its JSON summary is still written.
+fn load_failing(sandbox: &Sandbox, url: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["load", url, "--json", "out.json"];
+    all.extend_from_slice(args);
+    sandbox
+        .afterburner(&all)
+        .assert_fails_with("no successful requests");
+    read_json(&sandbox.path().join("out.json"))
+}
+
 fn u(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
@@ -214,7 +225,7 @@ fn sla_search_finds_the_capacity_within_ten_percent() {
 fn failed_connections_are_counted_not_dropped() {
     let sandbox = Sandbox::with_fixture("slowserver");
     let port = free_port();
-    let out = load(
+    let out = load_failing(
         &sandbox,
         &format!("http://127.0.0.1:{port}/"),
         &["-c", "2", "-R", "50", "-d", "1s", "--warmup", "0s"],
@@ -329,7 +340,7 @@ fn redis_driver_counts_exactly_what_the_server_processed() {
         "every key of the sequence was set once"
     );
     // Error replies are counted as errors.
-    let out = load(
+    let out = load_failing(
         &sandbox,
         &url,
         &[
@@ -424,7 +435,7 @@ fn memcached_driver_sets_and_gets_as_documented() {
 
     // An error reply is counted, and the first one is shown in the server's
     // words.
-    let out = load(
+    let out = load_failing(
         &sandbox,
         &url,
         &["-r", "incr key:1 1", "-n", "5", "-c", "1", "--warmup", "0s"],
@@ -572,7 +583,7 @@ fn postgres_driver_binds_parameters_and_counts_failures() {
     assert_eq!(pg.psql("SELECT count(*) FROM t"), "1000");
     assert_eq!(pg.psql("SELECT v FROM t WHERE k = 77"), "row 77");
     // Every key exists now: each insert is a duplicate, an error the server reports.
-    let out = load(
+    let out = load_failing(
         &sandbox,
         &url,
         &[

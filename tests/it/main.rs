@@ -2,6 +2,7 @@
 //! valgrind. One test binary (ripgrep-style `autotests = false`).
 #![allow(clippy::unwrap_used)]
 
+mod abuse;
 mod architecture;
 mod errors;
 mod figures;
