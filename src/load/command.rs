@@ -116,7 +116,9 @@ pub fn parse_sla(text: &str) -> Result<(f64, f64)> {
     Ok((percentile, bound.as_secs_f64() * 1000.0))
 }
 
-pub fn main(args: &LoadArgs) -> Result<()> {
+/// The load the arguments describe, every number checked against its range
+/// ([`super::limits`]) before anything connects.
+pub fn prepare(args: &LoadArgs) -> Result<LoadSpec> {
     let (driver, address, path) = parse_url(&args.url)?;
     let request = match (&args.request, driver.default_request(&path)) {
         (Some(r), _) => r.clone(),
@@ -133,7 +135,51 @@ pub fn main(args: &LoadArgs) -> Result<()> {
         })
         .collect::<Result<BTreeMap<_, _>>>()?;
     let cwd = std::env::current_dir()?;
-    let model = if args.rate.is_some() || args.sla.is_some() {
+    let model = model_of(args);
+    let refused =
+        |r: super::limits::Refusal| anyhow::anyhow!("--{}: {r}", r.setting.replace('_', "-"));
+    super::limits::check(&super::limits::Settings {
+        driver,
+        model: model.clone(),
+        warmup: args.warmup,
+        timeout: args.timeout,
+        pipeline: args.pipeline,
+        threads: args.threads,
+        interval: args.interval,
+        instances: 1,
+    })
+    .map_err(refused)?;
+    if args.sla.is_some() {
+        super::limits::check_search(args.start_rate, args.probe).map_err(refused)?;
+    }
+    let spec = LoadSpec {
+        driver,
+        address,
+        request: template(driver, &request, &vars, &cwd).map_err(|e| {
+            let text = format!("{e:#}");
+            if text.contains("hint:") {
+                e
+            } else {
+                anyhow::anyhow!(
+                    "{text}\nhint: give each --var as NAME=SOURCE: uniform:LO:HI, zipf:LO:HI[:THETA], seq:LO:HI or csv:FILE:COLUMN (a readable file)"
+                )
+            }
+        })?,
+        model,
+        warmup: args.warmup,
+        timeout: args.timeout,
+        depth: args.pipeline,
+        threads: args.threads,
+        interval: args.interval,
+        seed: args.seed,
+        cwd: Some(cwd),
+    };
+    Ok(spec)
+}
+
+/// The load model the arguments ask for.
+fn model_of(args: &LoadArgs) -> Model {
+    if args.rate.is_some() || args.sla.is_some() {
         Model::Rate {
             clients: args.clients,
             rate: args.rate.unwrap_or(args.start_rate),
@@ -145,20 +191,11 @@ pub fn main(args: &LoadArgs) -> Result<()> {
             duration: args.requests.is_none().then_some(args.duration),
             requests: args.requests,
         }
-    };
-    let spec = LoadSpec {
-        driver,
-        address,
-        request: template(driver, &request, &vars, &cwd)?,
-        model,
-        warmup: args.warmup,
-        timeout: args.timeout,
-        depth: args.pipeline,
-        threads: args.threads,
-        interval: args.interval,
-        seed: args.seed,
-        cwd: Some(cwd),
-    };
+    }
+}
+
+pub fn main(args: &LoadArgs) -> Result<()> {
+    let spec = prepare(args)?;
     let outcome = if let Some(text) = &args.sla {
         let (percentile, max_ms) = parse_sla(text)?;
         let bound = Sla {
@@ -269,5 +306,129 @@ mod tests {
         assert!(format!("{:#}", parse_sla("p97<5ms").unwrap_err()).contains("p99.9"));
         assert!(parse_sla("95<5ms").is_err());
         assert!(parse_sla("p95<fast").is_err());
+    }
+}
+
+/// Random argument sets for `afterburner load`, at and beyond every bound:
+/// parsing and checking never panic, and every refusal says what to do.
+#[cfg(test)]
+mod property {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+    use crate::rng::Rng;
+
+    const DURATIONS: [&str; 12] = [
+        "0s",
+        "1ms",
+        "0.5ms",
+        "1s",
+        "10s",
+        "7d",
+        "168h",
+        "169h",
+        "99999999999s",
+        "1e400s",
+        "-1s",
+        "soon",
+    ];
+    const COUNTS: [&str; 10] = [
+        "0",
+        "1",
+        "2",
+        "1024",
+        "1025",
+        "100000",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-1",
+        "x",
+    ];
+    const RATES: [&str; 9] = [
+        "0", "-5", "0.0001", "1", "20000", "1e8", "1e9", "inf", "NaN",
+    ];
+    const VARS: [&str; 9] = [
+        "k=uniform:1:1000",
+        "k=uniform:9:1",
+        "k=uniform:0:18446744073709551615",
+        "k=zipf:1:10000000000",
+        "k=zipf:5:5:0.5",
+        "k=zipf:1:10:1.5",
+        "k=seq:0:0",
+        "k=csv:/nonexistent:a",
+        "k",
+    ];
+    const URLS: [&str; 6] = [
+        "redis://127.0.0.1:1",
+        "memcached://127.0.0.1:1",
+        "http://127.0.0.1:1/",
+        "postgres://u@127.0.0.1:1/db",
+        "exec",
+        "gopher://x",
+    ];
+
+    fn pick<'a>(rng: &mut Rng, from: &[&'a str]) -> &'a str {
+        from[rng.below(from.len())]
+    }
+
+    #[test]
+    fn ten_thousand_argument_sets_never_panic_and_refusals_explain() {
+        let mut rng = Rng::new(20_261_125);
+        let (mut accepted, mut refused) = (0, 0);
+        for _ in 0..10_000 {
+            let mut args = vec!["afterburner", "load", pick(&mut rng, &URLS)];
+            args.extend(["-r", "GET key:{k}"]);
+            for (flag, values) in [
+                ("-d", &DURATIONS[..]),
+                ("--interval", &DURATIONS[..]),
+                ("--timeout", &DURATIONS[..]),
+                ("--warmup", &DURATIONS[..]),
+                ("--probe", &DURATIONS[..]),
+                ("-c", &COUNTS[..]),
+                ("-n", &COUNTS[..]),
+                ("-P", &COUNTS[..]),
+                ("-t", &COUNTS[..]),
+                ("-R", &RATES[..]),
+                ("--start-rate", &RATES[..]),
+                ("--var", &VARS[..]),
+            ] {
+                if rng.below(3) == 0 {
+                    args.extend([flag, pick(&mut rng, values)]);
+                }
+            }
+            if rng.below(8) == 0 {
+                args.extend(["--sla", "p99<5ms"]);
+            }
+            let outcome = std::panic::catch_unwind(|| {
+                Cli::try_parse_from(&args).map(|cli| match cli.command {
+                    Command::Load(a) => super::prepare(&a).map(drop),
+                    _ => unreachable!("a load command"),
+                })
+            });
+            let Ok(parsed) = outcome else {
+                panic!("panicked on {args:?}");
+            };
+            match parsed {
+                // clap's own refusal names the flag and the value.
+                Err(e) => {
+                    refused += 1;
+                    assert!(e.to_string().contains("error:"), "{args:?}: {e}");
+                }
+                Ok(Err(e)) => {
+                    refused += 1;
+                    let text = format!("{e:#}");
+                    assert!(
+                        text.contains("hint:") || text.contains("write ") || text.contains("use "),
+                        "{args:?}: a refusal without a way out: {text}"
+                    );
+                }
+                Ok(Ok(())) => accepted += 1,
+            }
+        }
+        // Both kinds occur: the generator reaches inside and outside.
+        assert!(
+            accepted > 100 && refused > 1000,
+            "{accepted} accepted, {refused} refused"
+        );
     }
 }

@@ -6,6 +6,7 @@ mod blocking;
 pub mod command;
 mod engine;
 mod http;
+pub mod limits;
 mod memcached;
 mod postgres;
 mod protocol;
@@ -266,6 +267,19 @@ fn plan(spec: &LoadSpec) -> Result<Plan> {
 
 /// Run the load; blocks until it is done.
 pub fn run(spec: &LoadSpec) -> Result<Outcome> {
+    // Checked at the edge already; again here, so no caller can get a
+    // panic or an unbounded allocation instead of an error.
+    limits::check(&limits::Settings {
+        driver: spec.driver,
+        model: spec.model.clone(),
+        warmup: spec.warmup,
+        timeout: spec.timeout,
+        pipeline: spec.depth,
+        threads: spec.threads,
+        interval: spec.interval,
+        instances: 1,
+    })
+    .map_err(|r| anyhow::anyhow!("{r}"))?;
     let Plan {
         start,
         from,

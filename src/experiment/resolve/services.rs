@@ -271,7 +271,7 @@ impl Cx<'_> {
                 ))
             }
         };
-        Ok(Load {
+        let load = Load {
             driver,
             address,
             request,
@@ -282,6 +282,60 @@ impl Cx<'_> {
             threads,
             interval: self.duration(l.interval.as_ref(), Duration::from_secs(1))?,
             instances,
+        };
+        self.check_limits(l, &load)?;
+        Ok(load)
+    }
+
+    /// Every number of the load within its range ([`crate::load::limits`]),
+    /// the refusal pointing at the key that is out of it.
+    fn check_limits(&self, l: &RawLoad, load: &Load) -> Result<(), ExperimentError> {
+        let model = match &load.model {
+            LoadModel::Run(m) => m.clone(),
+            LoadModel::Sla {
+                clients,
+                duration,
+                sla,
+            } => {
+                if let Err(r) = crate::load::limits::check_search(sla.start_rps, sla.probe) {
+                    let span = match r.setting {
+                        "probe" => l.probe.as_ref().map(Spanned::span),
+                        _ => l.start_rate.as_ref().map(Spanned::span),
+                    };
+                    return Err(self.invalid(span.unwrap_or(l.driver.span()), r.message, r.hint));
+                }
+                // Its probes and the confirming run are rate loads.
+                Model::Rate {
+                    clients: *clients,
+                    rate: sla.start_rps,
+                    duration: *duration,
+                }
+            }
+        };
+        crate::load::limits::check(&crate::load::limits::Settings {
+            driver: load.driver,
+            model,
+            warmup: load.warmup,
+            timeout: load.timeout,
+            pipeline: load.pipeline,
+            threads: load.threads,
+            interval: load.interval,
+            instances: load.instances,
+        })
+        .map_err(|r| {
+            let span = match r.setting {
+                "duration" => l.duration.as_ref().map(Spanned::span),
+                "warmup" => l.warmup.as_ref().map(Spanned::span),
+                "timeout" => l.timeout.as_ref().map(Spanned::span),
+                "interval" => l.interval.as_ref().map(Spanned::span),
+                "requests" => l.requests.as_ref().map(Spanned::span),
+                "rate" => l.rate.as_ref().map(Spanned::span),
+                "clients" => l.clients.as_ref().map(Spanned::span),
+                "pipeline" => l.pipeline.as_ref().map(Spanned::span),
+                "threads" => l.threads.as_ref().map(Spanned::span),
+                _ => None,
+            };
+            self.invalid(span.unwrap_or(l.driver.span()), r.message, r.hint)
         })
     }
 }
