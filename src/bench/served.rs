@@ -390,9 +390,14 @@ fn with_ports(bindings: &Bindings, e: &Experiment) -> Result<Bindings> {
     Ok(bindings)
 }
 
+/// What one copy of a load gave: its outcome, the SLA search's finding,
+/// and its recorded latencies (not kept for an SLA search).
+type Ran = (Outcome, Option<sla::Found>, Option<load::Recorded>);
+
 /// Run the load (one per instance, in parallel); summaries and time
 /// series go beside the run's logs. Instances add up: throughput, errors
-/// and timeouts are summed, latency percentiles averaged.
+/// and timeouts are summed, latency percentiles read from their merged
+/// histograms (averaged only for an SLA search's confirming runs).
 fn drive(
     load: &Load,
     bindings: &[Bindings],
@@ -402,21 +407,24 @@ fn drive(
 ) -> Result<()> {
     let started = Instant::now();
     let round = u64::from(record.round);
-    let results: Vec<Result<(Outcome, Option<sla::Found>)>> = std::thread::scope(|scope| {
+    let results: Vec<Result<Ran>> = std::thread::scope(|scope| {
         let handles: Vec<_> = bindings
             .iter()
             .enumerate()
             .map(|(copy, b)| {
-                scope.spawn(move || -> Result<(Outcome, Option<sla::Found>)> {
+                scope.spawn(move || -> Result<Ran> {
                     let address = load.address.expand(b)?;
                     let seed = s.seed ^ round ^ ((copy as u64) << 32);
                     let spec = load.spec(address, seed, &s.experiment.dir);
                     match &load.model {
                         LoadModel::Sla { sla: bound, .. } => {
                             let found = sla::search(&spec, bound, |_| {})?;
-                            Ok((found.confirm.clone(), Some(found)))
+                            Ok((found.confirm.clone(), Some(found), None))
                         }
-                        LoadModel::Run(_) => Ok((load::run(&spec)?, None)),
+                        LoadModel::Run(_) => {
+                            let recorded = load::run_recorded(&spec)?;
+                            Ok((recorded.outcome.clone(), None, Some(recorded)))
+                        }
                     }
                 })
             })
@@ -435,8 +443,9 @@ fn drive(
         record.wall_ns = Some(nanos(started.elapsed()));
     }
     let mut outcomes = Vec::new();
+    let mut recorded = Vec::new();
     for (copy, result) in results.into_iter().enumerate() {
-        let (outcome, found) = match result {
+        let (outcome, found, kept) = match result {
             Ok(r) => r,
             Err(error) => {
                 // No rate met the bound, say: this run failed, the bench goes on.
@@ -455,17 +464,25 @@ fn drive(
             series_csv(&outcome.series),
         )?;
         outcomes.push((outcome, found.map(|f| f.rate_rps)));
+        recorded.extend(kept);
     }
     let n = outcomes.len() as f64;
     let sum = |f: &dyn Fn(&load::Summary) -> f64| {
         outcomes.iter().map(|(o, _)| f(&o.summary)).sum::<f64>()
     };
+    // Copies' latencies merged into one histogram before any percentile is
+    // read; an SLA search's confirming runs (kept as summaries only) are
+    // averaged.
+    let merged = (recorded.len() == outcomes.len())
+        .then(|| load::merged_summary(&recorded))
+        .flatten();
+    let latency = |f: &dyn Fn(&load::Summary) -> f64| merged.as_ref().map_or_else(|| sum(f) / n, f);
     let mut figures: BTreeMap<String, f64> = [
         ("throughput", sum(&|s| s.achieved_rps)),
-        ("p50", sum(&|s| s.latency_ms.p50) / n),
-        ("p90", sum(&|s| s.latency_ms.p90) / n),
-        ("p99", sum(&|s| s.latency_ms.p99) / n),
-        ("p99.9", sum(&|s| s.latency_ms.p999) / n),
+        ("p50", latency(&|s| s.latency_ms.p50)),
+        ("p90", latency(&|s| s.latency_ms.p90)),
+        ("p99", latency(&|s| s.latency_ms.p99)),
+        ("p99.9", latency(&|s| s.latency_ms.p999)),
         ("errors", sum(&|s| s.errors as f64)),
         ("timeouts", sum(&|s| s.timeouts as f64)),
     ]

@@ -267,6 +267,40 @@ fn plan(spec: &LoadSpec) -> Result<Plan> {
 
 /// Run the load; blocks until it is done.
 pub fn run(spec: &LoadSpec) -> Result<Outcome> {
+    run_recorded(spec).map(|r| r.outcome)
+}
+
+/// A finished load: its outcome, and every latency it recorded, so that
+/// copies run side by side (`instances`) merge into one distribution.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub outcome: Outcome,
+    recorder: Recorder,
+    measured: Option<Duration>,
+}
+
+/// The summary of loads run side by side: their latency histograms merged
+/// before any percentile is read (the p99 of two streams is not the mean of
+/// their p99s: that halves a slow copy's tail), counts and throughput
+/// summed. `None` for no loads.
+pub fn merged_summary(runs: &[Recorded]) -> Option<Summary> {
+    let (first, rest) = runs.split_first()?;
+    let mut total = first.recorder.clone();
+    for r in rest {
+        total.merge(&r.recorder);
+    }
+    let requested = runs
+        .iter()
+        .map(|r| r.outcome.summary.requested_rps)
+        .sum::<Option<f64>>();
+    let mut summary = total.summary(first.measured, requested);
+    // Copies of a count finish at their own times: each one's rate, added.
+    summary.achieved_rps = runs.iter().map(|r| r.outcome.summary.achieved_rps).sum();
+    Some(summary)
+}
+
+/// [`run`], keeping what was recorded.
+pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
     // Checked at the edge already; again here, so no caller can get a
     // panic or an unbounded allocation instead of an error.
     limits::check(&limits::Settings {
@@ -347,9 +381,13 @@ pub fn run(spec: &LoadSpec) -> Result<Outcome> {
     for recorder in recorders {
         total.merge(&recorder?);
     }
-    Ok(Outcome {
-        summary: total.summary(duration, rate),
-        series: total.series(rate, duration),
+    Ok(Recorded {
+        outcome: Outcome {
+            summary: total.summary(duration, rate),
+            series: total.series(rate, duration),
+        },
+        recorder: total,
+        measured: duration,
     })
 }
 
@@ -413,6 +451,41 @@ pub fn parse_url(url: &str) -> Result<(Driver, Option<String>, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One fast copy (every request 1 ms) and one with a slow tail (4% at
+    /// 200 ms): merged, 2% of all requests take 200 ms, so the p99 is
+    /// 200 ms; the mean of the copies' p99s (1 and 200) would say ~100.
+    #[test]
+    fn instances_merge_their_histograms_before_percentiles() {
+        let from = Instant::now();
+        let copy = |slow: usize| {
+            let mut r = Recorder::new(from, Duration::from_secs(1));
+            for i in 0..1000 {
+                let took = if i < slow { 200 } else { 1 };
+                r.reply(from, from + Duration::from_millis(took), true);
+            }
+            Recorded {
+                outcome: Outcome {
+                    summary: r.summary(Some(Duration::from_secs(1)), None),
+                    series: Vec::new(),
+                },
+                recorder: r,
+                measured: Some(Duration::from_secs(1)),
+            }
+        };
+        let (fast, tail) = (copy(0), copy(40));
+        assert!(fast.outcome.summary.latency_ms.p99 < 1.1);
+        assert!(tail.outcome.summary.latency_ms.p99 > 190.0);
+        let merged = merged_summary(&[fast, tail]).unwrap();
+        assert!(
+            (190.0..=210.0).contains(&merged.latency_ms.p99),
+            "{merged:?}"
+        );
+        assert_eq!(merged.requests, 2000);
+        assert!((merged.achieved_rps - 2000.0).abs() < 1e-6, "{merged:?}");
+        assert!(merged.latency_ms.p50 < 1.1);
+        assert_eq!(merged_summary(&[]), None);
+    }
 
     #[test]
     fn splits_clients_and_counts_evenly() {
