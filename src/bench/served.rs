@@ -390,24 +390,9 @@ fn with_ports(bindings: &Bindings, e: &Experiment) -> Result<Bindings> {
     Ok(bindings)
 }
 
-/// What one copy of a load gave: its outcome, the SLA search's finding,
-/// and its recorded latencies (not kept for an SLA search).
-type Ran = (Outcome, Option<sla::Found>, Option<load::Recorded>);
-
-/// Run the load (one per instance, in parallel); summaries and time
-/// series go beside the run's logs. Instances add up: throughput, errors
-/// and timeouts are summed, latency percentiles read from their merged
-/// histograms (averaged only for an SLA search's confirming runs).
-fn drive(
-    load: &Load,
-    bindings: &[Bindings],
-    s: &Served,
-    stem: &str,
-    record: &mut RunRecord,
-) -> Result<()> {
-    let started = Instant::now();
-    let round = u64::from(record.round);
-    let results: Vec<Result<Ran>> = std::thread::scope(|scope| {
+/// Each copy of the load against its own services, in parallel.
+fn run_copies(load: &Load, bindings: &[Bindings], s: &Served, round: u64) -> Vec<Result<Ran>> {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = bindings
             .iter()
             .enumerate()
@@ -436,7 +421,27 @@ fn drive(
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))
             })
             .collect()
-    });
+    })
+}
+
+/// What one copy of a load gave: its outcome, the SLA search's finding,
+/// and its recorded latencies (not kept for an SLA search).
+type Ran = (Outcome, Option<sla::Found>, Option<load::Recorded>);
+
+/// Run the load (one per instance, in parallel); summaries and time
+/// series go beside the run's logs. Instances add up: throughput, errors
+/// and timeouts are summed, latency percentiles read from their merged
+/// histograms (averaged only for an SLA search's confirming runs).
+fn drive(
+    load: &Load,
+    bindings: &[Bindings],
+    s: &Served,
+    stem: &str,
+    record: &mut RunRecord,
+) -> Result<()> {
+    let started = Instant::now();
+    let round = u64::from(record.round);
+    let results = run_copies(load, bindings, s, round);
     // The time a fixed amount of work took is a measurement; the length of
     // a load that runs for a set duration is not.
     if countable(Some(load)) {
