@@ -5,24 +5,16 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use super::failure::Failure;
 use super::recorder::Recorder;
 use super::request::{Generator, Words};
 use super::{Pace, Share};
 use crate::process::{capture_command, describe_status, ProcessError};
 
-/// In an error: the connection is gone and must be made again.
-pub(super) const CONNECTION_LOST: &str = "connection:";
-
-/// The start of an error that no retry can mend: the client stops.
-pub(super) const FATAL: &str = "cannot go on: ";
-
-/// The end of an error that is a timeout.
-pub(super) const TIMED_OUT: &str = "timed out";
-
 /// One blocking request: `Ok(true)` answered, `Ok(false)` an error answer,
-/// `Err` the request could not be made.
+/// `Err` why it failed.
 pub trait Call: Send {
-    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, String>;
+    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, Failure>;
 }
 
 /// `exec`: run the request's words as a command (no shell); exit 0 is success.
@@ -32,11 +24,13 @@ pub struct Exec {
 }
 
 impl Call for Exec {
-    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, String> {
+    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, Failure> {
         let mut iter = words
             .iter()
             .map(|w| String::from_utf8_lossy(w).into_owned());
-        let program = iter.next().ok_or("empty command")?;
+        let program = iter
+            .next()
+            .ok_or_else(|| Failure::Fatal("empty command".to_owned()))?;
         let mut command = Command::new(&program);
         command.args(iter);
         if let Some(cwd) = &self.cwd {
@@ -44,14 +38,16 @@ impl Call for Exec {
         }
         let captured = match capture_command(&mut command, timeout) {
             Ok(captured) => captured,
-            Err(ProcessError::Timeout { .. }) => return Err(format!("`{program}` {TIMED_OUT}")),
-            Err(e) => return Err(e.to_string()),
+            Err(ProcessError::Timeout { .. }) => {
+                return Err(Failure::Timeout(format!("`{program}`")))
+            }
+            Err(e) => return Err(Failure::Fatal(e.to_string())),
         };
         if !captured.status.success() {
-            return Err(format!(
+            return Err(Failure::Server(format!(
                 "`{program}` exited with {}",
                 describe_status(captured.status)
-            ));
+            )));
         }
         Ok(true)
     }
@@ -59,7 +55,7 @@ impl Call for Exec {
 
 /// Run the share's one client until the share is done.
 pub fn run_client(
-    connect: &dyn Fn() -> Result<Box<dyn Call>, String>,
+    connect: &dyn Fn() -> Result<Box<dyn Call>, Failure>,
     mut generator: Generator,
     share: &Share,
     start: Instant,
@@ -101,7 +97,7 @@ pub fn run_client(
                 Ok(c) => client = Some(c),
                 Err(why) => {
                     recorder.error(intended, Instant::now(), &why);
-                    if why.starts_with(FATAL) {
+                    if matches!(why, Failure::Fatal(_)) {
                         break;
                     }
                     std::thread::sleep(Duration::from_millis(100));
@@ -112,16 +108,19 @@ pub fn run_client(
         let words = generator.next_request();
         let Some(c) = client.as_mut() else { continue };
         let result = c.call(words, share.timeout);
-        if result
-            .as_ref()
-            .is_err_and(|why| why.contains(CONNECTION_LOST))
-        {
+        if result.as_ref().is_err_and(Failure::drops_connection) {
             client = None;
         }
         match result {
             Ok(ok) => recorder.reply(intended, Instant::now(), ok),
-            Err(why) if why.ends_with(TIMED_OUT) => recorder.timeout(intended, Instant::now()),
-            Err(why) => recorder.error(intended, Instant::now(), &why),
+            Err(Failure::Timeout(_)) => recorder.timeout(intended, Instant::now()),
+            Err(why) => {
+                let fatal = matches!(why, Failure::Fatal(_));
+                recorder.error(intended, Instant::now(), &why);
+                if fatal {
+                    break;
+                }
+            }
         }
     }
     recorder

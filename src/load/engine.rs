@@ -17,6 +17,7 @@ use anyhow::{Context as _, Result};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use super::failure::Failure;
 use super::protocol::{Protocol, Reply};
 use super::recorder::Recorder;
 use super::request::Generator;
@@ -153,7 +154,7 @@ pub fn run(
         if let Err(error) = connect(&poll, conn, i, addr) {
             let now = Instant::now();
             conn.retry_at = Some(now + RECONNECT_AFTER);
-            recorder.error(now, now, &error);
+            recorder.error(now, now, &Failure::Connection(error));
         }
     }
     let mut remaining = share.requests;
@@ -174,7 +175,7 @@ pub fn run(
                 conn.retry_at = None;
                 if let Err(error) = connect(&poll, conn, i, addr) {
                     conn.retry_at = Some(now + RECONNECT_AFTER);
-                    recorder.error(now, now, &error);
+                    recorder.error(now, now, &Failure::Connection(error.clone()));
                     last_error = error;
                 }
             }
@@ -196,7 +197,11 @@ pub fn run(
                 if conn.stream.is_none() {
                     // No connection: a due request fails now rather than
                     // vanishing from the schedule.
-                    recorder.error(intended, now, "no connection to the server");
+                    recorder.error(
+                        intended,
+                        now,
+                        &Failure::Connection("no connection to the server".to_owned()),
+                    );
                     if share.pace == Pace::Closed {
                         break;
                     }
@@ -208,7 +213,13 @@ pub fn run(
             }
             if sent {
                 if let Err(error) = flush(conn) {
-                    fail(conn, &poll, &mut recorder, now, &format!("write: {error}"));
+                    fail(
+                        conn,
+                        &poll,
+                        &mut recorder,
+                        now,
+                        &Failure::Connection(format!("write: {error}")),
+                    );
                 }
             }
         }
@@ -295,7 +306,7 @@ pub fn run(
                         &poll,
                         &mut recorder,
                         Instant::now(),
-                        &format!("write: {error}"),
+                        &Failure::Connection(format!("write: {error}")),
                     );
                     continue;
                 }
@@ -359,7 +370,7 @@ fn drop_stream(conn: &mut Conn, poll: &Poll) {
 }
 
 /// The connection broke: every request in flight failed; reconnect soon.
-fn fail(conn: &mut Conn, poll: &Poll, recorder: &mut Recorder, now: Instant, why: &str) {
+fn fail(conn: &mut Conn, poll: &Poll, recorder: &mut Recorder, now: Instant, why: &Failure) {
     for start in conn.inflight.drain(..) {
         recorder.error(start, now, why);
     }
@@ -392,7 +403,7 @@ fn read_replies(
     protocol: &dyn Protocol,
     buf: &mut [u8],
     recorder: &mut Recorder,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let Some(stream) = conn.stream.as_mut() else {
         return Ok(());
     };
@@ -406,7 +417,7 @@ fn read_replies(
             Ok(n) => conn.input.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("read: {e}")),
+            Err(e) => return Err(Failure::Connection(format!("read: {e}"))),
         }
     }
     let now = Instant::now();
@@ -414,14 +425,13 @@ fn read_replies(
     while at < conn.input.len() {
         match protocol
             .parse(&conn.input[at..])
-            .map_err(|e| e.to_string())?
+            .map_err(|e| Failure::Protocol(e.0))?
         {
             Reply::Incomplete => break,
             Reply::Complete { len, ok } => {
-                let start = conn
-                    .inflight
-                    .pop_front()
-                    .ok_or_else(|| "a reply arrived with no request in flight".to_owned())?;
+                let start = conn.inflight.pop_front().ok_or_else(|| {
+                    Failure::Protocol("a reply arrived with no request in flight".to_owned())
+                })?;
                 if ok {
                     recorder.reply(start, now, true);
                 } else {
@@ -434,7 +444,9 @@ fn read_replies(
     }
     conn.input.drain(..at);
     if closed {
-        return Err("the server closed the connection".to_owned());
+        return Err(Failure::Connection(
+            "the server closed the connection".to_owned(),
+        ));
     }
     Ok(())
 }

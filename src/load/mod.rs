@@ -5,6 +5,7 @@
 mod blocking;
 pub mod command;
 mod engine;
+mod failure;
 mod http;
 pub mod limits;
 mod memcached;
@@ -342,7 +343,7 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
         Driver::Exec | Driver::Postgres => {
             let sql = postgres::Sql::parse(&spec.request.text).text;
             let conninfo = spec.address.clone().unwrap_or_default();
-            let connect = || -> Result<Box<dyn blocking::Call>, String> {
+            let connect = || -> Result<Box<dyn blocking::Call>, failure::Failure> {
                 Ok(match spec.driver {
                     Driver::Postgres => {
                         Box::new(postgres::Postgres::connect(&conninfo, &sql, spec.timeout)?)

@@ -15,7 +15,8 @@ use tokio::runtime::Runtime;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, Statement};
 
-use super::blocking::{Call, CONNECTION_LOST, FATAL, TIMED_OUT};
+use super::blocking::Call;
+use super::failure::Failure;
 use super::request::Words;
 
 /// A request's SQL with `$n` parameters, and the variable names behind them.
@@ -72,30 +73,38 @@ impl Postgres {
     /// Connect with a libpq-style connection string (`host=… port=… user=…`
     /// or `postgres://user@host:port/db`) and prepare `sql`, each step
     /// within `timeout`.
-    pub fn connect(conninfo: &str, sql: &str, timeout: Duration) -> Result<Self, String> {
+    pub fn connect(conninfo: &str, sql: &str, timeout: Duration) -> Result<Self, Failure> {
         let mut config: tokio_postgres::Config = conninfo
             .parse()
-            .map_err(|e| format!("{FATAL}connection string `{conninfo}`: {e}"))?;
+            .map_err(|e| Failure::Fatal(format!("connection string `{conninfo}`: {e}")))?;
         config.connect_timeout(timeout);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| format!("{FATAL}a runtime for the postgres client: {e}"))?;
+            .map_err(|e| Failure::Fatal(format!("a runtime for the postgres client: {e}")))?;
         let (client, connection) = within(&runtime, timeout, config.connect(NoTls))
             .ok_or_else(|| {
-                format!("connect to PostgreSQL ({conninfo}): no answer to the start-up within {timeout:?}")
+                Failure::Connection(format!(
+                    "PostgreSQL ({conninfo}): no answer to the start-up within {timeout:?}"
+                ))
             })?
-            .map_err(|e| format!("connect to PostgreSQL ({conninfo}): {e}"))?;
+            .map_err(|e| Failure::Connection(format!("PostgreSQL ({conninfo}): {e}")))?;
         // The connection's task runs whenever the client waits on it.
         runtime.spawn(connection);
         let set = format!("SET statement_timeout = {}", timeout.as_millis());
         within(&runtime, timeout, client.batch_execute(&set))
-            .ok_or_else(|| format!("SET statement_timeout: no answer within {timeout:?}"))?
-            .map_err(|e| format!("SET statement_timeout: {e}"))?;
+            .ok_or_else(|| {
+                Failure::Connection(format!(
+                    "SET statement_timeout: no answer within {timeout:?}"
+                ))
+            })?
+            .map_err(|e| Failure::Connection(format!("SET statement_timeout: {e}")))?;
         // A statement the server refuses will never work: stop this client.
         let statement = within(&runtime, timeout, client.prepare(sql))
-            .ok_or_else(|| format!("prepare `{sql}`: no answer within {timeout:?}"))?
-            .map_err(|e| format!("{FATAL}prepare `{sql}`: {}", describe(&e)))?;
+            .ok_or_else(|| {
+                Failure::Connection(format!("prepare `{sql}`: no answer within {timeout:?}"))
+            })?
+            .map_err(|e| Failure::Fatal(format!("prepare `{sql}`: {}", describe(&e))))?;
         Ok(Self {
             runtime,
             client,
@@ -130,13 +139,14 @@ fn convert(value: &[u8], ty: &Type) -> Result<Param, String> {
 }
 
 impl Call for Postgres {
-    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, String> {
+    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, Failure> {
         let types = self.statement.params();
         let values: Vec<Param> = words
             .iter()
             .zip(types)
             .map(|(w, ty)| convert(w, ty))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(Failure::Fatal)?;
         let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
             values.iter().map(AsRef::as_ref).collect();
         let Some(answer) = within(
@@ -144,21 +154,22 @@ impl Call for Postgres {
             timeout,
             self.client.query(&self.statement, &refs),
         ) else {
-            // What the connection is waiting for is unknown now: drop it.
-            return Err(format!(
-                "PostgreSQL {CONNECTION_LOST} dropped, the query {TIMED_OUT}"
-            ));
+            // What the connection is waiting for is unknown now: drop it
+            // (a timeout drops the connection).
+            return Err(Failure::Timeout(format!(
+                "no answer to the query within {timeout:?}"
+            )));
         };
         match answer {
             Ok(_) => Ok(true),
             // Classified by SQLSTATE: 57014 is the statement_timeout.
-            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) => {
-                Err(format!("the query {TIMED_OUT}"))
-            }
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) => Err(
+                Failure::Server(format!("statement_timeout: {}", describe(&e))),
+            ),
             // The server answered with an error: a failed request on a
             // connection that still works.
-            Err(e) if e.as_db_error().is_some() => Err(format!("PostgreSQL: {}", describe(&e))),
-            Err(e) => Err(format!("PostgreSQL {CONNECTION_LOST} {e}")),
+            Err(e) if e.as_db_error().is_some() => Err(Failure::Server(describe(&e))),
+            Err(e) => Err(Failure::Connection(format!("PostgreSQL: {e}"))),
         }
     }
 }

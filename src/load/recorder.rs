@@ -2,11 +2,14 @@
 //! request's latency (µs), counts of errors and timeouts, and one bucket
 //! per interval (1 s by default) for the time series.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+
+use super::failure::{Failure, Kind};
 
 /// Longest latency the totals resolve: one hour, in µs.
 const MAX_US: u64 = 3_600_000_000;
@@ -43,6 +46,8 @@ pub struct Recorder {
     last: Option<Instant>,
     /// The first error's description, to say why requests failed.
     pub first_error: Option<String>,
+    /// Failed requests by kind of failure (timeouts are counted apart).
+    by_kind: BTreeMap<Kind, u64>,
 }
 
 impl Recorder {
@@ -56,6 +61,7 @@ impl Recorder {
             buckets: Vec::new(),
             last: None,
             first_error: None,
+            by_kind: BTreeMap::new(),
         }
     }
 
@@ -80,7 +86,7 @@ impl Recorder {
             return;
         }
         if !ok {
-            self.error(start, done, "the server answered with an error reply");
+            self.error(start, done, &Failure::Server("an error reply".to_owned()));
             return;
         }
         self.answered(start, done);
@@ -92,7 +98,7 @@ impl Recorder {
         if self.first_error.is_none() && self.counts(start) {
             self.first_error = Some(format!("the server answered: {}", text()));
         }
-        self.error(start, done, "the server answered with an error reply");
+        self.error(start, done, &Failure::Server("an error reply".to_owned()));
     }
 
     fn answered(&mut self, start: Instant, done: Instant) {
@@ -106,13 +112,14 @@ impl Recorder {
     }
 
     /// A request that failed (connection lost, refused, error reply).
-    pub fn error(&mut self, start: Instant, at: Instant, why: &str) {
+    pub fn error(&mut self, start: Instant, at: Instant, why: &Failure) {
         if !self.counts(start) {
             return;
         }
         self.errors += 1;
+        *self.by_kind.entry(why.kind()).or_default() += 1;
         if self.first_error.is_none() {
-            self.first_error = Some(why.to_owned());
+            self.first_error = Some(why.to_string());
         }
         if let Some(bucket) = self.bucket(at) {
             bucket.errors += 1;
@@ -149,6 +156,9 @@ impl Recorder {
         };
         if self.first_error.is_none() {
             self.first_error.clone_from(&other.first_error);
+        }
+        for (kind, n) in &other.by_kind {
+            *self.by_kind.entry(*kind).or_default() += n;
         }
     }
 
@@ -192,6 +202,7 @@ impl Recorder {
                 })
                 .collect(),
             first_error: self.first_error.clone(),
+            errors_by_kind: self.by_kind.clone(),
         }
     }
 
@@ -267,6 +278,10 @@ pub struct Summary {
     pub percentiles: Vec<Percentile>,
     /// Why the first failed request failed.
     pub first_error: Option<String>,
+    /// Failed requests by kind: connection, protocol (a reply not of the
+    /// protocol), server (an error reply), fatal.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_by_kind: BTreeMap<Kind, u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -347,13 +362,19 @@ mod tests {
             from + Duration::from_millis(1510),
             true,
         );
-        r.error(from, from + Duration::from_millis(3), "refused");
+        r.error(
+            from,
+            from + Duration::from_millis(3),
+            &Failure::Connection("refused".to_owned()),
+        );
         r.timeout(from, from + Duration::from_millis(2100));
         let s = r.summary(Some(Duration::from_secs(2)), None);
         assert_eq!((s.requests, s.errors, s.timeouts), (2, 1, 1));
         assert!((s.achieved_rps - 1.0).abs() < 1e-9);
         assert!((s.latency_ms.max - 10.0).abs() < 0.1, "{:?}", s.latency_ms);
-        assert_eq!(s.first_error.as_deref(), Some("refused"));
+        assert_eq!(s.first_error.as_deref(), Some("connection: refused"));
+        assert_eq!(s.errors_by_kind.get(&Kind::Connection), Some(&1));
+        assert_eq!(s.errors_by_kind.len(), 1);
         let series = r.series(None, None);
         assert_eq!(series.len(), 3);
         assert_eq!((series[0].requests, series[0].errors), (1, 1));

@@ -3,7 +3,7 @@
 //! profile), benchmarked with afterburner's own load, instructions counted
 //! in the server under callgrind.
 
-use crate::support::{comparison, exclusive, only_run_dir, read_json, Sandbox};
+use crate::support::{busy, comparison, exclusive, only_run_dir, read_json, Sandbox};
 
 const SERVED: &str = r#"
 [target]
@@ -118,7 +118,8 @@ fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
     for r in runs.iter().filter(|r| r["workload"] == "paced") {
         let rps = r["figures"]["throughput"].as_f64().unwrap();
         // Never above the rate asked; below it only on a busy machine.
-        assert!((150.0..=320.0).contains(&rps), "asked 300/s, got {rps}");
+        assert!(rps > 0.0 && rps <= 320.0, "asked 300/s, got {rps}");
+        paced_floor(rps);
         assert!(r["figures"]["web.cpu"].as_f64().unwrap() > 0.0);
     }
 
@@ -281,6 +282,14 @@ fn instances_run_copies_side_by_side_and_add_their_rates() {
         assert!(logs
             .join(format!("r000-closed-same-time-{copy}.load.json"))
             .exists());
+    }
+}
+
+/// A paced load asked 300/s got near it, unless the machine is busy.
+fn paced_floor(rps: f64) {
+    match busy() {
+        None => assert!(rps >= 280.0, "asked 300/s, got {rps}"),
+        Some(why) => eprintln!("{why}: {rps}/s of 300/s asked, the floor not asserted"),
     }
 }
 
