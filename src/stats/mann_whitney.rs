@@ -63,11 +63,12 @@ fn asymptotic_p(u: f64, n1: usize, n2: usize, tie_term: f64) -> f64 {
         return 1.0;
     }
     let z = (u - mu - 0.5) / variance.sqrt();
-    2.0 * normal_sf(z)
+    2.0 * super::wilcoxon::normal_sf(z)
 }
 
-/// Midranks (1-based) of `values`, and the tie term Σ(t³ − t) over tie groups.
-fn ranks(values: &[f64]) -> (Vec<f64>, f64) {
+/// Midranks (1-based) of `values`, and the tie term Σ(t³ − t) over tie
+/// groups; the signed-rank test ranks magnitudes with it too.
+pub(super) fn ranks(values: &[f64]) -> (Vec<f64>, f64) {
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
     let mut ranks = vec![0.0; values.len()];
@@ -122,17 +123,4 @@ fn exact_sf(u: f64, n1: usize, n2: usize) -> f64 {
         total = total * (n + i) as f64 / i as f64;
     }
     (counts.iter().sum::<f64>() / total).min(1.0)
-}
-
-extern "C" {
-    // From the C math library, which Rust's std already links on every
-    // platform it supports; accurate to an ulp or so, which the p-values'
-    // 1e-9 agreement with scipy needs.
-    fn erfc(x: f64) -> f64;
-}
-
-/// P(Z > z) for a standard normal Z.
-fn normal_sf(z: f64) -> f64 {
-    // SAFETY: erfc is a pure function of a double, defined for every input.
-    0.5 * unsafe { erfc(z / std::f64::consts::SQRT_2) }
 }

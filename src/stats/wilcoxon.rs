@@ -83,7 +83,7 @@ pub fn wilcoxon_signed_rank(d: &[f64]) -> Option<Wilcoxon> {
     let nonzero: Vec<f64> = d.iter().copied().filter(|x| *x != 0.0).collect();
     let n = nonzero.len();
     let magnitudes: Vec<f64> = nonzero.iter().map(|x| x.abs()).collect();
-    let (ranks, tie_term) = average_ranks(&magnitudes);
+    let (ranks, tie_term) = super::mann_whitney::ranks(&magnitudes);
     let r_plus: f64 = nonzero
         .iter()
         .zip(&ranks)
@@ -252,7 +252,7 @@ pub fn hodges_lehmann_interval(d: &[f64], confidence: f64) -> Option<HodgesLehma
         f64::midpoint(walsh[m / 2 - 1], walsh[m / 2])
     };
     let tail = (1.0 - confidence.clamp(0.0, 1.0)) / 2.0;
-    let tie_term = average_ranks(d).1;
+    let tie_term = super::mann_whitney::ranks(d).1;
     let (found, achieved, method) = if tie_term == 0.0 && n <= EXACT_INTERVAL_UP_TO {
         let (k, achieved) = exact_rank(n, tail);
         (k, achieved, IntervalMethod::Exact)
@@ -321,31 +321,6 @@ fn asymptotic_rank(n: usize, tie_term: f64, tail: f64) -> (usize, f64) {
     let rank = k.max(1) as f64;
     let excluded = 0.5 * erfc_safe((mean + 0.5 - rank) / sigma / std::f64::consts::SQRT_2);
     (k, 1.0 - 2.0 * excluded)
-}
-
-/// Average ranks (1-based) of `values`, and the tie term Σ(t³ − t) over
-/// groups of equal values.
-fn average_ranks(values: &[f64]) -> (Vec<f64>, f64) {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
-    let mut ranks = vec![0.0; values.len()];
-    let mut tie_term = 0.0;
-    let mut start = 0;
-    while start < order.len() {
-        let mut end = start + 1;
-        #[allow(clippy::float_cmp)] // ties are exactly equal values
-        while end < order.len() && values[order[end]] == values[order[start]] {
-            end += 1;
-        }
-        let average = (start + end + 1) as f64 / 2.0;
-        for &index in &order[start..end] {
-            ranks[index] = average;
-        }
-        let t = (end - start) as f64;
-        tie_term += t * t * t - t;
-        start = end;
-    }
-    (ranks, tie_term)
 }
 
 extern "C" {
