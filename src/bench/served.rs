@@ -283,7 +283,11 @@ fn drive_window(
     record: &mut RunRecord,
 ) -> Result<()> {
     if !load.warmup.is_zero() {
-        warm_up(load, bindings, s)?;
+        if let Err(error) = warm_up(load, bindings, s) {
+            // This run fails; the bench goes on.
+            record.error = Some(format!("{error:#}"));
+            return Ok(());
+        }
     }
     let groups: Vec<libc::pid_t> = started.iter().flat_map(service::Services::groups).collect();
     if let Err(error) = crate::measure::window::switch(&groups, true) {
