@@ -154,6 +154,14 @@ fn resume_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
         )
     })?;
     let meta = runs::read_meta(&run_dir)?;
+    if let Some(stop) = &meta.stopped {
+        bail!(
+            "run {} is a sequential plan that already stopped after {} rounds ({:?}): there is nothing to resume\nhint: run `afterburner report` for its results, or `afterburner bench` for a new run (with a larger budget or max)",
+            meta.run_id,
+            stop.rounds,
+            stop.reason
+        );
+    }
     let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
     let workloads: Vec<&str> = e
         .workloads

@@ -301,8 +301,13 @@ fn drive_window(
         ..load.clone()
     };
     let result = drive(&measured, bindings, s, stem, record);
-    let off = crate::measure::window::switch(&groups, false);
-    result.and(off)
+    // A service that died during the load leaves nothing to switch off:
+    // that fails this run (it has its own error already), not the bench.
+    if let Err(error) = crate::measure::window::switch(&groups, false) {
+        record.success = false;
+        record.error.get_or_insert_with(|| format!("{error:#}"));
+    }
+    result
 }
 
 /// The load's warmup alone, on every instance, its outcome dropped.

@@ -66,6 +66,12 @@ fn a_clear_difference_stops_at_the_first_look() {
         rule.contains("alpha spending") && rule.contains("after 10 rounds"),
         "{rule}"
     );
+    // A plan that stopped has nothing to resume: refused, raw.jsonl intact.
+    sandbox
+        .afterburner(&["bench", "--resume"])
+        .assert_fails_with("already stopped after 10 rounds");
+    let after = std::fs::read_to_string(dir.join("raw.jsonl")).unwrap();
+    assert_eq!(after, raw);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
         report.contains("Sequential plan") && report.contains("stopped after 10 rounds"),
