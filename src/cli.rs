@@ -9,7 +9,7 @@ use crate::pipeline::{self, Context, Options};
 
 /// Make a C, C++ or Go program faster with feedback-directed optimization, and prove it.
 #[derive(Debug, Parser)]
-#[command(name = "afterburner", version, about)]
+#[command(name = "afterburner", version, about, after_help = optimizations_help())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -51,6 +51,7 @@ pub enum Command {
         json: bool,
     },
     /// What each optimization needs, what is here, and how to install the rest.
+    #[command(after_help = optimizations_help())]
     Doctor {
         /// Install what is missing with apt-get (as root).
         #[arg(long)]
@@ -61,6 +62,14 @@ pub enum Command {
     Load(crate::load::command::LoadArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),
+}
+
+/// The words of a variant's `optimize` list, from their declarations.
+fn optimizations_help() -> String {
+    format!(
+        "Optimizations (a variant's `optimize` list; stack them in order):\n{}",
+        crate::toolchain::optimize::table()
+    )
 }
 
 #[derive(Debug, Args)]

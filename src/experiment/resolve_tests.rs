@@ -43,7 +43,7 @@ fn loads_a_good_file_with_defaults() {
     assert_eq!(e.variants.len(), 2);
     assert_eq!(
         e.variants[1].optimize,
-        vec![Optimization::Pgo, Optimization::Lto]
+        vec![Optimization::PGO, Optimization::LTO]
     );
     assert!(e.variants[1].needs_profile());
     assert_eq!(e.bench.repetitions, 10);

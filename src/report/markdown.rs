@@ -207,7 +207,7 @@ fn variants(out: &mut String, results: &Results) {
         }
     };
     for v in &results.variants {
-        let optimize: Vec<&str> = v.optimize.iter().map(|o| o.name()).collect();
+        let optimize: Vec<&str> = v.optimize.iter().map(|o| o.word()).collect();
         let mut ldflags = flags(&v.ldflags);
         if !v.goflags.is_empty() {
             let _ = write!(ldflags, "; GOFLAGS `{}`", v.goflags);
