@@ -7,6 +7,7 @@ pub mod bolt_perf;
 mod clang_pgo;
 mod gcc_pgo;
 mod go_pgo;
+mod merge;
 pub mod optimize;
 pub mod sampling;
 pub mod tools;
