@@ -4,6 +4,7 @@
 
 mod abuse;
 mod architecture;
+mod codegen;
 mod errors;
 mod figures;
 mod html;

@@ -41,6 +41,7 @@ optimizations! {
     lto,
     march,
     o3,
+    nosi,
 }
 
 /// One optimization: a word of `optimize`, and what it does to a variant's
