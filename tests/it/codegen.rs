@@ -19,6 +19,10 @@ name = "baseline"
 name = "nosi"
 optimize = ["nosi"]
 
+[[variant]]
+name = "noplt"
+optimize = ["noplt"]
+
 [[workload]]
 name = "total"
 run = "{bin.interpose} 200000"
@@ -49,4 +53,20 @@ fn nosi_inlines_an_exported_call_in_a_shared_library() {
     let meta = read_json(&run_dir.join("meta.json"));
     let cflags = meta["variants"][1]["cflags"].as_str().unwrap();
     assert!(cflags.contains("-fno-semantic-interposition"), "{cflags}");
+}
+
+/// Each call of `weight` through the PLT jumps to a stub that jumps on;
+/// `noplt` calls through the GOT directly: 1,440,833 → 1,340,479
+/// instructions at n = 100,000 with gcc 12 -O2 (callgrind), 7% fewer.
+#[test]
+fn noplt_calls_an_exported_function_without_the_plt_stub() {
+    let sandbox = Sandbox::with_fixture("interpose");
+    sandbox.write("afterburner.toml", INTERPOSE);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let run_dir = only_run_dir(&sandbox);
+    let results = read_json(&run_dir.join("results.json"));
+    let noplt = comparison(&results, "total", "instructions", "noplt");
+    let ratio = noplt["ratio"].as_f64().unwrap();
+    assert!((0.85..0.99).contains(&ratio), "noplt ratio {ratio}");
+    assert_instruction_verdict(&results, noplt, "faster");
 }

@@ -42,6 +42,7 @@ optimizations! {
     march,
     o3,
     nosi,
+    noplt,
 }
 
 /// One optimization: a word of `optimize`, and what it does to a variant's
