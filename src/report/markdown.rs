@@ -15,6 +15,14 @@ use crate::stats::{Comparison, Precision};
 pub struct Markdown;
 
 impl Exporter for Markdown {
+    fn name(&self) -> &'static str {
+        "markdown"
+    }
+
+    fn describe(&self) -> &'static str {
+        "report.md: the tables, rules and warnings as Markdown"
+    }
+
     fn render(&self, results: &Results) -> Result<Vec<u8>> {
         let mut out = String::new();
         let _ = writeln!(
