@@ -14,5 +14,6 @@ mod rebuild;
 mod rundir;
 mod sequential;
 mod services;
+mod snapshots;
 mod strays;
 mod support;
