@@ -1,6 +1,6 @@
 //! The renderers under snapshot tests: from a fixed results.json (a real
 //! run of the hotpath fixture: baseline, gcc PGO and -O3; wall, user,
-//! max_rss and callgrind instructions), the terminal summary, report.md,
+//! `max_rss` and callgrind instructions), the terminal summary, report.md,
 //! the CSV and the HTML page, so that a change of layout shows as a diff
 //! to review (`cargo insta review`, or `INSTA_UPDATE=always cargo test`
 //! and `git diff`), not as a surprise.
