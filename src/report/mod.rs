@@ -9,6 +9,7 @@
 //! `--help` lists it; nothing else names it.
 
 mod agreement;
+mod axes;
 pub mod compare;
 mod format;
 mod headline;

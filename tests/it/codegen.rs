@@ -70,3 +70,44 @@ fn noplt_calls_an_exported_function_without_the_plt_stub() {
     assert!((0.85..0.99).contains(&ratio), "noplt ratio {ratio}");
     assert_instruction_verdict(&results, noplt, "faster");
 }
+
+/// A `[[matrix]]` expands into variants that build and run like written
+/// ones, record their axis values, and report.md groups them by axis.
+#[test]
+fn a_matrix_runs_and_the_report_groups_by_axis() {
+    let sandbox = Sandbox::with_fixture("interpose");
+    let text = INTERPOSE.replace(
+        "[[variant]]\nname = \"nosi\"\noptimize = [\"nosi\"]\n\n[[variant]]\nname = \"noplt\"\noptimize = [\"noplt\"]\n",
+        "[[matrix]]\noptimize = [[\"nosi\"], [\"noplt\"], [\"nosi\", \"noplt\"]]\nenv.LC_ALL = [\"C\"]\n",
+    );
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let run_dir = only_run_dir(&sandbox);
+    let results = read_json(&run_dir.join("results.json"));
+    let names: Vec<&str> = results["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "baseline",
+            "nosi-LC_ALL_C",
+            "noplt-LC_ALL_C",
+            "nosi+noplt-LC_ALL_C"
+        ]
+    );
+    assert_eq!(results["variants"][3]["axes"]["optimize"], "nosi+noplt");
+    assert_eq!(results["variants"][3]["env"]["LC_ALL"], "C");
+    let both = comparison(&results, "total", "instructions", "nosi+noplt-LC_ALL_C");
+    assert!(both["ratio"].as_f64().unwrap() < 0.8, "{both:#}");
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(report.contains("## By matrix axis"), "{report}");
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("| total | instructions | env.LC_ALL | C | 3 |"))
+        .unwrap_or_else(|| panic!("no env.LC_ALL row:\n{report}"));
+    assert!(row.ends_with(" |"), "{row}");
+}

@@ -35,6 +35,7 @@ impl Cx<'_> {
                 sample_event: None,
                 bolt_profile: BoltProfile::Auto,
                 march: None,
+                axes: BTreeMap::new(),
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -100,6 +101,7 @@ impl Cx<'_> {
                     sample_event,
                     bolt_profile,
                     march,
+                    axes: v.axes.clone(),
                 })
             })
             .collect()
