@@ -651,6 +651,7 @@ fn bench_meta(
         instruction_counter: counter,
         metrics,
         variants,
+        workload_sets: e.workload_sets.clone(),
         training_workloads: e
             .workloads
             .iter()

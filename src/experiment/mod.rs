@@ -48,6 +48,8 @@ pub struct Experiment {
     /// Variants in file order; the first is the baseline.
     pub variants: Vec<Variant>,
     pub workloads: Vec<Workload>,
+    /// Query sets (`each`): the set's name → its workloads, in file order.
+    pub workload_sets: BTreeMap<String, Vec<String>>,
     pub bench: Bench,
     /// Values for `{params.KEY}` (after `--quick` overrides).
     pub params: BTreeMap<String, String>,

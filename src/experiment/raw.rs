@@ -69,7 +69,7 @@ pub struct RawService {
 }
 
 /// `[workload.load]`: requests sent by afterburner's own load generator.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLoad {
     pub driver: Spanned<String>,
@@ -174,10 +174,14 @@ pub struct RawMatrix {
     pub exclude: Vec<Spanned<toml::Table>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawWorkload {
     pub name: Spanned<String>,
+    /// A query set: one workload per file, `"queries/*.sql"` (a wildcard
+    /// in the file name) or a list of files; `{each}` is the file's stem,
+    /// `{each.path}` its path and `{each.text}` its content.
+    pub each: Option<Spanned<RawEach>>,
     pub role: Option<Spanned<String>>,
     /// A command to run; or `load` instead.
     pub run: Option<Spanned<String>>,
@@ -190,8 +194,16 @@ pub struct RawWorkload {
     pub figures: Vec<RawFigure>,
 }
 
+/// `each = "dir/*.sql"` or `each = ["a.sql", "b.sql"]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawEach {
+    Pattern(String),
+    Files(Vec<String>),
+}
+
 /// A figure a batch workload prints itself, read with a regex.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawFigure {
     pub name: Spanned<String>,

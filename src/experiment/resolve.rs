@@ -18,6 +18,7 @@ use super::{
 use crate::toolchain::Compiler;
 use crate::units::parse_duration;
 
+mod each;
 mod matrix;
 mod services;
 mod variants;
@@ -53,7 +54,9 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     if quick {
         variants = cx.quick_variants(variants, &quick_section)?;
     }
-    let workloads = cx.workloads(&raw.workloads, &target, &params, &dir)?;
+    let (raw_workloads, workload_sets) =
+        cx.expand_each(std::mem::take(&mut raw.workloads), &dir)?;
+    let workloads = cx.workloads(&raw_workloads, &target, &params, &dir)?;
     let bench = cx.bench(&raw.bench, quick.then_some(&quick_section))?;
     Ok(Experiment {
         file: absolute,
@@ -61,6 +64,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         target,
         variants,
         workloads,
+        workload_sets,
         bench,
         params,
     })

@@ -14,6 +14,7 @@ mod rebuild;
 mod rundir;
 mod sequential;
 mod services;
+mod shapes;
 mod snapshots;
 mod strays;
 mod support;
