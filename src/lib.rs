@@ -9,7 +9,7 @@
 //! phases     pipeline · bench · doctor · store (history)
 //! records    report (results, exporters) · context (experiment + workdir)
 //!            runs (meta.json, raw.jsonl: the only writer and reader) · build
-//! engines    measure · service · source · workdir
+//! engines    measure · service · step · source · workdir
 //! model      experiment (the validated experiment file)
 //! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
 //! probes     env (the machine) · stats (verdicts)
@@ -40,6 +40,7 @@ pub mod runs;
 pub mod service;
 pub mod source;
 pub mod stats;
+pub mod step;
 pub mod store;
 pub mod toolchain;
 pub mod units;

@@ -52,8 +52,12 @@ pub struct RawTarget {
 #[serde(deny_unknown_fields)]
 pub struct RawService {
     pub name: Spanned<String>,
-    /// Command line; `{port}` is this service's free port.
+    /// Command line; `{port}` is this service's free port, `{state}` its
+    /// state directory.
     pub start: Spanned<String>,
+    /// Run once per variant before the service first starts, in its fresh
+    /// state directory (`initdb -D {state}`, a data load); untimed.
+    pub setup: Option<Spanned<String>>,
     /// `tcp` (default), `log:REGEX`, `command:CMD`, `redis`, `memcached`, `http:/PATH`.
     pub ready: Option<Spanned<String>>,
     pub ready_timeout: Option<Spanned<String>>,
@@ -187,6 +191,11 @@ pub struct RawWorkload {
     pub run: Option<Spanned<String>>,
     pub load: Option<Spanned<RawLoad>>,
     pub train_run: Option<Spanned<String>>,
+    /// Run before each run, after its services started, outside the
+    /// measurement (`pgbench -i`, a cache flush).
+    pub before: Option<Spanned<String>>,
+    /// Run after each run, before its services stop, outside the measurement.
+    pub after: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
     /// CPUs the workload (or load client) runs on.
     pub cpus: Option<Spanned<String>>,

@@ -431,6 +431,16 @@ impl Cx<'_> {
                 .as_ref()
                 .map(|t| self.template(t, target, params))
                 .transpose()?;
+            let before = w
+                .before
+                .as_ref()
+                .map(|t| self.template(t, target, params))
+                .transpose()?;
+            let after = w
+                .after
+                .as_ref()
+                .map(|t| self.template(t, target, params))
+                .transpose()?;
             let figures = w
                 .figures
                 .iter()
@@ -442,6 +452,8 @@ impl Cx<'_> {
                 run,
                 load,
                 train_run,
+                before,
+                after,
                 timeout: self.duration(w.timeout.as_ref(), DEFAULT_RUN_TIMEOUT)?,
                 figures,
                 cpus: self.cpus(w.cpus.as_ref())?,
@@ -489,8 +501,8 @@ impl Cx<'_> {
                 ("bin", Some(b)) => target.binaries.contains_key(b),
                 ("params", Some(p)) => params.contains_key(p),
                 ("profile", None) => true,
-                ("port", None) => !services.is_empty(),
-                ("port", Some(s)) => services.contains(&s),
+                ("port" | "state", None) => !services.is_empty(),
+                ("port" | "state", Some(s)) => services.contains(&s),
                 _ => false,
             })
             .map_err(|e| {
@@ -498,8 +510,13 @@ impl Cx<'_> {
                 let ps = params.keys().map(|p| format!("{{params.{p}}}"));
                 let ports = services
                     .iter()
-                    .map(|s| format!("{{port.{s}}}"))
-                    .chain((!services.is_empty()).then(|| "{port}".to_owned()));
+                    .flat_map(|s| [format!("{{port.{s}}}"), format!("{{state.{s}}}")])
+                    .chain(
+                        (!services.is_empty())
+                            .then(|| ["{port}".to_owned(), "{state}".to_owned()])
+                            .into_iter()
+                            .flatten(),
+                    );
                 let known: Vec<String> = bins
                     .chain(ps)
                     .chain(ports)
