@@ -59,7 +59,7 @@ pub enum Command {
         fix: bool,
     },
     /// Load a running server (redis, memcached, http, postgres, exec): closed loop, fixed rate, or an SLA search.
-    #[command(after_help = crate::load::command::REQUEST_SYNTAX)]
+    #[command(after_help = crate::load::command::request_syntax())]
     Load(crate::load::command::LoadArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),

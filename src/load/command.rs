@@ -13,27 +13,9 @@ use super::sla::{self, Sla};
 use super::{parse_url, run, series_csv, template, LoadSpec, Model, Summary};
 use crate::units::parse_duration;
 
-/// Each driver's request syntax, with an example; `load --help` prints it
-/// and the README has the same table.
-pub const REQUEST_SYNTAX: &str = r#"Requests, per driver (words split as a shell would; {NAME} is a --var):
-  redis      a command and its arguments, sent as RESP:
-               -r "GET key:{k}"   -r "SET key:{k} value-{k}"   -r "HSET h f{k} {k}"
-  memcached  retrievals and the rest as the protocol has them; storage commands
-             (set, add, replace, append, prepend) with the value in place of the
-             data block: KEY VALUE (flags and expiry 0) or KEY FLAGS EXPTIME VALUE:
-               -r "set key:{k} value-{k}"   -r "set key:{k} 0 300 value-{k}"
-               -r "get key:{k}"   -r "get key:1 key:2 key:3"   -r "delete key:{k}"
-  http       METHOD PATH ['Name: value'...] [BODY] (default GET of the URL's path):
-               -r "GET /items/{k}"
-               -r "POST /items 'Content-Type: application/json' '{{"id": {k}}}'"
-             ({{ and }} are literal braces)
-  postgres   one SQL statement, prepared once per client; each {NAME} becomes a
-             parameter ($1, $2, ...) typed as the statement needs:
-               -r "SELECT abalance FROM pgbench_accounts WHERE aid = {k}"
-  exec       a command run per request (no shell); exit 0 is success:
-               exec -r "redis-cli -p 6379 GET key:{k}"
-Variables: --var k=uniform:LO:HI | zipf:LO:HI[:THETA] | seq:LO:HI | csv:FILE:COLUMN
-Errors: the first error is printed in the server's own words (-ERR ..., CLIENT_ERROR ..., the SQL error)."#;
+/// Each driver's request syntax, with an example, from the drivers' own
+/// declarations; `load --help` prints it and the README has the same table.
+pub use super::driver::request_syntax;
 
 #[derive(Debug, Args)]
 pub struct LoadArgs {

@@ -4,8 +4,41 @@
 //! sent with its `Content-Length`); replies end by `Content-Length` or
 //! chunked encoding; a status of 400 or more counts as a failed request.
 
+use super::driver::{Client, DriverKind};
 use super::protocol::{line, Malformed, Protocol, Reply};
 use super::request::Words;
+use super::LoadSpec;
+
+/// The `http` driver.
+pub struct HttpDriver;
+
+impl DriverKind for HttpDriver {
+    fn name(&self) -> &'static str {
+        "http"
+    }
+
+    fn url_form(&self) -> &'static str {
+        "http://HOST:PORT/PATH"
+    }
+
+    fn default_port(&self) -> u16 {
+        80
+    }
+
+    fn default_request(&self, path: &str) -> Option<String> {
+        Some(format!("GET {}", if path.is_empty() { "/" } else { path }))
+    }
+
+    fn syntax(&self) -> &'static str {
+        "METHOD PATH ['Name: value'...] [BODY] (default GET of the URL's path):\n  -r \"GET /items/{k}\"\n  -r \"POST /items 'Content-Type: application/json' '{{\"id\": {k}}}'\"\n({{ and }} are literal braces)"
+    }
+
+    fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<Client<'a>> {
+        Ok(Client::Engine(Box::new(Http {
+            host: spec.address.clone().unwrap_or_default(),
+        })))
+    }
+}
 
 #[derive(Debug)]
 pub struct Http {

@@ -212,20 +212,17 @@ fn check_clients(driver: Driver, clients: usize, instances: usize) -> Result<(),
             "give 1 client or more",
         );
     }
-    match driver {
-        Driver::Exec | Driver::Postgres => {
-            if all > MAX_BLOCKING_CLIENTS {
-                return refuse("clients", format!("{all} clients, each a thread of its own with the {} driver, is more than 10000", driver.name()), "give at most 10000 clients");
-            }
+    if driver.blocking() {
+        if all > MAX_BLOCKING_CLIENTS {
+            return refuse("clients", format!("{all} clients, each a thread of its own with the {} driver, is more than 10000", driver.name()), "give at most 10000 clients");
         }
-        _ => {
-            let limit = descriptor_limit();
-            let needed = u64::try_from(all)
-                .unwrap_or(u64::MAX)
-                .saturating_add(SPARE_DESCRIPTORS);
-            if needed > limit {
-                return refuse("clients", format!("{all} clients need {all} connections, and this process may open {limit} descriptors"), format!("give at most {} clients, or raise the limit: `ulimit -n {needed}` in the shell that starts afterburner", limit.saturating_sub(SPARE_DESCRIPTORS).max(1)));
-            }
+    } else {
+        let limit = descriptor_limit();
+        let needed = u64::try_from(all)
+            .unwrap_or(u64::MAX)
+            .saturating_add(SPARE_DESCRIPTORS);
+        if needed > limit {
+            return refuse("clients", format!("{all} clients need {all} connections, and this process may open {limit} descriptors"), format!("give at most {} clients, or raise the limit: `ulimit -n {needed}` in the shell that starts afterburner", limit.saturating_sub(SPARE_DESCRIPTORS).max(1)));
         }
     }
     Ok(())
@@ -243,7 +240,7 @@ mod tests {
 
     fn settings(model: Model) -> Settings {
         Settings {
-            driver: Driver::Redis,
+            driver: Driver::REDIS,
             model,
             warmup: Duration::from_secs(1),
             timeout: Duration::from_secs(5),

@@ -6,11 +6,39 @@
 //! VALUE`; the byte count and the data line are composed. `ERROR`,
 //! `CLIENT_ERROR` and `SERVER_ERROR` replies count as failed requests.
 
+use super::driver::{Client, DriverKind};
 use super::protocol::{integer, line, Malformed, Protocol, Reply};
 use super::request::Words;
+use super::LoadSpec;
 
 #[derive(Debug, Default)]
 pub struct Memcached;
+
+impl DriverKind for Memcached {
+    fn name(&self) -> &'static str {
+        "memcached"
+    }
+
+    fn url_form(&self) -> &'static str {
+        "memcached://HOST:PORT"
+    }
+
+    fn default_port(&self) -> u16 {
+        11211
+    }
+
+    fn default_request(&self, _path: &str) -> Option<String> {
+        Some("get key".to_owned())
+    }
+
+    fn syntax(&self) -> &'static str {
+        "retrievals and the rest as the protocol has them; storage commands\n(set, add, replace, append, prepend) with the value in place of the\ndata block: KEY VALUE (flags and expiry 0) or KEY FLAGS EXPTIME VALUE:\n  -r \"set key:{k} value-{k}\"   -r \"set key:{k} 0 300 value-{k}\"\n  -r \"get key:{k}\"   -r \"get key:1 key:2 key:3\"   -r \"delete key:{k}\""
+    }
+
+    fn client<'a>(&self, _spec: &'a LoadSpec) -> anyhow::Result<Client<'a>> {
+        Ok(Client::Engine(Box::new(Memcached)))
+    }
+}
 
 const STORAGE: [&[u8]; 5] = [b"set", b"add", b"replace", b"append", b"prepend"];
 

@@ -1,20 +1,45 @@
 //! Load on a server: a driver speaks its protocol, a model paces the
 //! requests (`iterations`, `closed`, `rate`, and the `sla` search built on
 //! `rate`), a recorder keeps every latency in an `HdrHistogram`.
+//!
+//! To add a driver: write `load/<name>.rs` with a unit struct implementing
+//! [`driver::DriverKind`] — its name (the URL scheme and `driver = "…"`),
+//! URL form, default port and request, request syntax, and its `client`:
+//! a [`protocol::Protocol`] (encode a request, find where a reply ends) for
+//! the event loop, or a blocking call per request — and add
+//! `<name>::<Struct>` to the `drivers!` list below. `afterburner load URL`,
+//! experiments, `load --help` and every hint then know it. Written by hand
+//! besides: the README's table, and a readiness check by the driver
+//! (`ready = "redis"`, in `experiment/resolve/services.rs`) if it wants one.
 
 mod blocking;
 pub mod command;
+pub mod driver;
 mod engine;
 mod failure;
-mod http;
 pub mod limits;
-mod memcached;
-mod postgres;
 mod protocol;
 mod recorder;
-mod redis;
 pub mod request;
 pub mod sla;
+
+/// Declares each driver's module and lists them: the one list of drivers.
+macro_rules! drivers {
+    ($($module:ident :: $driver:ident),* $(,)?) => {
+        $(mod $module;)*
+
+        /// Every load driver, in the order help and hints list them.
+        pub const DRIVERS: &[Driver] = &[$(Driver(&$module::$driver)),*];
+    };
+}
+
+drivers! {
+    redis::Redis,
+    memcached::Memcached,
+    http::HttpDriver,
+    postgres::PostgresDriver,
+    exec::ExecDriver,
+}
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -25,59 +50,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
+pub use driver::Driver;
 pub use recorder::{series_csv, Latency, Percentile, SeriesRow, Summary};
 pub use request::{RequestTemplate, Source};
 
-use protocol::Protocol;
 use recorder::Recorder;
-
-/// The wire protocol requests speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Driver {
-    Redis,
-    Memcached,
-    Http,
-    /// A command per request.
-    Exec,
-    /// PostgreSQL, extended query protocol: a prepared statement per client.
-    Postgres,
-}
-
-impl Driver {
-    pub const ALL: [Driver; 5] = [
-        Driver::Redis,
-        Driver::Memcached,
-        Driver::Http,
-        Driver::Exec,
-        Driver::Postgres,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Driver::Redis => "redis",
-            Driver::Memcached => "memcached",
-            Driver::Http => "http",
-            Driver::Exec => "exec",
-            Driver::Postgres => "postgres",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|d| d.name() == name)
-    }
-
-    /// The request sent when none is given.
-    pub fn default_request(self, path: &str) -> Option<String> {
-        match self {
-            Driver::Redis => Some("PING".to_owned()),
-            Driver::Memcached => Some("get key".to_owned()),
-            Driver::Http => Some(format!("GET {}", if path.is_empty() { "/" } else { path })),
-            Driver::Exec => None,
-            Driver::Postgres => Some("SELECT 1".to_owned()),
-        }
-    }
-}
 
 /// How requests are paced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,9 +132,10 @@ pub fn request_template(
     text: &str,
     vars: &BTreeMap<String, Source>,
 ) -> Result<RequestTemplate> {
-    match driver {
-        Driver::Postgres => RequestTemplate::sql(text, vars),
-        _ => RequestTemplate::new(text, vars),
+    if driver.sql() {
+        RequestTemplate::sql(text, vars)
+    } else {
+        RequestTemplate::new(text, vars)
     }
 }
 
@@ -235,9 +213,10 @@ fn plan(spec: &LoadSpec) -> Result<Plan> {
     let start = Instant::now() + Duration::from_millis(50);
     let from = start + spec.warmup;
     let end = duration.map(|d| from + d);
-    let workers = match spec.driver {
-        Driver::Exec | Driver::Postgres => clients,
-        _ => spec.threads.clamp(1, clients),
+    let workers = if spec.driver.blocking() {
+        clients
+    } else {
+        spec.threads.clamp(1, clients)
     };
     let shares = (0..workers)
         .map(|w| {
@@ -339,39 +318,20 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
             handles.into_iter().map(join).collect::<Vec<_>>()
         })
     };
-    let recorders = match spec.driver {
-        Driver::Exec | Driver::Postgres => {
-            let sql = postgres::Sql::parse(&spec.request.text).text;
-            let conninfo = spec.address.clone().unwrap_or_default();
-            let connect = || -> Result<Box<dyn blocking::Call>, failure::Failure> {
-                Ok(match spec.driver {
-                    Driver::Postgres => {
-                        Box::new(postgres::Postgres::connect(&conninfo, &sql, spec.timeout)?)
-                    }
-                    _ => Box::new(blocking::Exec {
-                        cwd: spec.cwd.clone(),
-                    }),
-                })
-            };
-            each(&|share, generator, recorder| {
-                Ok(blocking::run_client(
-                    &connect, generator, share, start, recorder,
-                ))
-            })
-        }
-        driver => {
+    let recorders = match spec.driver.client(spec)? {
+        driver::Client::Blocking(connect) => each(&|share, generator, recorder| {
+            Ok(blocking::run_client(
+                &connect, generator, share, start, recorder,
+            ))
+        }),
+        driver::Client::Engine(protocol) => {
             let address = spec.address.as_deref().with_context(|| {
-                format!("the {} driver needs an address (host:port)", driver.name())
+                format!(
+                    "the {} driver needs an address (host:port)",
+                    spec.driver.name()
+                )
             })?;
             let addr = resolve(address)?;
-            let protocol: Box<dyn Protocol> = match driver {
-                Driver::Redis => Box::new(redis::Redis),
-                Driver::Memcached => Box::new(memcached::Memcached),
-                Driver::Http => Box::new(http::Http {
-                    host: address.to_owned(),
-                }),
-                Driver::Exec | Driver::Postgres => unreachable!("handled above"),
-            };
             let protocol = &*protocol;
             each(&|share, generator, recorder| {
                 engine::run(protocol, generator, addr, share, start, recorder)
@@ -417,17 +377,25 @@ fn resolve(address: &str) -> Result<SocketAddr> {
 /// Split `scheme://host:port/path` into driver, address and path.
 pub fn parse_url(url: &str) -> Result<(Driver, Option<String>, String)> {
     if url == "exec" {
-        return Ok((Driver::Exec, None, String::new()));
+        return Ok((Driver::EXEC, None, String::new()));
     }
-    let (scheme, rest) = url.split_once("://").with_context(|| {
-        format!("`{url}` has no scheme\nhint: write redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH, postgres://USER@HOST:PORT/DB or exec")
-    })?;
+    let forms = || {
+        DRIVERS
+            .iter()
+            .map(|d| d.url_form())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (scheme, rest) = url
+        .split_once("://")
+        .with_context(|| format!("`{url}` has no scheme\nhint: write {}", forms()))?;
     let driver = Driver::from_name(scheme).with_context(|| {
         format!(
-            "unknown driver `{scheme}`\nhint: use one of redis, memcached, http, postgres, exec"
+            "unknown driver `{scheme}`\nhint: use one of {}",
+            Driver::names()
         )
     })?;
-    if driver == Driver::Postgres {
+    if driver.url_is_address() {
         // libpq's URL form is the connection string itself.
         return Ok((driver, Some(url.to_owned()), String::new()));
     }
@@ -435,16 +403,10 @@ pub fn parse_url(url: &str) -> Result<(Driver, Option<String>, String)> {
         Some(i) => (&rest[..i], rest[i..].to_owned()),
         None => (rest, String::new()),
     };
-    let default_port = match driver {
-        Driver::Redis => 6379,
-        Driver::Memcached => 11211,
-        Driver::Postgres => 5432,
-        Driver::Http | Driver::Exec => 80,
-    };
     let address = if hostport.contains(':') {
         hostport.to_owned()
     } else {
-        format!("{hostport}:{default_port}")
+        format!("{hostport}:{}", driver.default_port())
     };
     Ok((driver, Some(address), path))
 }
@@ -501,12 +463,12 @@ mod tests {
         let (d, a, p) = parse_url("redis://127.0.0.1").unwrap();
         assert_eq!(
             (d, a.as_deref(), p.as_str()),
-            (Driver::Redis, Some("127.0.0.1:6379"), "")
+            (Driver::REDIS, Some("127.0.0.1:6379"), "")
         );
         let (d, a, p) = parse_url("http://localhost:8080/x?y=1").unwrap();
         assert_eq!(
             (d, a.as_deref(), p.as_str()),
-            (Driver::Http, Some("localhost:8080"), "/x?y=1")
+            (Driver::HTTP, Some("localhost:8080"), "/x?y=1")
         );
         assert!(format!("{:#}", parse_url("mysql://h").unwrap_err()).contains("unknown driver"));
         assert!(parse_url("localhost:80").is_err());
@@ -515,10 +477,10 @@ mod tests {
     #[test]
     fn exec_runs_commands_and_counts_failures() {
         let spec = LoadSpec {
-            driver: Driver::Exec,
+            driver: Driver::EXEC,
             address: None,
             request: template(
-                Driver::Exec,
+                Driver::EXEC,
                 "sh -c 'exit {code}'",
                 &BTreeMap::from([("code".to_owned(), "seq:0:1".to_owned())]),
                 std::path::Path::new("."),

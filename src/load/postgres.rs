@@ -16,8 +16,56 @@ use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, Statement};
 
 use super::blocking::Call;
+use super::driver::DriverKind;
 use super::failure::Failure;
 use super::request::Words;
+use super::LoadSpec;
+
+/// The `postgres` driver.
+pub struct PostgresDriver;
+
+impl DriverKind for PostgresDriver {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn url_form(&self) -> &'static str {
+        "postgres://USER@HOST:PORT/DB"
+    }
+
+    fn default_port(&self) -> u16 {
+        5432
+    }
+
+    fn url_is_address(&self) -> bool {
+        true
+    }
+
+    fn default_request(&self, _path: &str) -> Option<String> {
+        Some("SELECT 1".to_owned())
+    }
+
+    fn syntax(&self) -> &'static str {
+        "one SQL statement, prepared once per client; each {NAME} becomes a\nparameter ($1, $2, ...) typed as the statement needs:\n  -r \"SELECT abalance FROM pgbench_accounts WHERE aid = {k}\""
+    }
+
+    fn sql(&self) -> bool {
+        true
+    }
+
+    fn blocking(&self) -> bool {
+        true
+    }
+
+    fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<super::driver::Client<'a>> {
+        let sql = Sql::parse(&spec.request.text).text;
+        let conninfo = spec.address.clone().unwrap_or_default();
+        let timeout = spec.timeout;
+        Ok(super::driver::Client::Blocking(Box::new(move || {
+            Ok(Box::new(Postgres::connect(&conninfo, &sql, timeout)?) as Box<dyn Call>)
+        })))
+    }
+}
 
 /// A request's SQL with `$n` parameters, and the variable names behind them.
 #[derive(Debug, Clone, PartialEq, Eq)]

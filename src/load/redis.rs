@@ -1,11 +1,39 @@
 //! Redis serialization protocol (RESP2): requests as arrays of bulk strings,
 //! replies of any type, errors (`-…`) counted as failed requests.
 
+use super::driver::{Client, DriverKind};
 use super::protocol::{integer, line, Malformed, Protocol, Reply};
 use super::request::Words;
+use super::LoadSpec;
 
 #[derive(Debug, Default)]
 pub struct Redis;
+
+impl DriverKind for Redis {
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    fn url_form(&self) -> &'static str {
+        "redis://HOST:PORT"
+    }
+
+    fn default_port(&self) -> u16 {
+        6379
+    }
+
+    fn default_request(&self, _path: &str) -> Option<String> {
+        Some("PING".to_owned())
+    }
+
+    fn syntax(&self) -> &'static str {
+        "a command and its arguments, sent as RESP:\n  -r \"GET key:{k}\"   -r \"SET key:{k} value-{k}\"   -r \"HSET h f{k} {k}\""
+    }
+
+    fn client<'a>(&self, _spec: &'a LoadSpec) -> anyhow::Result<Client<'a>> {
+        Ok(Client::Engine(Box::new(Redis)))
+    }
+}
 
 impl Protocol for Redis {
     fn encode(&self, words: &Words, out: &mut Vec<u8>) {

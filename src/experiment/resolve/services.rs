@@ -108,11 +108,11 @@ impl Cx<'_> {
         Ok(match text.split_once(':') {
             None if text == "tcp" => Ready::Tcp,
             None if text == "redis" => Ready::Ping {
-                driver: Driver::Redis,
+                driver: Driver::REDIS,
                 request: "PING".to_owned(),
             },
             None if text == "memcached" => Ready::Ping {
-                driver: Driver::Memcached,
+                driver: Driver::MEMCACHED,
                 request: "version".to_owned(),
             },
             Some(("log", regex)) => {
@@ -125,7 +125,7 @@ impl Cx<'_> {
                 Ready::Command(self.template_with(&spanned, target, params, names)?)
             }
             Some(("http", path)) => Ready::Ping {
-                driver: Driver::Http,
+                driver: Driver::HTTP,
                 request: format!("GET {path}"),
             },
             _ => {
@@ -151,12 +151,12 @@ impl Cx<'_> {
             self.invalid(
                 l.driver.span(),
                 format!("unknown driver `{}`", l.driver.get_ref()),
-                "use driver = \"redis\", \"memcached\", \"http\", \"postgres\" or \"exec\"",
+                format!("use one of the drivers: {}", Driver::names()),
             )
         })?;
         let address = match &l.address {
             Some(a) => self.template(a, target, params)?,
-            None if driver == Driver::Exec => Template::new(""),
+            None if driver == Driver::EXEC => Template::new(""),
             None if target.services.is_empty() => return Err(self.invalid(
                 l.driver.span(),
                 "the load has no address and the target starts no service",
