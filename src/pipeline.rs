@@ -236,6 +236,8 @@ fn train_variant(
         fs_err::remove_dir_all(&dirs.profile)?;
     }
     fs_err::create_dir_all(toolchain::raw_dir(&dirs))?;
+    // A service that runs as a user of its own writes its profile too.
+    crate::service::give_to_users(&cx.experiment.target.services, &dirs.profile)?;
     let logs = cx.workdir.variant_logs(&variant.name);
     fs_err::create_dir_all(&logs)?;
     // A fresh state for the services of each training round.

@@ -442,6 +442,55 @@ fn timeval(tv: libc::timeval) -> Duration {
     Duration::from_secs(secs) + Duration::from_micros(u64::from(micros))
 }
 
+/// The uid and gid of the user `name`, if this machine has one.
+pub fn lookup_user(name: &str) -> Option<(u32, u32)> {
+    let c_name = std::ffi::CString::new(name).ok()?;
+    // SAFETY: getpwnam_r writes only into `pwd` and `buf`, both ours and
+    // large enough as passed; `result` points into them or is null.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 16 * 1024];
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwnam_r(
+            c_name.as_ptr(),
+            &raw mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &raw mut result,
+        );
+        (rc == 0 && !result.is_null()).then_some((pwd.pw_uid, pwd.pw_gid))
+    }
+}
+
+/// Make `path` and everything under it owned by `uid`:`gid`.
+pub fn chown_tree(path: &std::path::Path, uid: u32, gid: u32) -> std::io::Result<()> {
+    std::os::unix::fs::chown(path, Some(uid), Some(gid))?;
+    if path.is_dir() && !path.is_symlink() {
+        for entry in std::fs::read_dir(path)? {
+            chown_tree(&entry?.path(), uid, gid)?;
+        }
+    }
+    Ok(())
+}
+
+/// The first directory above `path` that the user `uid`:`gid` cannot
+/// enter (no search permission for them), if any.
+pub fn unreachable_by(path: &std::path::Path, uid: u32, gid: u32) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
+    path.ancestors().skip(1).find_map(|dir| {
+        let meta = std::fs::metadata(dir).ok()?;
+        let mode = meta.mode();
+        let can = if meta.uid() == uid {
+            mode & 0o100 != 0
+        } else if meta.gid() == gid {
+            mode & 0o010 != 0
+        } else {
+            mode & 0o001 != 0
+        };
+        (!can).then(|| dir.to_path_buf())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -78,6 +78,9 @@ fn prepare_state(
         return Ok(());
     };
     fs_err::create_dir_all(state)?;
+    if let Some(user) = &service.user {
+        give_to(user, state)?;
+    }
     let Some(setup) = &service.setup else {
         return Ok(());
     };
@@ -96,9 +99,35 @@ fn prepare_state(
         cwd: state,
         log: logs.join(format!("{stem}-{}.setup.log", service.name)),
         timeout: SETUP_TIMEOUT,
+        user: service.user.as_ref().map(|u| (u.uid, u.gid)),
     })?;
     fs_err::write(state.join(SET_UP), &line)?;
     Ok(())
+}
+
+/// Make `dir` (a training round's profile directory) writable by the
+/// services that run as a user of their own, so an instrumented server
+/// still writes its profile there.
+pub fn give_to_users(services: &[Service], dir: &Path) -> Result<()> {
+    for user in services.iter().filter_map(|s| s.user.as_ref()) {
+        give_to(user, dir)?;
+    }
+    Ok(())
+}
+
+/// Make `dir` the service user's, after checking they can reach it.
+fn give_to(user: &crate::experiment::RunAs, dir: &Path) -> Result<()> {
+    if let Some(closed) = crate::process::unreachable_by(dir, user.uid, user.gid) {
+        bail!(
+            "the service's user `{}` cannot enter {}, so it cannot reach its directory {}\nhint: `chmod o+x {}`, or give afterburner a work directory every user can enter (--workdir /var/tmp/…)",
+            user.name,
+            closed.display(),
+            dir.display(),
+            closed.display()
+        );
+    }
+    crate::process::chown_tree(dir, user.uid, user.gid)
+        .with_context(|| format!("giving {} to user `{}`", dir.display(), user.name))
 }
 
 /// A free TCP port on the loopback interface, as the kernel hands them out.
@@ -155,6 +184,9 @@ pub fn start(
                 .with_file_name(SERVICES_DIR)
                 .join(format!("{stem}-{}", service.name));
             fs_err::create_dir_all(&home)?;
+            if let Some(user) = &service.user {
+                give_to(user, &home)?;
+            }
             home
         };
         let file = fs_err::File::create(&log)?.into_parts().0;
@@ -167,6 +199,10 @@ pub fn start(
             .stdout(file.try_clone()?)
             .stderr(file);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        if let Some(user) = &service.user {
+            std::os::unix::process::CommandExt::uid(&mut command, user.uid);
+            std::os::unix::process::CommandExt::gid(&mut command, user.gid);
+        }
         crate::process::die_with_afterburner(&mut command);
         if let Some(cpus) = service.cpus.as_ref().or(cpus) {
             crate::pinning::pin_command(&mut command, cpus);

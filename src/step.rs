@@ -24,12 +24,18 @@ pub struct Step<'a> {
     /// Where its stdout and stderr go.
     pub log: PathBuf,
     pub timeout: Duration,
+    /// The uid and gid it runs as, when not afterburner's own.
+    pub user: Option<(u32, u32)>,
 }
 
 /// Run `step`; its output goes to its log either way.
 pub fn run(step: &Step) -> Result<()> {
     let mut command = command_for(step.line);
     command.envs(step.env).current_dir(step.cwd);
+    if let Some((uid, gid)) = step.user {
+        std::os::unix::process::CommandExt::uid(&mut command, uid);
+        std::os::unix::process::CommandExt::gid(&mut command, gid);
+    }
     let out = capture_command(&mut command, step.timeout).with_context(|| {
         format!(
             "{} did not finish within {:?}: {}\nhint: raise the workload's timeout, or check that the command ends by itself",

@@ -474,6 +474,7 @@ pub fn workload_step(
         cwd: dir,
         log: logs.join(format!("{stem}.{which}.log")),
         timeout: workload.timeout,
+        user: None,
     })
 }
 

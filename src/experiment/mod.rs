@@ -92,6 +92,8 @@ pub struct Service {
     /// directory (`{state}`); untimed.
     #[serde(serialize_with = "serialize_option_template")]
     pub setup: Option<Template>,
+    /// The user its setup and start run as; its state directory is theirs.
+    pub user: Option<RunAs>,
     pub ready: Ready,
     pub ready_timeout: Duration,
     /// Signal number sent to stop it, and its name.
@@ -105,6 +107,14 @@ pub struct Service {
     /// CPUs the service runs on; `None`: the bench's default split.
     pub cpus: Option<crate::pinning::CpuSet>,
     pub env: BTreeMap<String, String>,
+}
+
+/// A user a service runs as, looked up when the experiment loads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunAs {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
 }
 
 /// How to tell a service is ready.

@@ -58,6 +58,8 @@ pub struct RawService {
     /// Run once per variant before the service first starts, in its fresh
     /// state directory (`initdb -D {state}`, a data load); untimed.
     pub setup: Option<Spanned<String>>,
+    /// The user its setup and start run as (databases refuse root).
+    pub user: Option<Spanned<String>>,
     /// `tcp` (default), `log:REGEX`, `command:CMD`, `redis`, `memcached`, `http:/PATH`.
     pub ready: Option<Spanned<String>>,
     pub ready_timeout: Option<Spanned<String>>,

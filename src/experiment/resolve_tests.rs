@@ -534,3 +534,60 @@ fn a_matrix_exclude_that_names_no_axis_or_matches_nothing_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_service_user_is_looked_up_when_the_file_loads() {
+    let text = SERVED.replace(
+        "stop_signal = \"INT\"",
+        "stop_signal = \"INT\"\nuser = \"no-such-user-here\"",
+    );
+    let err = error_of(&text);
+    assert!(
+        err.contains(":13:") && err.contains("no user `no-such-user-here`"),
+        "{err}"
+    );
+    assert!(err.contains("useradd"), "{err}");
+    // root may run a service as anyone; `root` itself always exists.
+    let e = load_text(
+        &SERVED.replace(
+            "stop_signal = \"INT\"",
+            "stop_signal = \"INT\"\nuser = \"root\"",
+        ),
+        false,
+    );
+    if crate::toolchain::tools::is_root() {
+        assert_eq!(e.unwrap().target.services[0].user.as_ref().unwrap().uid, 0);
+    } else {
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("needs afterburner to run as root"));
+    }
+}
+
+#[test]
+fn state_placeholders_name_services_and_steps_resolve() {
+    let text = SERVED
+        .replace(
+            "stop_signal = \"INT\"",
+            "stop_signal = \"INT\"\nsetup = \"init {state}\"",
+        )
+        .replace(
+            "name = \"get\"\n",
+            "name = \"get\"\nbefore = \"load {state.db} {port}\"\n",
+        );
+    let e = load_text(&text, false).unwrap();
+    assert_eq!(
+        e.target.services[0].setup.as_ref().unwrap().text,
+        "init {state}"
+    );
+    assert_eq!(
+        e.workloads[0].before.as_ref().unwrap().text,
+        "load {state.db} {port}"
+    );
+    let err = error_of(&text.replace("{state.db}", "{state.cache}"));
+    assert!(
+        err.contains("unknown placeholder `{state.cache}`") && err.contains("{state.db}"),
+        "{err}"
+    );
+}

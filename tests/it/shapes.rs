@@ -182,3 +182,88 @@ fn a_failing_setup_is_named_with_its_output_and_log() {
     assert!(said.contains("no disk for the data"), "{said}");
     assert!(said.contains(".setup.log"), "{said}");
 }
+
+/// Debian's PostgreSQL refuses to run as root: `user = "postgres"` runs
+/// its setup (initdb into its state directory) and the server as that
+/// user, and the driver's point selects reach it.
+#[test]
+fn a_service_runs_as_its_own_user_with_a_state_directory_it_owns() {
+    let _serial = crate::support::exclusive();
+    let Some(bin) = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(Result::ok)
+        .map(|e| e.path().join("bin"))
+        .filter(|b| b.join("postgres").is_file())
+    else {
+        eprintln!("skipped: Debian's postgresql is not installed (.ci/run installs it)");
+        return;
+    };
+    if afterburner::process::lookup_user("postgres").is_none()
+        || !afterburner::toolchain::tools::is_root()
+    {
+        eprintln!("skipped: needs root and the postgres user (.ci/run has both)");
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("slowserver");
+    // The user must be able to reach its state directory below the sandbox.
+    std::fs::set_permissions(
+        sandbox.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let text = format!(
+        r#"
+[target]
+name = "pg"
+source = {{ path = "src" }}
+build = "make"
+binaries = {{ postgres = "slowserver", initdb = "slowserver" }}
+
+[[target.service]]
+name = "db"
+user = "postgres"
+setup = "{{bin.initdb}} -D {{state}} -A trust -U postgres --no-sync"
+start = "{{bin.postgres}} -D {{state}} -p {{port}} -k {{state}} -c listen_addresses=127.0.0.1 -c fsync=off"
+ready = "log:ready to accept connections"
+# Fast shutdown: SIGTERM (smart) reaches every process of its group and
+# leaves a postmaster.pid the next run's server trips over.
+stop_signal = "INT"
+
+[[variant]]
+name = "debian"
+prebuilt = {{ postgres = "{bin}/postgres", initdb = "{bin}/initdb" }}
+
+[[workload]]
+name = "select"
+[workload.load]
+driver = "postgres"
+address = "postgres://postgres@127.0.0.1:{{port}}/postgres"
+request = "SELECT 1"
+clients = 2
+requests = 200
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+"#,
+        bin = bin.display()
+    );
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["bench"]).assert_ok();
+    let run_dir = only_run_dir(&sandbox);
+    let raw = std::fs::read_to_string(run_dir.join("raw.jsonl")).unwrap();
+    assert!(raw.lines().all(|l| l.contains("\"success\":true")), "{raw}");
+    let state = run_dir.join("state/debian/db");
+    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&state).unwrap());
+    assert_eq!(
+        Some(owner),
+        afterburner::process::lookup_user("postgres").map(|(u, _)| u)
+    );
+    assert!(
+        state.join("PG_VERSION").is_file(),
+        "initdb ran in {}",
+        state.display()
+    );
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::super::raw::{RawLoad, RawService};
-use super::super::{resolve_path, Load, LoadModel, Ready, Service, Target, Template};
+use super::super::{resolve_path, Load, LoadModel, Ready, RunAs, Service, Target, Template};
 use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::load::command::parse_sla;
@@ -84,6 +84,7 @@ impl Cx<'_> {
                 name: name.clone(),
                 start,
                 setup,
+                user: s.user.as_ref().map(|u| self.run_as(u)).transpose()?,
                 ready,
                 ready_timeout: self.duration(s.ready_timeout.as_ref(), Duration::from_secs(30))?,
                 stop_signal: (stop_signal.1, stop_signal.0.to_owned()),
@@ -94,6 +95,33 @@ impl Cx<'_> {
             });
         }
         Ok(out)
+    }
+
+    /// `user = "postgres"`: the user, looked up now; only root may start
+    /// a process as someone else.
+    fn run_as(&self, raw: &Spanned<String>) -> Result<RunAs, ExperimentError> {
+        let name = raw.get_ref();
+        let Some((uid, gid)) = crate::process::lookup_user(name) else {
+            return Err(self.invalid(
+                raw.span(),
+                format!("no user `{name}` on this machine"),
+                format!("create it (`useradd --system {name}`), install the package that does (postgresql creates `postgres`), or remove user"),
+            ));
+        };
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if me != 0 && me != uid {
+            return Err(self.invalid(
+                raw.span(),
+                format!("user = \"{name}\" needs afterburner to run as root (it runs as uid {me})"),
+                "run afterburner as root (sudo), or remove user and run it as that user",
+            ));
+        }
+        Ok(RunAs {
+            name: name.clone(),
+            uid,
+            gid,
+        })
     }
 
     fn ready(
