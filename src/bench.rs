@@ -441,6 +441,7 @@ impl Runner<'_> {
                 bindings: &self.bindings[index],
                 logs: &self.logs,
                 scratch: &self.scratch,
+                run_dir: self.raw.dir(),
                 counter: self.meta.instruction_counter,
                 seed: self.meta.seed,
                 pinning: self.meta.pinning.as_ref(),
@@ -465,6 +466,12 @@ impl Runner<'_> {
             .as_ref()
             .context("invariant: a workload without load has run")?
             .expand(&self.bindings[index])?;
+        let keep = runs::profile_dir(
+            self.raw.dir(),
+            &slot.workload.name,
+            slot.variant,
+            slot.round,
+        );
         let setup = RunSetup {
             command: &command,
             env: &e.variants[index].env,
@@ -472,6 +479,7 @@ impl Runner<'_> {
             logs: &self.logs,
             scratch: &self.scratch,
             counter: self.meta.instruction_counter,
+            keep: Some(&keep),
         };
         let record = self.keep(slot, measure::measure(slot, &setup))?;
         check_success(&record, &command)?;

@@ -25,6 +25,7 @@ pub mod digest;
 pub mod doctor;
 pub mod env;
 pub mod experiment;
+pub mod explain;
 pub mod guardian;
 pub mod interrupt;
 pub mod load;
