@@ -196,13 +196,22 @@ fn object_name(path: &str) -> String {
     path.rsplit('/').next().unwrap_or(path).to_owned()
 }
 
+/// The name of an object's code that has no symbol.
+pub const NO_SYMBOL: &str = "(no symbol)";
+
 /// A function's name without the suffixes of its fragments and clones, so
 /// that a function and its pieces are one row: gcc's `.cold`, `.part.N`,
 /// `.isra.N`, `.constprop.N`, `.lto_priv.N` (also demangled as
 /// `[clone .cold]`), clang's `.llvm.N`, BOLT's `.cold.N` and `/N`, and
-/// callgrind's own `'N` for a recursion level.
+/// callgrind's own `'N` for a recursion level. Code without a symbol,
+/// which callgrind names by its address (`0x0000000000001050`), is one
+/// row per object, [`NO_SYMBOL`]: its addresses differ from build to build.
 pub fn normalise(name: &str) -> &str {
     static SUFFIX: OnceLock<Regex> = OnceLock::new();
+    if name.len() > 2 && name.starts_with("0x") && name[2..].bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return NO_SYMBOL;
+    }
     let suffix = SUFFIX.get_or_init(|| {
         Regex::new(
             r"(?:\.(?:cold|part|isra|constprop|lto_priv|llvm|localalias|clone)(?:\.\d+)?|/\d+|'\d+| \[clone [^\]]*\])$",
@@ -239,7 +248,8 @@ mod tests {
                 "std::sort(int*, int*) [clone .isra.0]",
                 "std::sort(int*, int*)",
             ),
-            ("0x0000000000001050", "0x0000000000001050"),
+            ("0x0000000000001050", NO_SYMBOL),
+            ("0x", "0x"),
             ("operator/(int, int)", "operator/(int, int)"),
             (".cold", ".cold"),
         ] {

@@ -52,6 +52,12 @@ impl Exporter for Html {
             section(&mut out, results, &group.rows, &group.comparisons);
         }
         super::load_charts::render(&mut out, results, esc);
+        if let Some(explained) = &results.explained {
+            out.push_str(&crate::explain::render::html(
+                explained,
+                super::markdown::EXPLAIN_TOP,
+            ));
+        }
         let _ = writeln!(out, "<h2>How verdicts are decided</h2><ul>");
         for rule in results.rules() {
             let _ = writeln!(out, "<li>{}</li>", esc(rule));

@@ -11,6 +11,10 @@ use super::results::{ComparisonEntry, Measurement};
 use super::{Exporter, Results};
 use crate::stats::{Comparison, Precision};
 
+/// Functions per workload and variant in the section "Where the
+/// instructions went" (`afterburner explain --top N` shows more).
+pub const EXPLAIN_TOP: usize = 10;
+
 /// Renders results as Markdown.
 pub struct Markdown;
 
@@ -47,6 +51,9 @@ impl Exporter for Markdown {
             table(&mut out, results, &group.rows, &group.comparisons);
         }
         unseen(&mut out, results);
+        if let Some(explained) = &results.explained {
+            out.push_str(&crate::explain::render::markdown(explained, EXPLAIN_TOP));
+        }
         variants(&mut out, results);
         rules(&mut out, results);
         warnings(&mut out, results);

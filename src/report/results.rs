@@ -64,6 +64,12 @@ pub struct Results {
     /// workload and variant (the last counted one).
     #[serde(default)]
     pub loads: Vec<LoadCurves>,
+    /// Where the instructions went, per function and object, when the
+    /// run kept callgrind's files (drawn in report.md and report.html;
+    /// not part of results.json: `afterburner explain` redraws it).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub explained: Option<crate::explain::Explanation>,
 }
 
 /// What one load run saw, for charts: its latency by percentile and its
@@ -273,6 +279,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             complete_rounds: progress.complete_rounds,
         },
         loads: Vec::new(),
+        explained: None,
     }
 }
 

@@ -5,6 +5,7 @@
 mod abuse;
 mod architecture;
 mod errors;
+mod explain;
 mod figures;
 mod html;
 mod load;

@@ -1,0 +1,395 @@
+//! Drawing an [`Explanation`]: a table per workload and variant, by object
+//! then by function, as terminal text (`afterburner explain`), Markdown
+//! (`report.md`) or HTML (`report.html`).
+
+use std::fmt::Write as _;
+
+use super::diff::{Difference, FunctionChange};
+use super::Explanation;
+
+/// Which differences to draw, and how many functions of each.
+#[derive(Debug, Clone, Copy)]
+pub struct Selection<'a> {
+    /// Only this variant (default: every one against the baseline).
+    pub variant: Option<&'a str>,
+    /// Only this workload (default: every one).
+    pub workload: Option<&'a str>,
+    /// Functions shown per difference, largest change first.
+    pub top: usize,
+}
+
+impl Selection<'_> {
+    fn wants(&self, d: &Difference) -> bool {
+        self.variant.is_none_or(|v| v == d.variant) && self.workload.is_none_or(|w| w == d.workload)
+    }
+}
+
+/// The output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Text,
+    Markdown,
+    Html,
+}
+
+/// What a reader needs to read the numbers, said once above the tables.
+const READING: &str = "Instructions per counted run (callgrind, averaged over the counted runs); a function's own instructions, not what it calls. Fragments and clones (`.cold`, `.part.N`, `.isra.N`, `.constprop.N`, BOLT's `/N`) are one row, their names under pieces: `+name` only in the variant, `-name` only in the baseline. `gone` is a function the variant no longer runs (often inlined into its caller), `new` one only the variant runs. `of total` is the change against the baseline's total.";
+
+/// The explanation as terminal text, for `afterburner explain`.
+pub fn text(explanation: &Explanation, selection: &Selection) -> String {
+    let mut out = format!(
+        "run {}: where the instructions went\n{READING}\n",
+        explanation.run_id
+    );
+    for d in explanation
+        .differences
+        .iter()
+        .filter(|d| selection.wants(d))
+    {
+        let _ = write!(
+            out,
+            "\nworkload `{}`: `{}` against `{}` ({})\n\n",
+            d.workload,
+            d.variant,
+            explanation.baseline,
+            total_line(d)
+        );
+        out.push_str(&draw(&objects(d, &explanation.baseline), Format::Text));
+        out.push('\n');
+        out.push_str(&draw(
+            &functions(d, &explanation.baseline, selection.top),
+            Format::Text,
+        ));
+        out.push_str(&rest_line(d, selection.top));
+    }
+    for note in &explanation.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+/// The section "Where the instructions went" of `report.md`.
+pub fn markdown(explanation: &Explanation, top: usize) -> String {
+    let mut out = format!("## Where the instructions went\n\n{READING}\n\n");
+    for d in &explanation.differences {
+        let _ = write!(
+            out,
+            "### Workload `{}`: `{}` against `{}`\n\n{}.\n\n",
+            d.workload,
+            d.variant,
+            explanation.baseline,
+            total_line(d)
+        );
+        out.push_str(&draw(&objects(d, &explanation.baseline), Format::Markdown));
+        out.push('\n');
+        out.push_str(&draw(
+            &functions(d, &explanation.baseline, top),
+            Format::Markdown,
+        ));
+        out.push('\n');
+        let rest = rest_line(d, top);
+        if !rest.is_empty() {
+            let _ = writeln!(out, "{}", rest.trim());
+        }
+    }
+    for note in &explanation.notes {
+        let _ = writeln!(out, "- {note}");
+    }
+    out.push('\n');
+    out
+}
+
+/// The section "Where the instructions went" of `report.html`.
+pub fn html(explanation: &Explanation, top: usize) -> String {
+    let mut out = format!(
+        "<h2>Where the instructions went</h2>\n<p>{}</p>\n",
+        esc(READING)
+    );
+    for d in &explanation.differences {
+        let _ = writeln!(
+            out,
+            "<h3>Workload {}: {} against {}</h3>\n<p>{}</p>",
+            esc(&d.workload),
+            esc(&d.variant),
+            esc(&explanation.baseline),
+            esc(&total_line(d))
+        );
+        out.push_str(&draw(&objects(d, &explanation.baseline), Format::Html));
+        out.push_str(&draw(
+            &functions(d, &explanation.baseline, top),
+            Format::Html,
+        ));
+        let rest = rest_line(d, top);
+        if !rest.is_empty() {
+            let _ = writeln!(out, "<p>{}</p>", esc(rest.trim()));
+        }
+    }
+    if !explanation.notes.is_empty() {
+        out.push_str("<ul>");
+        for note in &explanation.notes {
+            let _ = write!(out, "<li>{}</li>", esc(note));
+        }
+        out.push_str("</ul>\n");
+    }
+    out
+}
+
+/// A table: a header, rows of cells, and which columns are numbers
+/// (aligned right).
+struct Table {
+    header: Vec<String>,
+    right: Vec<bool>,
+    rows: Vec<Vec<String>>,
+}
+
+fn total_line(d: &Difference) -> String {
+    format!(
+        "{} and {} counted runs; total {} → {} instructions, {} ({})",
+        d.runs.0,
+        d.runs.1,
+        grouped(d.baseline_total),
+        grouped(d.variant_total),
+        signed(d.variant_total - d.baseline_total),
+        percent(d.variant_total - d.baseline_total, d.baseline_total)
+    )
+}
+
+fn objects(d: &Difference, baseline: &str) -> Table {
+    Table {
+        header: ["object", baseline, &d.variant, "change", "of total"]
+            .map(str::to_owned)
+            .to_vec(),
+        right: vec![false, true, true, true, true],
+        rows: d
+            .objects
+            .iter()
+            .filter(|o| o.baseline != 0.0 || o.variant != 0.0)
+            .map(|o| {
+                vec![
+                    o.object.clone(),
+                    grouped(o.baseline),
+                    grouped(o.variant),
+                    signed(o.change()),
+                    percent(o.change(), d.baseline_total),
+                ]
+            })
+            .collect(),
+    }
+}
+
+fn functions(d: &Difference, baseline: &str, top: usize) -> Table {
+    Table {
+        header: [
+            "function", "object", baseline, &d.variant, "change", "of total", "", "pieces",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        right: vec![false, false, true, true, true, true, false, false],
+        rows: d
+            .functions
+            .iter()
+            .take(top)
+            .map(|f| {
+                vec![
+                    shorten(&f.function, 60),
+                    f.object.clone(),
+                    grouped(f.baseline),
+                    grouped(f.variant),
+                    signed(f.change()),
+                    percent(f.change(), d.baseline_total),
+                    presence(f).to_owned(),
+                    pieces(f),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// What the functions below the top ones add up to.
+fn rest_line(d: &Difference, top: usize) -> String {
+    let rest = &d.functions[top.min(d.functions.len())..];
+    let changed = rest.iter().filter(|f| f.change() != 0.0).count();
+    if changed == 0 {
+        return String::new();
+    }
+    let sum: f64 = rest.iter().map(FunctionChange::change).sum();
+    let (functions, change) = if changed == 1 {
+        ("function that changes", "")
+    } else {
+        ("functions that change", " in all")
+    };
+    format!(
+        "  … and {changed} more {functions}, by {} instructions{change}\n",
+        signed(sum)
+    )
+}
+
+/// `gone` (only in the baseline), `new` (only in the variant), or nothing.
+fn presence(f: &FunctionChange) -> &'static str {
+    match (f.baseline_names.is_empty(), f.variant_names.is_empty()) {
+        (false, true) => "gone",
+        (true, false) => "new",
+        _ => "",
+    }
+}
+
+/// The names of a function's pieces where they are not just its own name:
+/// plain on both sides, `+` only in the variant, `-` only in the baseline.
+fn pieces(f: &FunctionChange) -> String {
+    let names: std::collections::BTreeSet<&String> =
+        f.baseline_names.iter().chain(&f.variant_names).collect();
+    if names.iter().all(|n| **n == f.function) {
+        return String::new();
+    }
+    names
+        .into_iter()
+        .map(
+            |n| match (f.baseline_names.contains(n), f.variant_names.contains(n)) {
+                (true, false) => format!("-{n}"),
+                (false, true) => format!("+{n}"),
+                _ => n.clone(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn draw(table: &Table, format: Format) -> String {
+    let mut out = String::new();
+    match format {
+        Format::Text => {
+            let widths: Vec<usize> = (0..table.header.len())
+                .map(|c| {
+                    table
+                        .rows
+                        .iter()
+                        .map(|r| r[c].chars().count())
+                        .chain([table.header[c].chars().count()])
+                        .max()
+                        .unwrap_or(0)
+                })
+                .collect();
+            let line = |cells: &[&str]| {
+                let mut s = String::from(" ");
+                for (c, cell) in cells.iter().enumerate() {
+                    let pad = widths[c].saturating_sub(cell.chars().count());
+                    s.push(' ');
+                    if table.right[c] {
+                        s.push_str(&" ".repeat(pad));
+                        s.push_str(cell);
+                    } else {
+                        s.push_str(cell);
+                        s.push_str(&" ".repeat(pad));
+                    }
+                }
+                s.trim_end().to_owned() + "\n"
+            };
+            out.push_str(&line(
+                &table.header.iter().map(String::as_str).collect::<Vec<_>>(),
+            ));
+            for row in &table.rows {
+                out.push_str(&line(&row.iter().map(String::as_str).collect::<Vec<_>>()));
+            }
+        }
+        Format::Markdown => {
+            let _ = writeln!(out, "| {} |", table.header.join(" | "));
+            let rule: Vec<&str> = table
+                .right
+                .iter()
+                .map(|r| if *r { "---:" } else { "---" })
+                .collect();
+            let _ = writeln!(out, "| {} |", rule.join(" | "));
+            for row in &table.rows {
+                let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+            }
+        }
+        Format::Html => {
+            out.push_str("<table><tr>");
+            for h in &table.header {
+                let _ = write!(out, "<th>{}</th>", esc(h));
+            }
+            out.push_str("</tr>\n");
+            for row in &table.rows {
+                out.push_str("<tr>");
+                for (c, cell) in row.iter().enumerate() {
+                    let style = if table.right[c] {
+                        ""
+                    } else {
+                        " style=\"text-align:left\""
+                    };
+                    let _ = write!(out, "<td{style}>{}</td>", esc(cell));
+                }
+                out.push_str("</tr>\n");
+            }
+            out.push_str("</table>\n");
+        }
+    }
+    out
+}
+
+/// A count rounded to a whole instruction, with thousands separators.
+fn grouped(n: f64) -> String {
+    let whole = format!("{:.0}", n.abs());
+    let mut out = String::new();
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    if n.round() < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// A change with its sign (`+1,200`, `-3,400`, `0`).
+fn signed(n: f64) -> String {
+    if n.round() > 0.0 {
+        format!("+{}", grouped(n))
+    } else {
+        grouped(n)
+    }
+}
+
+/// `part` as a signed percentage of `whole`.
+fn percent(part: f64, whole: f64) -> String {
+    if whole == 0.0 {
+        return String::new();
+    }
+    format!("{:+.2}%", 100.0 * part / whole)
+}
+
+/// At most `max` characters, the cut marked.
+fn shorten(name: &str, max: usize) -> String {
+    if name.chars().count() <= max {
+        return name.to_owned();
+    }
+    let kept: String = name.chars().take(max - 1).collect();
+    format!("{kept}…")
+}
+
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_at_a_glance() {
+        assert_eq!(grouped(8_004_000.0), "8,004,000");
+        assert_eq!(grouped(999.4), "999");
+        assert_eq!(signed(-3_499_000.0), "-3,499,000");
+        assert_eq!(signed(1500.0), "+1,500");
+        assert_eq!(signed(0.2), "0");
+        assert_eq!(percent(-3_499_000.0, 8_147_155.0), "-42.95%");
+        assert_eq!(shorten("abcdef", 4), "abc…");
+    }
+}
