@@ -24,14 +24,6 @@ impl Selection<'_> {
     }
 }
 
-/// The output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Text,
-    Markdown,
-    Html,
-}
-
 /// What a reader needs to read the numbers, said once above the tables.
 const READING: &str = "Instructions per counted run (callgrind, averaged over the counted runs); a function's own instructions, not what it calls. Fragments and clones (`.cold`, `.part.N`, `.isra.N`, `.constprop.N`, BOLT's `/N`) are one row, their names under pieces: `+name` only in the variant, `-name` only in the baseline. `gone` is a function the variant no longer runs (often inlined into its caller), `new` one only the variant runs. `of total` is the change against the baseline's total.";
 
@@ -54,12 +46,13 @@ pub fn text(explanation: &Explanation, selection: &Selection) -> String {
             explanation.baseline,
             total_line(d)
         );
-        out.push_str(&draw(&objects(d, &explanation.baseline), Format::Text));
+        out.push_str(&draw_text(&objects(d, &explanation.baseline)));
         out.push('\n');
-        out.push_str(&draw(
-            &functions(d, &explanation.baseline, selection.top),
-            Format::Text,
-        ));
+        out.push_str(&draw_text(&functions(
+            d,
+            &explanation.baseline,
+            selection.top,
+        )));
         out.push_str(&rest_line(d, selection.top));
     }
     for note in &explanation.notes {
@@ -80,12 +73,9 @@ pub fn markdown(explanation: &Explanation, top: usize) -> String {
             explanation.baseline,
             total_line(d)
         );
-        out.push_str(&draw(&objects(d, &explanation.baseline), Format::Markdown));
+        out.push_str(&draw_markdown(&objects(d, &explanation.baseline)));
         out.push('\n');
-        out.push_str(&draw(
-            &functions(d, &explanation.baseline, top),
-            Format::Markdown,
-        ));
+        out.push_str(&draw_markdown(&functions(d, &explanation.baseline, top)));
         out.push('\n');
         let rest = rest_line(d, top);
         if !rest.is_empty() {
@@ -114,11 +104,8 @@ pub fn html(explanation: &Explanation, top: usize) -> String {
             esc(&explanation.baseline),
             esc(&total_line(d))
         );
-        out.push_str(&draw(&objects(d, &explanation.baseline), Format::Html));
-        out.push_str(&draw(
-            &functions(d, &explanation.baseline, top),
-            Format::Html,
-        ));
+        out.push_str(&draw_html(&objects(d, &explanation.baseline)));
+        out.push_str(&draw_html(&functions(d, &explanation.baseline, top)));
         let rest = rest_line(d, top);
         if !rest.is_empty() {
             let _ = writeln!(out, "<p>{}</p>", esc(rest.trim()));
@@ -254,77 +241,76 @@ fn pieces(f: &FunctionChange) -> String {
         .join(" ")
 }
 
-fn draw(table: &Table, format: Format) -> String {
-    let mut out = String::new();
-    match format {
-        Format::Text => {
-            let widths: Vec<usize> = (0..table.header.len())
-                .map(|c| {
-                    table
-                        .rows
-                        .iter()
-                        .map(|r| r[c].chars().count())
-                        .chain([table.header[c].chars().count()])
-                        .max()
-                        .unwrap_or(0)
-                })
-                .collect();
-            let line = |cells: &[&str]| {
-                let mut s = String::from(" ");
-                for (c, cell) in cells.iter().enumerate() {
-                    let pad = widths[c].saturating_sub(cell.chars().count());
-                    s.push(' ');
-                    if table.right[c] {
-                        s.push_str(&" ".repeat(pad));
-                        s.push_str(cell);
-                    } else {
-                        s.push_str(cell);
-                        s.push_str(&" ".repeat(pad));
-                    }
-                }
-                s.trim_end().to_owned() + "\n"
-            };
-            out.push_str(&line(
-                &table.header.iter().map(String::as_str).collect::<Vec<_>>(),
-            ));
-            for row in &table.rows {
-                out.push_str(&line(&row.iter().map(String::as_str).collect::<Vec<_>>()));
-            }
-        }
-        Format::Markdown => {
-            let _ = writeln!(out, "| {} |", table.header.join(" | "));
-            let rule: Vec<&str> = table
-                .right
+/// Columns padded to their widest cell, numbers aligned right.
+fn draw_text(table: &Table) -> String {
+    let widths: Vec<usize> = (0..table.header.len())
+        .map(|c| {
+            table
+                .rows
                 .iter()
-                .map(|r| if *r { "---:" } else { "---" })
-                .collect();
-            let _ = writeln!(out, "| {} |", rule.join(" | "));
-            for row in &table.rows {
-                let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
-                let _ = writeln!(out, "| {} |", cells.join(" | "));
+                .map(|r| r[c].chars().count())
+                .chain([table.header[c].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let mut s = String::from(" ");
+        for (c, cell) in cells.iter().enumerate() {
+            let pad = " ".repeat(widths[c].saturating_sub(cell.chars().count()));
+            s.push(' ');
+            if table.right[c] {
+                s.push_str(&pad);
+                s.push_str(cell);
+            } else {
+                s.push_str(cell);
+                s.push_str(&pad);
             }
         }
-        Format::Html => {
-            out.push_str("<table><tr>");
-            for h in &table.header {
-                let _ = write!(out, "<th>{}</th>", esc(h));
-            }
-            out.push_str("</tr>\n");
-            for row in &table.rows {
-                out.push_str("<tr>");
-                for (c, cell) in row.iter().enumerate() {
-                    let style = if table.right[c] {
-                        ""
-                    } else {
-                        " style=\"text-align:left\""
-                    };
-                    let _ = write!(out, "<td{style}>{}</td>", esc(cell));
-                }
-                out.push_str("</tr>\n");
-            }
-            out.push_str("</table>\n");
-        }
+        s.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(&table.header);
+    for row in &table.rows {
+        out.push_str(&line(row));
     }
+    out
+}
+
+fn draw_markdown(table: &Table) -> String {
+    let mut out = format!("| {} |\n", table.header.join(" | "));
+    let rule: Vec<&str> = table
+        .right
+        .iter()
+        .map(|r| if *r { "---:" } else { "---" })
+        .collect();
+    let _ = writeln!(out, "| {} |", rule.join(" | "));
+    for row in &table.rows {
+        let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out
+}
+
+fn draw_html(table: &Table) -> String {
+    let mut out = String::from("<table><tr>");
+    for h in &table.header {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr>\n");
+    for row in &table.rows {
+        out.push_str("<tr>");
+        for (c, cell) in row.iter().enumerate() {
+            // The report's style aligns cells right but the first.
+            let style = if table.right[c] {
+                ""
+            } else {
+                " style=\"text-align:left\""
+            };
+            let _ = write!(out, "<td{style}>{}</td>", esc(cell));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
     out
 }
 
@@ -381,6 +367,78 @@ fn esc(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explain::diff::ObjectChange;
+
+    fn change(name: &str, b: f64, v: f64, b_names: &[&str], v_names: &[&str]) -> FunctionChange {
+        FunctionChange {
+            object: "hot".to_owned(),
+            function: name.to_owned(),
+            baseline: b,
+            variant: v,
+            baseline_names: b_names.iter().map(|n| (*n).to_owned()).collect(),
+            variant_names: v_names.iter().map(|n| (*n).to_owned()).collect(),
+        }
+    }
+
+    fn explanation() -> Explanation {
+        Explanation {
+            run_id: "20261125-083856".to_owned(),
+            baseline: "base".to_owned(),
+            differences: vec![Difference {
+                workload: "w".to_owned(),
+                variant: "pgo".to_owned(),
+                runs: (2, 2),
+                baseline_total: 1000.0,
+                variant_total: 705.0,
+                functions: vec![
+                    change("mix", 300.0, 0.0, &["mix"], &[]),
+                    change("a|b<c>", 0.0, 5.0, &[], &["a|b<c>.cold"]),
+                    change("main", 700.0, 700.0, &["main"], &["main"]),
+                ],
+                objects: vec![ObjectChange {
+                    object: "hot".to_owned(),
+                    baseline: 1000.0,
+                    variant: 705.0,
+                }],
+            }],
+            notes: vec!["a note".to_owned()],
+        }
+    }
+
+    #[test]
+    fn tables_mark_gone_and_new_functions_and_escape_names() {
+        let e = explanation();
+        let md = markdown(&e, 10);
+        assert!(
+            md.contains("| mix | hot | 300 | 0 | -300 | -30.00% | gone |  |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| a\\|b<c> | hot | 0 | 5 | +5 | +0.50% | new | +a\\|b<c>.cold |"),
+            "{md}"
+        );
+        assert!(md.contains("- a note"), "{md}");
+        let html = html(&e, 10);
+        assert!(
+            html.contains("a|b&lt;c&gt;") && !html.contains("<c>"),
+            "{html}"
+        );
+        let all = Selection {
+            variant: None,
+            workload: None,
+            top: 1,
+        };
+        let text = text(&e, &all);
+        assert!(
+            text.contains("… and 1 more function that changes, by +5"),
+            "{text}"
+        );
+        let other = Selection {
+            variant: Some("lto"),
+            ..all
+        };
+        assert!(!super::text(&e, &other).contains("workload `w`"));
+    }
 
     #[test]
     fn numbers_read_at_a_glance() {
