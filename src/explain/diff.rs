@@ -19,21 +19,25 @@ pub struct Averaged {
 }
 
 impl Averaged {
-    /// The mean of `profiles` (one per counted run), function by function;
-    /// a function a run did not execute counts 0 in that run.
-    pub fn of(profiles: &[Profile]) -> Self {
-        let runs = profiles.len().max(1);
+    /// The mean of `profiles` (one per counted run, each with what its
+    /// counts are divided by: 1 for a run, its requests for a service
+    /// counted over a load's window), function by function; a function a
+    /// run did not execute counts 0 in that run.
+    pub fn of(profiles: &[(Profile, f64)]) -> Self {
+        let runs = profiles.len().max(1) as f64;
         let mut functions: BTreeMap<FunctionKey, (f64, BTreeSet<String>)> = BTreeMap::new();
-        for profile in profiles {
+        let mut total = 0.0;
+        for (profile, per) in profiles {
             for (key, cost) in &profile.functions {
                 let entry = functions.entry(key.clone()).or_default();
-                entry.0 += cost.instructions as f64 / runs as f64;
+                entry.0 += cost.instructions as f64 / per / runs;
                 entry.1.extend(cost.names.iter().cloned());
             }
+            total += profile.total as f64 / per / runs;
         }
         Self {
             runs: profiles.len(),
-            total: profiles.iter().map(|p| p.total as f64).sum::<f64>() / runs as f64,
+            total,
             functions,
         }
     }
@@ -46,6 +50,9 @@ pub struct Difference {
     pub variant: String,
     /// Counted runs averaged on the baseline's side and on the variant's.
     pub runs: (usize, usize),
+    /// Whether the counts are per request (a service counted over a
+    /// load's window) rather than per run.
+    pub per_request: bool,
     /// The baseline's instructions per run.
     pub baseline_total: f64,
     /// The variant's instructions per run.
@@ -100,8 +107,13 @@ impl ObjectChange {
 }
 
 impl Difference {
-    /// `variant` against `baseline` on `workload`.
-    pub fn between(workload: &str, variant: &str, baseline: &Averaged, other: &Averaged) -> Self {
+    /// `variant` against `baseline` on `workload` (see [`Self::per_request`]).
+    pub fn between(
+        workload: &str,
+        variant: &str,
+        (baseline, other): (&Averaged, &Averaged),
+        per_request: bool,
+    ) -> Self {
         let keys: BTreeSet<&FunctionKey> = baseline
             .functions
             .keys()
@@ -151,6 +163,7 @@ impl Difference {
             workload: workload.to_owned(),
             variant: variant.to_owned(),
             runs: (baseline.runs, other.runs),
+            per_request,
             baseline_total: baseline.total,
             variant_total: other.total,
             functions,
@@ -183,27 +196,28 @@ mod tests {
     #[allow(clippy::float_cmp)]
     #[test]
     fn largest_change_first_with_fragments_matched_and_objects_summed() {
-        let base = Averaged::of(&[
+        let run = |memcpy| {
+            (
+                profile(&[
+                    ("hot", "checksum.constprop.0", 8000),
+                    ("hot", "main", 100),
+                    ("libc.so.6", "memcpy", memcpy),
+                    ("hot", "mix", 300),
+                ]),
+                1.0,
+            )
+        };
+        let base = Averaged::of(&[run(50), run(70)]);
+        let pgo = Averaged::of(&[(
             profile(&[
-                ("hot", "checksum.constprop.0", 8000),
-                ("hot", "main", 100),
-                ("libc.so.6", "memcpy", 50),
-                ("hot", "mix", 300),
+                ("hot", "checksum", 4500),
+                ("hot", "main", 350),
+                ("hot", "main.cold", 2),
+                ("libc.so.6", "memcpy", 60),
             ]),
-            profile(&[
-                ("hot", "checksum.constprop.0", 8000),
-                ("hot", "main", 100),
-                ("libc.so.6", "memcpy", 70),
-                ("hot", "mix", 300),
-            ]),
-        ]);
-        let pgo = Averaged::of(&[profile(&[
-            ("hot", "checksum", 4500),
-            ("hot", "main", 350),
-            ("hot", "main.cold", 2),
-            ("libc.so.6", "memcpy", 60),
-        ])]);
-        let d = Difference::between("loop", "pgo", &base, &pgo);
+            1.0,
+        )]);
+        let d = Difference::between("loop", "pgo", (&base, &pgo), false);
         assert_eq!(d.runs, (2, 1));
         assert_eq!(d.baseline_total, 8460.0);
         let first = &d.functions[0];
@@ -226,5 +240,15 @@ mod tests {
         assert_eq!(d.objects[0].object, "hot");
         assert_eq!(d.objects[0].change(), 4852.0 - 8400.0);
         assert_eq!(d.objects[1].change(), 0.0);
+    }
+
+    #[allow(clippy::float_cmp)]
+    #[test]
+    fn a_service_counted_over_a_window_is_averaged_per_request() {
+        let one = profile(&[("memcached", "process_command", 4000)]);
+        let two = profile(&[("memcached", "process_command", 9000)]);
+        let averaged = Averaged::of(&[(one, 100.0), (two, 200.0)]);
+        // 40 and 45 instructions per request.
+        assert_eq!(averaged.total, 42.5);
     }
 }

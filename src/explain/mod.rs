@@ -48,7 +48,7 @@ pub fn explain(recorded: &Recorded) -> Result<Option<Explanation>> {
     };
     let mut kept_any = false;
     for workload in &meta.workloads {
-        let mut averaged = BTreeMap::new();
+        let mut read = BTreeMap::new();
         for variant in &meta.variants {
             let profiles = read_profiles(recorded, workload, &variant.name)?;
             kept_any |= !profiles.is_empty();
@@ -59,8 +59,23 @@ pub fn explain(recorded: &Recorded) -> Result<Option<Explanation>> {
                 ));
                 continue;
             }
-            averaged.insert(variant.name.as_str(), diff::Averaged::of(&profiles));
+            read.insert(variant.name.as_str(), profiles);
         }
+        // Per request only where every run knows its requests.
+        let per_request = read
+            .values()
+            .flatten()
+            .all(|(_, requests)| requests.is_some());
+        let averaged: BTreeMap<&str, diff::Averaged> = read
+            .into_iter()
+            .map(|(variant, profiles)| {
+                let divided: Vec<(Profile, f64)> = profiles
+                    .into_iter()
+                    .map(|(p, requests)| (p, requests.filter(|_| per_request).unwrap_or(1.0)))
+                    .collect();
+                (variant, diff::Averaged::of(&divided))
+            })
+            .collect();
         let Some(base) = averaged.get(baseline.name.as_str()) else {
             continue;
         };
@@ -69,8 +84,8 @@ pub fn explain(recorded: &Recorded) -> Result<Option<Explanation>> {
                 explanation.differences.push(Difference::between(
                     workload,
                     &variant.name,
-                    base,
-                    other,
+                    (base, other),
+                    per_request,
                 ));
             }
         }
@@ -101,9 +116,18 @@ pub fn explain_or_say_why(recorded: &Recorded) -> Result<Explanation> {
     )
 }
 
+/// The figure of a service's instructions per request, counted over a
+/// load's window (`bench::served::INSTRUCTIONS_PER_REQUEST`, a layer up).
+const INSTRUCTIONS_PER_REQUEST: &str = "instructions_per_request";
+
 /// The profile of each successful counted run of `workload` on `variant`
-/// that kept its files, its processes summed.
-fn read_profiles(recorded: &Recorded, workload: &str, variant: &str) -> Result<Vec<Profile>> {
+/// that kept its files, its processes summed; with the requests it
+/// answered, for a service counted over a load's window.
+fn read_profiles(
+    recorded: &Recorded,
+    workload: &str,
+    variant: &str,
+) -> Result<Vec<(Profile, Option<f64>)>> {
     let mut profiles = Vec::new();
     for run in recorded.runs.iter().filter(|r| {
         r.kind == RunKind::Instructions
@@ -124,7 +148,13 @@ fn read_profiles(recorded: &Recorded, workload: &str, variant: &str) -> Result<V
                 format!("reading callgrind's file of round {} of workload `{workload}` on variant `{variant}`", run.round + 1)
             })?);
         }
-        profiles.push(profile);
+        // The figure is the files' total over the requests answered.
+        let requests = run
+            .figures
+            .get(INSTRUCTIONS_PER_REQUEST)
+            .filter(|per| **per > 0.0)
+            .map(|per| profile.total as f64 / per);
+        profiles.push((profile, requests));
     }
     Ok(profiles)
 }
@@ -157,4 +187,16 @@ pub fn check_selection(meta: &crate::runs::BenchMeta, selection: &render::Select
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The figure's name here is the one the served bench records.
+    #[test]
+    fn per_request_figure_is_the_benchs() {
+        assert_eq!(
+            super::INSTRUCTIONS_PER_REQUEST,
+            crate::bench::served::INSTRUCTIONS_PER_REQUEST
+        );
+    }
 }

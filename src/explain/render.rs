@@ -25,7 +25,7 @@ impl Selection<'_> {
 }
 
 /// What a reader needs to read the numbers, said once above the tables.
-const READING: &str = "Instructions per counted run (callgrind, averaged over the counted runs); a function's own instructions, not what it calls. Fragments and clones (`.cold`, `.part.N`, `.isra.N`, `.constprop.N`, BOLT's `/N`) are one row, their names under pieces: `+name` only in the variant, `-name` only in the baseline. `gone` is a function the variant no longer runs (often inlined into its caller), `new` one only the variant runs. `of total` is the change against the baseline's total.";
+const READING: &str = "Instructions per counted run, or per request for a service counted over a load's window (callgrind, averaged over the counted runs); a function's own instructions, not what it calls. Fragments and clones (`.cold`, `.part.N`, `.isra.N`, `.constprop.N`, BOLT's `/N`) are one row, their names under pieces: `+name` only in the variant, `-name` only in the baseline. `gone` is a function the variant no longer runs (often inlined into its caller), `new` one only the variant runs. `of total` is the change against the baseline's total.";
 
 /// The explanation as terminal text, for `afterburner explain`.
 pub fn text(explanation: &Explanation, selection: &Selection) -> String {
@@ -131,11 +131,12 @@ struct Table {
 
 fn total_line(d: &Difference) -> String {
     format!(
-        "{} and {} counted runs; total {} → {} instructions, {} ({})",
+        "{} and {} counted runs; total {} → {} instructions per {}, {} ({})",
         d.runs.0,
         d.runs.1,
         grouped(d.baseline_total),
         grouped(d.variant_total),
+        if d.per_request { "request" } else { "run" },
         signed(d.variant_total - d.baseline_total),
         percent(d.variant_total - d.baseline_total, d.baseline_total)
     )
@@ -388,6 +389,7 @@ mod tests {
                 workload: "w".to_owned(),
                 variant: "pgo".to_owned(),
                 runs: (2, 2),
+                per_request: false,
                 baseline_total: 1000.0,
                 variant_total: 705.0,
                 functions: vec![
