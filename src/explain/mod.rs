@@ -59,6 +59,14 @@ pub fn explain(recorded: &Recorded) -> Result<Option<Explanation>> {
                 ));
                 continue;
             }
+            if let Some((p, _)) = profiles.iter().find(|(p, _)| p.own_sum() != p.total) {
+                explanation.notes.push(format!(
+                    "workload `{workload}` on variant `{}`: the functions add up to {} instructions, callgrind's total says {} (a file afterburner misread? please report it)",
+                    variant.name,
+                    p.own_sum(),
+                    p.total
+                ));
+            }
             read.insert(variant.name.as_str(), profiles);
         }
         // Per request only where every run knows its requests.

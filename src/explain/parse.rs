@@ -52,6 +52,12 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The functions' own instructions, summed: [`Self::total`] when every
+    /// cost line was read as it should be.
+    pub fn own_sum(&self) -> u64 {
+        self.functions.values().map(|c| c.instructions).sum()
+    }
+
     /// Add another profile's counts (another process of the same run).
     pub fn add(&mut self, other: Profile) {
         self.total += other.total;
@@ -76,6 +82,9 @@ struct State {
     /// Column of `Ir` among the costs.
     ir: Option<usize>,
     call_cost_next: bool,
+    /// The key of the current object and function, made at their first
+    /// cost line (a real file has millions of cost lines, few functions).
+    key: Option<FunctionKey>,
 }
 
 /// Instructions per function in one callgrind output file; `what` names
@@ -118,11 +127,17 @@ pub fn parse(text: &str, what: &str) -> Result<Profile> {
 /// define compressed ids too), or the call whose cost comes next.
 fn name_line(state: &mut State, word: &str, spec: &str) -> Result<()> {
     match word {
-        "ob" => state.object = define(&mut state.objects, spec)?,
+        "ob" => {
+            state.object = define(&mut state.objects, spec)?;
+            state.key = None;
+        }
         "cob" => {
             define(&mut state.objects, spec)?;
         }
-        "fn" => state.function = define(&mut state.functions, spec)?,
+        "fn" => {
+            state.function = define(&mut state.functions, spec)?;
+            state.key = None;
+        }
         "cfn" => {
             define(&mut state.functions, spec)?;
         }
@@ -171,15 +186,22 @@ fn cost_line(state: &mut State, profile: &mut Profile, line: &str) -> Result<()>
     let instructions: u64 = cost
         .parse()
         .with_context(|| format!("`{cost}` is not an instruction count"))?;
+    if let Some(entry) = state
+        .key
+        .as_ref()
+        .and_then(|k| profile.functions.get_mut(k))
+    {
+        entry.instructions += instructions;
+        return Ok(());
+    }
     let key = FunctionKey {
         object: object_name(&state.object),
         function: normalise(&state.function).to_owned(),
     };
-    let entry = profile.functions.entry(key).or_default();
+    let entry = profile.functions.entry(key.clone()).or_default();
     entry.instructions += instructions;
-    if !entry.names.contains(&state.function) {
-        entry.names.insert(state.function.clone());
-    }
+    entry.names.insert(state.function.clone());
+    state.key = Some(key);
     Ok(())
 }
 
@@ -321,8 +343,11 @@ totals: 1140 301
             ["main", "main.cold"]
         );
         assert_eq!(profile.total, 1140);
-        let own: u64 = profile.functions.values().map(|c| c.instructions).sum();
-        assert_eq!(own, profile.total, "own costs add up to the total");
+        assert_eq!(
+            profile.own_sum(),
+            profile.total,
+            "own costs add up to the total"
+        );
     }
 
     #[test]

@@ -76,6 +76,8 @@ fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
     let explain = sandbox.afterburner(&["explain", "--top", "5"]);
     explain.assert_ok();
     let stdout = explain.stdout();
+    // Every cost line was read: the functions add up to callgrind's totals.
+    assert!(!stdout.contains("add up to"), "{stdout}");
     let row = first_function_row(&stdout);
     // function, object, baseline, pgo, change, of total, pieces
     assert_eq!(row[0], "checksum", "{stdout}");
