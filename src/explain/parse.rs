@@ -31,12 +31,27 @@ pub struct FunctionKey {
     pub function: String,
 }
 
+/// The events of callgrind's cache and branch simulation
+/// (`--cache-sim=yes --branch-sim=yes`) that a simulated run's profile
+/// keeps, in this order: conditional branches and their mispredictions,
+/// indirect ones and theirs, then L1 instruction, L1 data read and write,
+/// last-level instruction, data read and write misses.
+pub const SIMULATED: [&str; 10] = [
+    "Bc", "Bcm", "Bi", "Bim", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw",
+];
+
+/// Counts of the [`SIMULATED`] events, in its order (zero where a file has
+/// no such event).
+pub type Simulated = [u64; SIMULATED.len()];
+
 /// A function's own instructions (exclusive of what it calls), and the
 /// names callgrind gave its pieces.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FunctionCost {
     /// Instructions executed in the function itself (event `Ir`).
     pub instructions: u64,
+    /// The function's own simulated events (zero unless simulated).
+    pub simulated: Simulated,
     /// The names as callgrind wrote them (`main`, `main.cold`, …).
     pub names: BTreeSet<String>,
 }
@@ -49,6 +64,8 @@ pub struct Profile {
     /// The files' `totals:` (or `summary:`) lines, summed: every
     /// instruction, so the functions' sum can be checked against it.
     pub total: u64,
+    /// The simulated events of the `totals:` lines (zero unless simulated).
+    pub simulated_total: Simulated,
 }
 
 impl Profile {
@@ -61,11 +78,19 @@ impl Profile {
     /// Add another profile's counts (another process of the same run).
     pub fn add(&mut self, other: Profile) {
         self.total += other.total;
+        add_events(&mut self.simulated_total, &other.simulated_total);
         for (key, cost) in other.functions {
             let mine = self.functions.entry(key).or_default();
             mine.instructions += cost.instructions;
+            add_events(&mut mine.simulated, &cost.simulated);
             mine.names.extend(cost.names);
         }
+    }
+}
+
+fn add_events(to: &mut Simulated, from: &Simulated) {
+    for (t, f) in to.iter_mut().zip(from) {
+        *t += f;
     }
 }
 
@@ -81,6 +106,8 @@ struct State {
     positions: usize,
     /// Column of `Ir` among the costs.
     ir: Option<usize>,
+    /// Columns of the [`SIMULATED`] events, where the file has them.
+    simulated: [Option<usize>; SIMULATED.len()],
     call_cost_next: bool,
     /// The key of the current object and function, made at their first
     /// cost line (a real file has millions of cost lines, few functions).
@@ -106,7 +133,9 @@ pub fn parse(text: &str, what: &str) -> Result<Profile> {
         } else if let Some(rest) = line.strip_prefix("positions:") {
             state.positions = rest.split_whitespace().count().max(1);
         } else if let Some(rest) = line.strip_prefix("events:") {
-            state.ir = rest.split_whitespace().position(|e| e == "Ir");
+            let events: Vec<&str> = rest.split_whitespace().collect();
+            state.ir = events.iter().position(|e| *e == "Ir");
+            state.simulated = SIMULATED.map(|name| events.iter().position(|e| *e == name));
             if state.ir.is_none() {
                 bail!("{}: callgrind counted no `Ir` event (events:{rest})\nhint: afterburner reads instruction counts; count with the default --tool=callgrind options", at());
             }
@@ -115,6 +144,9 @@ pub fn parse(text: &str, what: &str) -> Result<Profile> {
             .or_else(|| line.strip_prefix("summary:").filter(|_| total.is_none()))
         {
             total = nth_number(rest, state.ir.unwrap_or(0));
+            profile.simulated_total = state
+                .simulated
+                .map(|column| column.and_then(|c| nth_number(rest, c)).unwrap_or(0));
         } else if let Some((word, spec)) = line.split_once('=') {
             name_line(&mut state, word, spec).with_context(at)?;
         }
@@ -180,28 +212,36 @@ fn cost_line(state: &mut State, profile: &mut Profile, line: &str) -> Result<()>
     let ir = state
         .ir
         .context("a cost line before the `events:` line\nhint: is this a callgrind output file?")?;
-    let Some(cost) = line.split_whitespace().nth(state.positions + ir) else {
-        return Ok(()); // a cost left out is zero
+    let costs: Vec<&str> = line.split_whitespace().skip(state.positions).collect();
+    let count = |column: usize| -> Result<u64> {
+        costs.get(column).map_or(Ok(0), |cost| {
+            cost.parse()
+                .with_context(|| format!("`{cost}` is not an event count"))
+        })
     };
-    let instructions: u64 = cost
-        .parse()
-        .with_context(|| format!("`{cost}` is not an instruction count"))?;
-    if let Some(entry) = state
+    let instructions = count(ir)?;
+    let mut simulated = Simulated::default();
+    for (slot, column) in simulated.iter_mut().zip(state.simulated) {
+        if let Some(column) = column {
+            *slot = count(column)?;
+        }
+    }
+    if state.key.is_none() {
+        let key = FunctionKey {
+            object: object_name(&state.object),
+            function: normalise(&state.function).to_owned(),
+        };
+        let entry = profile.functions.entry(key.clone()).or_default();
+        entry.names.insert(state.function.clone());
+        state.key = Some(key);
+    }
+    let entry = state
         .key
         .as_ref()
         .and_then(|k| profile.functions.get_mut(k))
-    {
-        entry.instructions += instructions;
-        return Ok(());
-    }
-    let key = FunctionKey {
-        object: object_name(&state.object),
-        function: normalise(&state.function).to_owned(),
-    };
-    let entry = profile.functions.entry(key.clone()).or_default();
+        .context("invariant: the current function's entry was made above")?;
     entry.instructions += instructions;
-    entry.names.insert(state.function.clone());
-    state.key = Some(key);
+    add_events(&mut entry.simulated, &simulated);
     Ok(())
 }
 
@@ -348,6 +388,33 @@ totals: 1140 301
             profile.total,
             "own costs add up to the total"
         );
+    }
+
+    /// The events of `--cache-sim=yes --branch-sim=yes`, as valgrind 3.19
+    /// writes them; costs left out at the end of a line are zero.
+    #[test]
+    fn reads_simulated_branches_and_misses() {
+        let file = "positions: line
+events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim
+summary: 1
+ob=(1) /bin/hot
+fn=(1) main
+3 100 10 0 2 1 0 2 1 0 25 4 1 1
+4 10 0 0 0 0 0 0 0 0 5
+cfn=(2) leaf
+calls=1 0
+0 999 999 999 999 999 999 999 999 999 999 999 999 999
+totals: 110 10 0 2 1 0 2 1 0 30 4 1 1
+";
+        let profile = parse(file, "sim").unwrap();
+        let main = &profile.functions[&FunctionKey {
+            object: "hot".to_owned(),
+            function: "main".to_owned(),
+        }];
+        // Bc Bcm Bi Bim I1mr D1mr D1mw ILmr DLmr DLmw
+        assert_eq!(main.simulated, [30, 4, 1, 1, 2, 1, 0, 2, 1, 0]);
+        assert_eq!(profile.simulated_total, main.simulated);
+        assert_eq!((main.instructions, profile.total), (110, 110));
     }
 
     #[test]
