@@ -11,6 +11,9 @@ use anyhow::{bail, Context as _, Result};
 
 pub(crate) mod sequential;
 pub(crate) mod served;
+mod simulate;
+
+pub use simulate::simulate;
 
 use crate::build;
 use crate::context::Context;

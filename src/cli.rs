@@ -159,6 +159,15 @@ pub struct ExplainArgs {
     /// Functions shown per workload and variant, largest change first.
     #[arg(long, default_value_t = 15)]
     pub top: usize,
+    /// Run each command workload once per variant under callgrind's cache
+    /// and branch simulation (a model, not this CPU) and show mispredicts
+    /// and cache misses per variant and their top function.
+    #[arg(long)]
+    pub simulate: bool,
+    /// With --simulate: the experiment's [quick] overrides, as the bench
+    /// had them if it ran with --quick.
+    #[arg(long, requires = "simulate")]
+    pub quick: bool,
 }
 
 #[derive(Debug, Args)]
@@ -272,6 +281,9 @@ fn workdir_root(file: &Path, workdir: Option<&PathBuf>) -> PathBuf {
 }
 
 fn explain(args: &ExplainArgs) -> Result<()> {
+    if args.simulate {
+        return simulate(args);
+    }
     let run_dir = if let Some(dir) = &args.run {
         dir.clone()
     } else {
@@ -292,6 +304,54 @@ fn explain(args: &ExplainArgs) -> Result<()> {
     };
     crate::explain::check_selection(&recorded.meta, &selection)?;
     print!("{}", crate::explain::render::text(&explanation, &selection));
+    Ok(())
+}
+
+/// `explain --simulate`: simulate the latest run's (or `--run`'s)
+/// workloads with the experiment's current builds, and print the model's
+/// findings.
+fn simulate(args: &ExplainArgs) -> Result<()> {
+    let cx = Context::open(
+        &args.file,
+        &Options {
+            quick: args.quick,
+            workdir: args.workdir.clone(),
+        },
+    )?;
+    let run_dir = args
+        .run
+        .clone()
+        .or_else(|| cx.workdir.latest_run())
+        .with_context(|| {
+            format!(
+                "no bench run in {}\nhint: run `afterburner bench` first",
+                cx.workdir.runs().display()
+            )
+        })?;
+    let recorded = crate::runs::read(&run_dir)?;
+    let planned = recorded.meta.variants.iter().map(|v| v.name.as_str());
+    if !planned.eq(cx.experiment.variants.iter().map(|v| v.name.as_str())) {
+        anyhow::bail!(
+            "run {} has other variants than {} has now\nhint: simulate with the experiment file the run was benched with, or bench again",
+            recorded.meta.run_id,
+            cx.experiment.file.display()
+        );
+    }
+    let selection = crate::explain::render::Selection {
+        variant: None,
+        workload: args.workload.as_deref(),
+        top: args.top,
+    };
+    crate::explain::check_selection(&recorded.meta, &selection)?;
+    let notes = crate::bench::simulate(&cx, &run_dir, args.workload.as_deref())?;
+    let mut simulation = crate::explain::simulation::read(&recorded)?;
+    simulation
+        .runs
+        .retain(|r| args.workload.as_deref().is_none_or(|w| w == r.workload));
+    print!("{}", crate::explain::render::simulation_text(&simulation));
+    for note in notes {
+        crate::progress::warn(note);
+    }
     Ok(())
 }
 

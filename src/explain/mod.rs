@@ -7,6 +7,7 @@
 pub mod diff;
 pub mod parse;
 pub mod render;
+pub mod simulation;
 
 use std::collections::BTreeMap;
 

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::diff::{Difference, FunctionChange};
+use super::simulation::{SimulatedRun, Simulation};
 use super::Explanation;
 
 /// Which differences to draw, and how many functions of each.
@@ -119,6 +120,78 @@ pub fn html(explanation: &Explanation, top: usize) -> String {
         out.push_str("</ul>\n");
     }
     out
+}
+
+/// What `explain --simulate` found, as terminal text, labelled a model.
+pub fn simulation_text(simulation: &Simulation) -> String {
+    let mut out = format!(
+        "run {}: simulated caches and branches\n{SIMULATION_READING}\n",
+        simulation.run_id
+    );
+    let mut workload = "";
+    for run in &simulation.runs {
+        if run.workload != workload {
+            workload = &run.workload;
+            let rows: Vec<&SimulatedRun> = simulation
+                .runs
+                .iter()
+                .filter(|r| r.workload == workload)
+                .collect();
+            let _ = write!(out, "\nworkload `{workload}`\n\n");
+            out.push_str(&draw_text(&simulated_table(&rows)));
+        }
+    }
+    out
+}
+
+/// What a reader of the simulation needs to know first.
+const SIMULATION_READING: &str = "A model, not this CPU: callgrind's simulation (--cache-sim=yes --branch-sim=yes) of an L1 and a last-level cache shaped like this machine's and a simple branch predictor, one run per variant. Use it to see which code mispredicts or misses; the bench's own metrics judge the variants.";
+
+fn simulated_table(rows: &[&SimulatedRun]) -> Table {
+    let top = |found: &Option<(super::parse::FunctionKey, u64)>| {
+        found.as_ref().map_or_else(String::new, |(key, n)| {
+            format!("{} ({})", shorten(&key.function, 40), grouped(*n as f64))
+        })
+    };
+    Table {
+        header: [
+            "variant",
+            "instructions",
+            "branches",
+            "mispredicted",
+            "rate",
+            "L1 misses",
+            "LL misses",
+            "most mispredicted",
+            "most L1 misses",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        right: vec![false, true, true, true, true, true, true, false, false],
+        rows: rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.variant.clone(),
+                    grouped(r.instructions as f64),
+                    grouped(r.branches() as f64),
+                    grouped(r.mispredicted() as f64),
+                    if r.branches() == 0 {
+                        String::new()
+                    } else {
+                        format!(
+                            "{:.2}%",
+                            100.0 * r.mispredicted() as f64 / r.branches() as f64
+                        )
+                    },
+                    grouped(r.l1_misses() as f64),
+                    grouped(r.ll_misses() as f64),
+                    top(&r.most_mispredicted),
+                    top(&r.most_l1_misses),
+                ]
+            })
+            .collect(),
+    }
 }
 
 /// A table: a header, rows of cells, and which columns are numbers

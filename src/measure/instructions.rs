@@ -58,7 +58,6 @@ impl InstructionCounter {
         }
     }
 
-    /// Run the setup's command under the counter.
     /// The words that run a command under this counter, writing to
     /// `out` (perf) or `out.PID` files (callgrind).
     pub fn prefix(self, out: &Path) -> Vec<String> {
@@ -122,10 +121,23 @@ impl InstructionCounter {
         })
     }
 
+    /// Run the setup's command under the counter.
     pub fn count(self, setup: &RunSetup, io: &TimedIo, timeout: Duration) -> Result<Counted> {
+        self.count_with(setup, io, timeout, &[])
+    }
+
+    /// [`Self::count`] with `extra` options for the counter.
+    fn count_with(
+        self,
+        setup: &RunSetup,
+        io: &TimedIo,
+        timeout: Duration,
+        extra: &[&str],
+    ) -> Result<Counted> {
         fs_err::create_dir_all(setup.scratch)?;
         let out = setup.scratch.join("counter");
-        let prefix = self.prefix(&out);
+        let mut prefix = self.prefix(&out);
+        prefix.extend(extra.iter().map(|s| (*s).to_owned()));
         let mut command = prefixed_command(&prefix, setup.command);
         command
             .envs(setup.env)
@@ -146,6 +158,15 @@ impl InstructionCounter {
             instructions,
         })
     }
+}
+
+/// Callgrind's options that model caches and a branch predictor as well.
+pub const SIMULATION: [&str; 2] = ["--cache-sim=yes", "--branch-sim=yes"];
+
+/// Run the setup's command under callgrind with its cache and branch
+/// simulation ([`SIMULATION`]), its files moved into `setup.keep`.
+pub fn simulate(setup: &RunSetup, io: &TimedIo, timeout: Duration) -> Result<Counted> {
+    InstructionCounter::Callgrind.count_with(setup, io, timeout, &SIMULATION)
 }
 
 fn parse_perf_file(path: &Path) -> Option<u64> {

@@ -17,7 +17,9 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 pub use crate::measure::{RunKind, RunRecord};
-pub use profiles::{profile_dir, profile_files, PROFILES_DIR};
+pub use profiles::{
+    profile_dir, profile_files, simulation_dir, simulation_files, PROFILES_DIR, SIMULATED_DIR,
+};
 pub use reader::{read, read_records, Checked, Recorded};
 pub use sequential::{SequentialMeta, SequentialStop, StopReason};
 pub use writer::{Resumed, Writer};

@@ -105,6 +105,27 @@ fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
     let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
     assert!(html.contains("<h2>Where the instructions went</h2>"));
 
+    // The simulation: a model, labelled so; PGO's unrolled loop runs far
+    // fewer branches, and the most mispredicted function is named.
+    let simulated = sandbox.afterburner(&["explain", "--simulate"]);
+    simulated.assert_ok();
+    let out = simulated.stdout();
+    assert!(out.contains("A model, not this CPU"), "{out}");
+    let branches = |variant: &str| -> u64 {
+        let row = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{variant} ")))
+            .unwrap_or_else(|| panic!("no row for {variant}:\n{out}"));
+        row.split_whitespace()
+            .nth(2)
+            .unwrap()
+            .replace(',', "")
+            .parse()
+            .unwrap()
+    };
+    assert!(branches("pgo") < branches("baseline"), "{out}");
+    assert!(run_dir.join("simulated/sums/pgo").is_dir());
+
     // Only what was asked for, and a name that is not there is refused.
     sandbox
         .afterburner(&["explain", "--variant", "baseline"])
