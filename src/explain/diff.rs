@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::flame::Stacks;
 use super::parse::{FunctionKey, Profile};
 
 /// One variant's profile on one workload, averaged over its counted runs.
@@ -16,6 +17,8 @@ pub struct Averaged {
     /// Each function's own instructions per run, and its names as
     /// callgrind wrote them.
     pub functions: BTreeMap<FunctionKey, (f64, BTreeSet<String>)>,
+    /// Folded stacks from the call graph, for a flame graph.
+    pub stacks: Stacks,
 }
 
 impl Averaged {
@@ -27,7 +30,9 @@ impl Averaged {
         let runs = profiles.len().max(1) as f64;
         let mut functions: BTreeMap<FunctionKey, (f64, BTreeSet<String>)> = BTreeMap::new();
         let mut total = 0.0;
+        let mut stacks = Stacks::new();
         for (profile, per) in profiles {
+            super::flame::fold(profile, *per, 1.0 / runs, &mut stacks);
             for (key, cost) in &profile.functions {
                 let entry = functions.entry(key.clone()).or_default();
                 entry.0 += cost.instructions as f64 / per / runs;
@@ -39,6 +44,7 @@ impl Averaged {
             runs: profiles.len(),
             total,
             functions,
+            stacks,
         }
     }
 }
@@ -61,6 +67,8 @@ pub struct Difference {
     pub functions: Vec<FunctionChange>,
     /// The functions summed per object, largest absolute change first.
     pub objects: Vec<ObjectChange>,
+    /// The baseline's folded stacks, then the variant's.
+    pub stacks: (Stacks, Stacks),
 }
 
 /// One function's own instructions per run, on each side.
@@ -168,6 +176,7 @@ impl Difference {
             variant_total: other.total,
             functions,
             objects,
+            stacks: (baseline.stacks.clone(), other.stacks.clone()),
         }
     }
 }

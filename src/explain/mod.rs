@@ -5,6 +5,7 @@
 //! ([`render`]).
 
 pub mod diff;
+pub mod flame;
 pub mod parse;
 pub mod render;
 pub mod simulation;

@@ -66,6 +66,9 @@ pub struct Profile {
     pub total: u64,
     /// The simulated events of the `totals:` lines (zero unless simulated).
     pub simulated_total: Simulated,
+    /// The call graph: the instructions of each caller's calls to each
+    /// callee, the callee's and what it calls (inclusive).
+    pub calls: BTreeMap<(FunctionKey, FunctionKey), u64>,
 }
 
 impl Profile {
@@ -84,6 +87,9 @@ impl Profile {
             mine.instructions += cost.instructions;
             add_events(&mut mine.simulated, &cost.simulated);
             mine.names.extend(cost.names);
+        }
+        for (edge, n) in other.calls {
+            *self.calls.entry(edge).or_default() += n;
         }
     }
 }
@@ -108,7 +114,13 @@ struct State {
     ir: Option<usize>,
     /// Columns of the [`SIMULATED`] events, where the file has them.
     simulated: [Option<usize>; SIMULATED.len()],
-    call_cost_next: bool,
+    /// The callee of a `calls=` line: the next cost line is its cost.
+    call_to: Option<FunctionKey>,
+    /// The callee named by the last `cfn=`.
+    callee: String,
+    /// The callee's object, when a `cob=` named it for the next call
+    /// (callgrind writes one before each call into another object).
+    callee_object: Option<String>,
     /// The key of the current object and function, made at their first
     /// cost line (a real file has millions of cost lines, few functions).
     key: Option<FunctionKey>,
@@ -163,17 +175,19 @@ fn name_line(state: &mut State, word: &str, spec: &str) -> Result<()> {
             state.object = define(&mut state.objects, spec)?;
             state.key = None;
         }
-        "cob" => {
-            define(&mut state.objects, spec)?;
-        }
+        "cob" => state.callee_object = Some(define(&mut state.objects, spec)?),
         "fn" => {
             state.function = define(&mut state.functions, spec)?;
             state.key = None;
         }
-        "cfn" => {
-            define(&mut state.functions, spec)?;
+        "cfn" => state.callee = define(&mut state.functions, spec)?,
+        "calls" => {
+            let object = state.callee_object.take();
+            state.call_to = Some(FunctionKey {
+                object: object_name(object.as_deref().unwrap_or(&state.object)),
+                function: normalise(&state.callee).to_owned(),
+            });
         }
-        "calls" => state.call_cost_next = true,
         // Files (fl, fi, fe, cfi, cfl) do not change the function; jumps
         // (jump, jcnd) carry no instruction cost of their own.
         _ => {}
@@ -204,11 +218,9 @@ fn define(names: &mut HashMap<String, String>, spec: &str) -> Result<String> {
 
 /// A cost line: positions, then costs in the order of `events:`. The
 /// line after `calls=` is the call's inclusive cost, which is the
-/// callee's own cost counted again: left out.
+/// callee's own cost counted again: not the caller's own, but the call
+/// graph's edge ([`Profile::calls`]).
 fn cost_line(state: &mut State, profile: &mut Profile, line: &str) -> Result<()> {
-    if std::mem::take(&mut state.call_cost_next) {
-        return Ok(());
-    }
     let ir = state
         .ir
         .context("a cost line before the `events:` line\nhint: is this a callgrind output file?")?;
@@ -235,10 +247,21 @@ fn cost_line(state: &mut State, profile: &mut Profile, line: &str) -> Result<()>
         entry.names.insert(state.function.clone());
         state.key = Some(key);
     }
-    let entry = state
+    let caller = state
         .key
         .as_ref()
-        .and_then(|k| profile.functions.get_mut(k))
+        .context("invariant: the current function's key was made above")?;
+    if let Some(callee) = state.call_to.take() {
+        // A fragment calling its own function (main → main.cold) is one
+        // row: its cost is already the function's own.
+        if callee != *caller {
+            *profile.calls.entry((caller.clone(), callee)).or_default() += instructions;
+        }
+        return Ok(());
+    }
+    let entry = profile
+        .functions
+        .get_mut(caller)
         .context("invariant: the current function's entry was made above")?;
     entry.instructions += instructions;
     add_events(&mut entry.simulated, &simulated);
@@ -360,7 +383,7 @@ fn=(4) (below main)
 cob=(1)
 cfn=(1)
 calls=1 0x10 5
-0 0 930
+0 0 940
 totals: 1140 301
 ";
 

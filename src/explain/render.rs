@@ -107,6 +107,7 @@ pub fn html(explanation: &Explanation, top: usize) -> String {
         );
         out.push_str(&draw_html(&objects(d, &explanation.baseline)));
         out.push_str(&draw_html(&functions(d, &explanation.baseline, top)));
+        flame_graph(&mut out, d, &explanation.baseline);
         let rest = rest_line(d, top);
         if !rest.is_empty() {
             let _ = writeln!(out, "<p>{}</p>", esc(rest.trim()));
@@ -191,6 +192,22 @@ fn simulated_table(rows: &[&SimulatedRun]) -> Table {
                 ]
             })
             .collect(),
+    }
+}
+
+/// The differential flame graph of `d`, or why there is none.
+fn flame_graph(out: &mut String, d: &Difference, baseline: &str) {
+    let title = format!("{} against {baseline}, workload {}", d.variant, d.workload);
+    match super::flame::differential_svg(&d.stacks.0, &d.stacks.1, &title) {
+        Ok(svg) => {
+            let _ = writeln!(
+                out,
+                "<p>Differential flame graph: widths are the variant's instructions, red where a stack runs more than in the baseline, blue where it runs fewer (stacks estimated from callgrind's call graph, a callee's cost split over its callers in proportion).</p>\n<div class=\"flame\">{svg}</div>"
+            );
+        }
+        Err(error) => {
+            let _ = writeln!(out, "<p>No flame graph: {}</p>", esc(&format!("{error:#}")));
+        }
     }
 }
 
@@ -475,6 +492,7 @@ mod tests {
                     baseline: 1000.0,
                     variant: 705.0,
                 }],
+                stacks: Default::default(),
             }],
             notes: vec!["a note".to_owned()],
         }

@@ -104,6 +104,12 @@ fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
     assert!(report.contains("| checksum | onehot |"), "{report}");
     let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
     assert!(html.contains("<h2>Where the instructions went</h2>"));
+    // With a differential flame graph of the call graph, drawn without script.
+    let flame = &html[html
+        .find("<div class=\"flame\"><svg")
+        .expect("a flame graph")..];
+    assert!(flame.contains("checksum"), "{flame}");
+    assert!(!html.contains("<script"));
 
     // The simulation: a model, labelled so; PGO's unrolled loop runs far
     // fewer branches, and the most mispredicted function is named.
