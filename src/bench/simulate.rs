@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _, Result};
 
 use crate::context::Context;
+use crate::experiment::{Variant, Workload};
 use crate::measure::{instructions, InstructionCounter, RunSetup};
 use crate::process::{describe_status, quote_output, TimedIo};
 use crate::toolchain::{tools, Stage};
@@ -22,9 +23,7 @@ pub fn simulate(cx: &Context, run_dir: &Path, only: Option<&str>) -> Result<Vec<
         .workdir
         .lock("a simulation (explain --simulate) is running")?;
     tools::ensure(&[tools::VALGRIND])?;
-    let logs = run_dir.join("logs");
-    let scratch = run_dir.join("scratch");
-    fs_err::create_dir_all(&logs)?;
+    fs_err::create_dir_all(run_dir.join("logs"))?;
     let mut notes = Vec::new();
     for workload in e
         .workloads
@@ -40,43 +39,75 @@ pub fn simulate(cx: &Context, run_dir: &Path, only: Option<&str>) -> Result<Vec<
         };
         for variant in &e.variants {
             let command = template.expand(&cx.bindings(variant, Stage::Final)?)?;
-            let keep = crate::runs::simulation_dir(run_dir, &workload.name, &variant.name);
-            let stem = format!("simulated-{}-{}", workload.name, variant.name);
-            let io = TimedIo {
-                stdout: logs.join(format!("{stem}.out")),
-                stderr: logs.join(format!("{stem}.err")),
-            };
-            let setup = RunSetup {
+            let run = One {
+                cx,
+                run_dir,
+                workload,
+                variant,
                 command: &command,
-                env: &variant.env,
-                cwd: &e.dir,
-                logs: &logs,
-                scratch: &scratch,
-                counter: InstructionCounter::Callgrind,
-                keep: Some(&keep),
             };
-            crate::progress::info(format_args!(
-                "simulating caches and branches: {} on {}",
-                workload.name, variant.name
-            ));
-            let counted =
-                instructions::simulate(&setup, &io, workload.timeout).with_context(|| {
-                    format!(
-                        "simulating workload `{}` on variant `{}`",
-                        workload.name, variant.name
-                    )
-                })?;
-            if !counted.status.success() {
-                bail!(
-                    "workload `{}` failed on variant `{}` under callgrind's simulation with {}\ncommand: {command}\n{}\nlogs: {}\nhint: the same command ran in the bench; run it by hand under `valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes` to see why",
-                    workload.name,
-                    variant.name,
-                    describe_status(counted.status),
-                    quote_output(&crate::workdir::tail(&io.stderr, 20)),
-                    io.stderr.display()
-                );
-            }
+            run.simulate()?;
         }
     }
     Ok(notes)
+}
+
+/// One simulated run: a workload's command on a variant.
+struct One<'a> {
+    cx: &'a Context,
+    run_dir: &'a Path,
+    workload: &'a Workload,
+    variant: &'a Variant,
+    /// The workload's command, expanded for the variant.
+    command: &'a str,
+}
+
+impl One<'_> {
+    /// Run it under the simulation, its files kept; an error when it fails.
+    fn simulate(&self) -> Result<()> {
+        let (e, workload, variant, command) = (
+            &self.cx.experiment,
+            self.workload,
+            self.variant,
+            self.command,
+        );
+        let logs = self.run_dir.join("logs");
+        let scratch = self.run_dir.join("scratch");
+        let keep = crate::runs::simulation_dir(self.run_dir, &workload.name, &variant.name);
+        let stem = format!("simulated-{}-{}", workload.name, variant.name);
+        let io = TimedIo {
+            stdout: logs.join(format!("{stem}.out")),
+            stderr: logs.join(format!("{stem}.err")),
+        };
+        let setup = RunSetup {
+            command,
+            env: &variant.env,
+            cwd: &e.dir,
+            logs: &logs,
+            scratch: &scratch,
+            counter: InstructionCounter::Callgrind,
+            keep: Some(&keep),
+        };
+        crate::progress::info(format_args!(
+            "simulating caches and branches: {} on {}",
+            workload.name, variant.name
+        ));
+        let counted = instructions::simulate(&setup, &io, workload.timeout).with_context(|| {
+            format!(
+                "simulating workload `{}` on variant `{}`",
+                workload.name, variant.name
+            )
+        })?;
+        if !counted.status.success() {
+            bail!(
+                "workload `{}` failed on variant `{}` under callgrind's simulation with {}\ncommand: {command}\n{}\nlogs: {}\nhint: the same command ran in the bench; run it by hand under `valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes` to see why",
+                workload.name,
+                variant.name,
+                describe_status(counted.status),
+                quote_output(&crate::workdir::tail(&io.stderr, 20)),
+                io.stderr.display()
+            );
+        }
+        Ok(())
+    }
 }

@@ -148,25 +148,7 @@ impl Difference {
                 .total_cmp(&a.change().abs())
                 .then_with(|| (&a.object, &a.function).cmp(&(&b.object, &b.function)))
         });
-        let mut objects: BTreeMap<&str, ObjectChange> = BTreeMap::new();
-        for f in &functions {
-            let entry = objects.entry(&f.object).or_insert_with(|| ObjectChange {
-                object: f.object.clone(),
-                baseline: 0.0,
-                variant: 0.0,
-            });
-            entry.baseline += f.baseline;
-            entry.variant += f.variant;
-        }
-        let mut objects: Vec<ObjectChange> = objects.into_values().collect();
-        // Unchanged objects: the largest first.
-        objects.sort_by(|a, b| {
-            b.change()
-                .abs()
-                .total_cmp(&a.change().abs())
-                .then_with(|| b.baseline.total_cmp(&a.baseline))
-                .then_with(|| a.object.cmp(&b.object))
-        });
+        let objects = per_object(&functions);
         Self {
             workload: workload.to_owned(),
             variant: variant.to_owned(),
@@ -179,6 +161,31 @@ impl Difference {
             stacks: (baseline.stacks.clone(), other.stacks.clone()),
         }
     }
+}
+
+/// The functions summed per object, largest absolute change first, then
+/// (unchanged ones) the largest first.
+fn per_object(functions: &[FunctionChange]) -> Vec<ObjectChange> {
+    let mut objects: BTreeMap<&str, ObjectChange> = BTreeMap::new();
+    for f in functions {
+        let entry = objects.entry(&f.object).or_insert_with(|| ObjectChange {
+            object: f.object.clone(),
+            baseline: 0.0,
+            variant: 0.0,
+        });
+        entry.baseline += f.baseline;
+        entry.variant += f.variant;
+    }
+    let mut objects: Vec<ObjectChange> = objects.into_values().collect();
+    // Unchanged objects: the largest first.
+    objects.sort_by(|a, b| {
+        b.change()
+            .abs()
+            .total_cmp(&a.change().abs())
+            .then_with(|| b.baseline.total_cmp(&a.baseline))
+            .then_with(|| a.object.cmp(&b.object))
+    });
+    objects
 }
 
 #[cfg(test)]

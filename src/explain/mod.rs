@@ -50,27 +50,8 @@ pub fn explain(recorded: &Recorded) -> Result<Option<Explanation>> {
     };
     let mut kept_any = false;
     for workload in &meta.workloads {
-        let mut read = BTreeMap::new();
-        for variant in &meta.variants {
-            let profiles = read_profiles(recorded, workload, &variant.name)?;
-            kept_any |= !profiles.is_empty();
-            if profiles.is_empty() {
-                explanation.notes.push(format!(
-                    "workload `{workload}` on variant `{}`: no counted run kept its callgrind files",
-                    variant.name
-                ));
-                continue;
-            }
-            if let Some((p, _)) = profiles.iter().find(|(p, _)| p.own_sum() != p.total) {
-                explanation.notes.push(format!(
-                    "workload `{workload}` on variant `{}`: the functions add up to {} instructions, callgrind's total says {} (a file afterburner misread? please report it)",
-                    variant.name,
-                    p.own_sum(),
-                    p.total
-                ));
-            }
-            read.insert(variant.name.as_str(), profiles);
-        }
+        let read = read_workload(recorded, workload, &mut explanation.notes)?;
+        kept_any |= !read.is_empty();
         // Per request only where every run knows its requests.
         let per_request = read
             .values()
@@ -103,6 +84,40 @@ pub fn explain(recorded: &Recorded) -> Result<Option<Explanation>> {
     Ok(kept_any.then_some(explanation))
 }
 
+/// One counted run's profile, and the requests it answered where a
+/// service was counted over a load's window.
+type Counted = (Profile, Option<f64>);
+
+/// Each variant's profiles of `workload` (see [`read_profiles`]), by
+/// variant name; what is missing or does not add up goes to `notes`.
+fn read_workload<'a>(
+    recorded: &'a Recorded,
+    workload: &str,
+    notes: &mut Vec<String>,
+) -> Result<BTreeMap<&'a str, Vec<Counted>>> {
+    let mut read = BTreeMap::new();
+    for variant in &recorded.meta.variants {
+        let profiles = read_profiles(recorded, workload, &variant.name)?;
+        if profiles.is_empty() {
+            notes.push(format!(
+                "workload `{workload}` on variant `{}`: no counted run kept its callgrind files",
+                variant.name
+            ));
+            continue;
+        }
+        if let Some((p, _)) = profiles.iter().find(|(p, _)| p.own_sum() != p.total) {
+            notes.push(format!(
+                "workload `{workload}` on variant `{}`: the functions add up to {} instructions, callgrind's total says {} (a file afterburner misread? please report it)",
+                variant.name,
+                p.own_sum(),
+                p.total
+            ));
+        }
+        read.insert(variant.name.as_str(), profiles);
+    }
+    Ok(read)
+}
+
 /// Like [`explain`], for `afterburner explain`: a run without kept files is
 /// an error that says why and what to do.
 pub fn explain_or_say_why(recorded: &Recorded) -> Result<Explanation> {
@@ -133,11 +148,7 @@ const INSTRUCTIONS_PER_REQUEST: &str = "instructions_per_request";
 /// The profile of each successful counted run of `workload` on `variant`
 /// that kept its files, its processes summed; with the requests it
 /// answered, for a service counted over a load's window.
-fn read_profiles(
-    recorded: &Recorded,
-    workload: &str,
-    variant: &str,
-) -> Result<Vec<(Profile, Option<f64>)>> {
+fn read_profiles(recorded: &Recorded, workload: &str, variant: &str) -> Result<Vec<Counted>> {
     let mut profiles = Vec::new();
     for run in recorded.runs.iter().filter(|r| {
         r.kind == RunKind::Instructions
