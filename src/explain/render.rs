@@ -266,6 +266,7 @@ fn functions(d: &Difference, baseline: &str, top: usize) -> Table {
         rows: d
             .functions
             .iter()
+            .filter(|f| changes(f))
             .take(top)
             .map(|f| {
                 vec![
@@ -283,14 +284,25 @@ fn functions(d: &Difference, baseline: &str, top: usize) -> Table {
     }
 }
 
-/// What the functions below the top ones add up to.
+/// Whether a function's change shows as a whole instruction (the table
+/// lists only those: the rest are the same on both sides).
+fn changes(f: &FunctionChange) -> bool {
+    f.change().abs() >= 0.5
+}
+
+/// What the changed functions below the top ones add up to.
 fn rest_line(d: &Difference, top: usize) -> String {
-    let rest = &d.functions[top.min(d.functions.len())..];
-    let changed = rest.iter().filter(|f| f.change() != 0.0).count();
+    let rest: Vec<&FunctionChange> = d
+        .functions
+        .iter()
+        .filter(|f| changes(f))
+        .skip(top)
+        .collect();
+    let changed = rest.len();
     if changed == 0 {
         return String::new();
     }
-    let sum: f64 = rest.iter().map(FunctionChange::change).sum();
+    let sum: f64 = rest.iter().map(|f| f.change()).sum();
     let (functions, change) = if changed == 1 {
         ("function that changes", "")
     } else {
@@ -319,8 +331,10 @@ fn pieces(f: &FunctionChange) -> String {
     if names.iter().all(|n| **n == f.function) {
         return String::new();
     }
-    names
+    let more = names.len().saturating_sub(MAX_PIECES);
+    let mut listed: Vec<String> = names
         .into_iter()
+        .take(MAX_PIECES)
         .map(
             |n| match (f.baseline_names.contains(n), f.variant_names.contains(n)) {
                 (true, false) => format!("-{n}"),
@@ -328,9 +342,15 @@ fn pieces(f: &FunctionChange) -> String {
                 _ => n.clone(),
             },
         )
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect();
+    if more > 0 {
+        listed.push(format!("and {more} more"));
+    }
+    listed.join(" ")
 }
+
+/// Names of pieces listed per function (code without symbols has many).
+const MAX_PIECES: usize = 4;
 
 /// Columns padded to their widest cell, numbers aligned right.
 fn draw_text(table: &Table) -> String {
@@ -511,6 +531,18 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("- a note"), "{md}");
+        assert!(
+            !md.contains("| main |"),
+            "unchanged functions are left out: {md}"
+        );
+        let many = change(
+            crate::explain::parse::NO_SYMBOL,
+            1.0,
+            2.0,
+            &["0x1", "0x2", "0x3"],
+            &["0x4", "0x5", "0x6"],
+        );
+        assert_eq!(pieces(&many), "-0x1 -0x2 -0x3 +0x4 and 2 more");
         let html = html(&e, 10);
         assert!(
             html.contains("a|b&lt;c&gt;") && !html.contains("<c>"),
