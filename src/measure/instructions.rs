@@ -290,6 +290,41 @@ mod tests {
             .ends_with("asyncpreemptoff=1"));
     }
 
+    /// Counted runs keep callgrind's files for `explain`: moved, not
+    /// copied, so the next run's scratch starts empty; a second try of the
+    /// same run replaces the first's; a torn file fails the count but
+    /// still leaves the scratch empty (it was left there, and summed into
+    /// the next run, before).
+    #[test]
+    fn callgrind_files_are_kept_once_and_the_scratch_left_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = dir.path().join("scratch");
+        let keep = dir.path().join("profiles/w/v/r000");
+        let write = |name: &str, text: &str| {
+            fs_err::create_dir_all(&scratch).unwrap();
+            fs_err::write(scratch.join(name), text).unwrap();
+        };
+        write("counter.1", "events: Ir\ntotals: 10\n");
+        write("counter.2", "events: Ir\ntotals: 32\n");
+        let counter = InstructionCounter::Callgrind;
+        assert_eq!(counter.collect(&scratch, Some(&keep)).unwrap(), Some(42));
+        assert_eq!(fs_err::read_dir(&scratch).unwrap().count(), 0);
+        assert_eq!(fs_err::read_dir(&keep).unwrap().count(), 2);
+
+        write("counter.3", "events: Ir\ntotals: 7\n");
+        assert_eq!(counter.collect(&scratch, Some(&keep)).unwrap(), Some(7));
+        let kept: Vec<_> = fs_err::read_dir(&keep)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(kept, ["counter.3"]);
+
+        write("counter.4", "events: Ir\n");
+        let error = counter.collect(&scratch, None).unwrap_err();
+        assert!(error.to_string().contains("no totals line"), "{error}");
+        assert_eq!(fs_err::read_dir(&scratch).unwrap().count(), 0);
+    }
+
     #[test]
     fn parses_perf_and_callgrind_output() {
         let perf = "# started on Sun\n\n123456789,,instructions:u,1000000,100.00,,\n";
