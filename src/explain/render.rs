@@ -62,6 +62,29 @@ pub fn text(explanation: &Explanation, selection: &Selection) -> String {
     out
 }
 
+/// A few lines for the terminal summary: per workload and variant, the
+/// functions whose instructions changed most.
+pub fn summary(explanation: &Explanation) -> String {
+    const SHOWN: usize = 3;
+    let mut out = String::new();
+    for d in &explanation.differences {
+        let top: Vec<String> = d
+            .functions
+            .iter()
+            .filter(|f| changes(f))
+            .take(SHOWN)
+            .map(|f| format!("{} {} ({})", f.function, signed(f.change()), f.object))
+            .collect();
+        if !top.is_empty() {
+            let _ = writeln!(out, "  {} / {}: {}", d.workload, d.variant, top.join(", "));
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("\nwhere the instructions went (`afterburner explain` shows more):\n{out}")
+}
+
 /// The section "Where the instructions went" of `report.md`.
 pub fn markdown(explanation: &Explanation, top: usize) -> String {
     let mut out = format!("## Where the instructions went\n\n{READING}\n\n");

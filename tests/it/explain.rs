@@ -49,7 +49,8 @@ fn first_function_row(stdout: &str) -> Vec<String> {
 fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
     let sandbox = Sandbox::with_fixture("onehot");
     sandbox.write("afterburner.toml", ONEHOT);
-    sandbox.afterburner(&["run"]).assert_ok();
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_ok();
     let run_dir = only_run_dir(&sandbox);
     let meta = read_json(&run_dir.join("meta.json"));
     if meta["instruction_counter"] != "callgrind" {
@@ -61,6 +62,9 @@ fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
         eprintln!("skipped the per-function check: instructions were counted with perf here");
         return;
     }
+    // The summary names the function.
+    let summary = run.stdout();
+    assert!(summary.contains("sums / pgo: checksum -"), "{summary}");
     // Each counted run kept its callgrind file.
     for variant in ["baseline", "pgo"] {
         for round in ["r000", "r001"] {
