@@ -623,6 +623,7 @@ fn bench_meta(
                     env: v.env.clone(),
                     binaries: binaries.clone(),
                     build_log: PathBuf::new(),
+                    axes: v.axes.clone(),
                 });
             }
             let record = build::current(&cx.workdir, &v.name, Stage::Final)
@@ -637,6 +638,7 @@ fn bench_meta(
                 env: v.env.clone(),
                 binaries: record.binaries,
                 build_log: record.log,
+                axes: v.axes.clone(),
             })
         })
         .collect::<Result<_>>()?;

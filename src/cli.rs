@@ -1,5 +1,6 @@
 //! Command-line arguments and dispatch to the library.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -9,7 +10,7 @@ use crate::pipeline::{self, Context, Options};
 
 /// Make a C, C++ or Go program faster with feedback-directed optimization, and prove it.
 #[derive(Debug, Parser)]
-#[command(name = "afterburner", version, about)]
+#[command(name = "afterburner", version, about, after_help = optimizations_help())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -54,6 +55,7 @@ pub enum Command {
         json: bool,
     },
     /// What each optimization needs, what is here, and how to install the rest.
+    #[command(after_help = optimizations_help())]
     Doctor {
         /// Install what is missing with apt-get (as root).
         #[arg(long)]
@@ -64,6 +66,14 @@ pub enum Command {
     Load(crate::load::command::LoadArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),
+}
+
+/// The words of a variant's `optimize` list, from their declarations.
+fn optimizations_help() -> String {
+    format!(
+        "Optimizations (a variant's `optimize` list; stack them in order):\n{}",
+        crate::toolchain::optimize::table()
+    )
 }
 
 #[derive(Debug, Args)]
@@ -84,25 +94,87 @@ pub struct PhaseArgs {
 /// Copies of the report in other formats, like hyperfine's `--export-*`.
 #[derive(Debug, Args, Default)]
 pub struct ExportArgs {
-    /// Also write the summary and comparisons as CSV to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// Also write results.json to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// Also write report.md to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
+    #[arg(long = "export", value_name = "FORMAT=FILE", value_parser = parse_export, help = export_help())]
+    pub export: Vec<(String, PathBuf)>,
+}
+
+/// `--export`'s help: the formats, from their declarations.
+fn export_help() -> String {
+    let formats: Vec<String> = crate::report::EXPORTERS
+        .iter()
+        .map(|e| format!("{} ({})", e.name(), e.describe()))
+        .collect();
+    format!(
+        "Also write the report as FORMAT to FILE (repeatable; `--export-FORMAT FILE` is the same). Formats: {}",
+        formats.join("; ")
+    )
+}
+
+/// `FORMAT=FILE`, with FORMAT one of the exporters.
+fn parse_export(value: &str) -> Result<(String, PathBuf), String> {
+    let (format, file) = value
+        .split_once('=')
+        .filter(|(_, file)| !file.is_empty())
+        .ok_or_else(|| format!("`{value}` is not FORMAT=FILE, e.g. csv=results.csv"))?;
+    crate::report::exporter(format)?;
+    Ok((format.to_owned(), PathBuf::from(file)))
 }
 
 impl ExportArgs {
     fn exports(&self) -> crate::report::Exports {
-        crate::report::Exports {
-            csv: self.export_csv.clone(),
-            json: self.export_json.clone(),
-            markdown: self.export_markdown.clone(),
-        }
+        crate::report::Exports(
+            self.export
+                .iter()
+                .filter_map(|(format, file)| {
+                    // Checked when parsed.
+                    crate::report::exporter(format)
+                        .ok()
+                        .map(|e| (e, file.clone()))
+                })
+                .collect(),
+        )
     }
+}
+
+/// Parse the command line: `--export-FORMAT FILE` (and
+/// `--export-FORMAT=FILE`), hyperfine's spelling, becomes
+/// `--export FORMAT=FILE` for every format there is, so a new exporter
+/// needs no flag of its own. Arguments after `--` are left alone.
+pub fn parse() -> Cli {
+    Cli::parse_from(expand_export_flags(std::env::args_os()))
+}
+
+fn expand_export_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            out.push(arg);
+            out.extend(args);
+            break;
+        }
+        let text = arg.to_string_lossy();
+        let Some(rest) = text.strip_prefix("--export-") else {
+            out.push(arg);
+            continue;
+        };
+        let (format, inline) = match rest.split_once('=') {
+            Some((f, file)) => (f.to_owned(), Some(file.to_owned())),
+            None => (rest.to_owned(), None),
+        };
+        if crate::report::exporter(&format).is_err() {
+            out.push(arg);
+            continue;
+        }
+        let file = match inline {
+            Some(file) => OsString::from(file),
+            None => args.next().unwrap_or_default(),
+        };
+        let mut value = OsString::from(format!("{format}="));
+        value.push(file);
+        out.extend([OsString::from("--export"), value]);
+    }
+    out
 }
 
 #[derive(Debug, Args)]
@@ -399,4 +471,65 @@ fn write_if_changed(path: &Path, text: &str) -> Result<()> {
     }
     fs_err::write(path, text)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(expand_export_flags(args.iter().map(OsString::from)))
+    }
+
+    fn exports_of(cli: &Cli) -> Vec<(&'static str, PathBuf)> {
+        let Command::Report(a) = &cli.command else {
+            panic!("not report: {cli:?}")
+        };
+        a.phase
+            .exports
+            .exports()
+            .0
+            .into_iter()
+            .map(|(e, path)| (e.name(), path))
+            .collect()
+    }
+
+    #[test]
+    fn every_format_is_written_by_export_and_by_its_own_flag() {
+        let cli = parse_args(&[
+            "afterburner",
+            "report",
+            "--export-csv",
+            "a.csv",
+            "--export-json=b.json",
+            "--export",
+            "markdown=c.md",
+        ])
+        .unwrap();
+        assert_eq!(
+            exports_of(&cli),
+            [
+                ("csv", PathBuf::from("a.csv")),
+                ("json", PathBuf::from("b.json")),
+                ("markdown", PathBuf::from("c.md")),
+            ]
+        );
+        for e in crate::report::EXPORTERS {
+            let flag = format!("--export-{}", e.name());
+            let cli = parse_args(&["afterburner", "report", &flag, "out"]).unwrap();
+            assert_eq!(exports_of(&cli), [(e.name(), PathBuf::from("out"))]);
+        }
+    }
+
+    #[test]
+    fn an_unknown_format_or_a_missing_file_is_refused_naming_the_formats() {
+        let err = parse_args(&["afterburner", "report", "--export", "pdf=x.pdf"]).unwrap_err();
+        assert!(err.to_string().contains("csv, json, markdown"), "{err}");
+        let err = parse_args(&["afterburner", "report", "--export-pdf", "x"]).unwrap_err();
+        assert!(err.to_string().contains("--export-pdf"), "{err}");
+        assert!(parse_args(&["afterburner", "report", "--export-csv"]).is_err());
+        assert!(parse_args(&["afterburner", "report", "--export", "csv"]).is_err());
+    }
 }

@@ -8,82 +8,59 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::env::Environment;
-use crate::toolchain::{clang_major, tools, Compiler};
+use crate::toolchain::optimize::{self, Requirement};
+use crate::toolchain::tools;
 
-/// One requirement and whether it is met.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    /// What is needed, e.g. "llvm-profdata".
-    pub need: String,
-    /// Whether this machine has it.
-    pub present: bool,
-    /// Debian packages that provide it, when apt can.
-    pub packages: Vec<String>,
-    /// What to do when apt cannot (or why it matters).
-    pub note: Option<String>,
-}
+/// One requirement and whether it is met (an optimization's own are
+/// declared beside it, in `toolchain::optimize`).
+pub type Check = Requirement;
 
 /// The checks of one optimization or capability.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
-    pub title: &'static str,
+    pub title: String,
     pub checks: Vec<Check>,
 }
 
 impl Section {
+    /// Whether every required check is met (optional ones aside).
     pub fn ready(&self) -> bool {
-        self.checks.iter().all(|c| c.present)
+        self.checks.iter().all(|c| c.present || c.optional)
     }
 }
 
 fn tool(command: &str, package: &str) -> Check {
-    Check {
-        need: command.to_owned(),
-        present: tools::is_installed(command),
-        packages: vec![package.to_owned()],
-        note: None,
-    }
+    Requirement::tool(command, package)
 }
 
 fn fact(need: &str, present: bool, note: &str) -> Check {
-    Check {
-        need: need.to_owned(),
-        present,
-        packages: Vec::new(),
-        note: Some(note.to_owned()),
-    }
+    Requirement::fact(need, present, note)
 }
 
-/// Examine this machine.
+/// Examine this machine: the compilers, each optimization (from its own
+/// declaration), the instruction counter and source packages.
 pub fn diagnose(env: &Environment) -> Vec<Section> {
-    let clang = Compiler::Clang.version().and_then(|v| clang_major(&v));
-    let runtime = clang.map(|m| format!("libclang-rt-{m}-dev"));
-    let runtime_check = Check {
-        need: format!(
-            "clang's profile runtime ({})",
-            runtime.as_deref().unwrap_or("libclang-rt-N-dev")
-        ),
-        present: runtime.as_deref().is_some_and(tools::package_installed),
-        packages: runtime.clone().into_iter().collect(),
-        note: runtime
-            .is_none()
-            .then(|| "install clang first: the package is named after its version".to_owned()),
-    };
-    vec![
+    let mut sections = vec![
         Section {
-            title: "gcc: pgo, lto, march, o3",
+            title: "gcc".to_owned(),
             checks: vec![tool("gcc", "gcc"), tool("g++", "g++"), tool("make", "make")],
         },
         Section {
-            title: "clang: pgo, pgo-frontend, cspgo (llvm-profdata), lto, march, o3",
-            checks: vec![
-                tool("clang", "clang"),
-                tool("llvm-profdata", "llvm"),
-                runtime_check,
-            ],
+            title: "clang".to_owned(),
+            checks: vec![tool("clang", "clang")],
         },
         Section {
-            title: "instructions metric",
+            title: "go (PGO needs Go >= 1.21)".to_owned(),
+            checks: vec![tool("go", "golang-go")],
+        },
+    ];
+    sections.extend(optimize::ALL.iter().map(|o| Section {
+        title: format!("{} ({})", o.word(), o.describe()),
+        checks: o.requirements(env),
+    }));
+    sections.extend([
+        Section {
+            title: "instructions metric".to_owned(),
             checks: vec![
                 fact(
                     "hardware counters (perf stat)",
@@ -99,7 +76,7 @@ pub fn diagnose(env: &Environment) -> Vec<Section> {
             ],
         },
         Section {
-            title: "source packages (source = { apt = … })",
+            title: "source packages (source = { apt = … })".to_owned(),
             checks: vec![
                 tool("dpkg-source", "dpkg-dev"),
                 fact(
@@ -109,45 +86,8 @@ pub fn diagnose(env: &Environment) -> Vec<Section> {
                 ),
             ],
         },
-        Section {
-            title: "autofdo (clang): perf samples → create_llvm_prof → -fprofile-sample-use",
-            checks: vec![
-                tool("perf", "linux-perf"),
-                tool("create_llvm_prof", "autofdo"),
-                tool("llvm-profdata", "llvm"),
-                fact(
-                    "hardware counters",
-                    env.perf_counters,
-                    "sampling needs a PMU: without one, autofdo variants are refused; use pgo or bolt (instrumented), or sample_event = \"cpu-clock\" for a weak timer-sampled profile",
-                ),
-                fact(
-                    "branch stacks (LBR)",
-                    env.lbr,
-                    "without LBR, AutoFDO profiles have no branch or call-target data and are much weaker",
-                ),
-            ],
-        },
-        Section {
-            title: "bolt, instrumented (llvm-bolt -instrument, needs no PMU; bolt_profile = \"instrumented\")",
-            checks: vec![tool("llvm-bolt-16", "bolt-16"), tool("merge-fdata-16", "bolt-16")],
-        },
-        Section {
-            title: "bolt from perf samples (perf record -b → perf2bolt; the default where LBR works, bolt_profile = \"sampled\")",
-            checks: vec![
-                tool("llvm-bolt-16", "bolt-16"),
-                tool("perf", "linux-perf"),
-                fact(
-                    "branch stacks (LBR)",
-                    env.lbr,
-                    "without LBR, bolt variants are instrumented; bolt_profile = \"sampled\" with sample_event = \"cpu-clock\" samples addresses only (perf2bolt -nl), a weak profile",
-                ),
-            ],
-        },
-        Section {
-            title: "go: pgo (go build -pgo, Go ≥ 1.21)",
-            checks: vec![tool("go", "golang-go")],
-        },
-    ]
+    ]);
+    sections
 }
 
 fn has_deb_src() -> bool {
@@ -175,8 +115,15 @@ pub fn render(sections: &[Section]) -> String {
             "missing something"
         };
         let _ = writeln!(out, "{}: {status}", section.title);
+        if section.checks.is_empty() {
+            out.push_str("  the compiler alone\n");
+        }
         for check in &section.checks {
-            let mark = if check.present { "ok     " } else { "MISSING" };
+            let mark = match (check.present, check.optional) {
+                (true, _) => "ok     ",
+                (false, false) => "MISSING",
+                (false, true) => "absent ",
+            };
             let _ = write!(out, "  {mark} {}", check.need);
             if !check.present {
                 if !check.packages.is_empty() {
@@ -201,7 +148,7 @@ pub fn missing_packages(sections: &[Section]) -> Vec<String> {
     let mut packages: Vec<String> = sections
         .iter()
         .flat_map(|s| &s.checks)
-        .filter(|c| !c.present)
+        .filter(|c| !c.present && !c.optional)
         .flat_map(|c| c.packages.clone())
         .collect();
     packages.sort();
@@ -222,28 +169,31 @@ mod tests {
     fn render_names_what_is_missing_and_how_to_install_it() {
         let sections = vec![
             Section {
-                title: "gcc",
+                title: "gcc".into(),
                 checks: vec![Check {
                     need: "gcc".into(),
                     present: true,
                     packages: vec!["gcc".into()],
                     note: None,
+                    optional: false,
                 }],
             },
             Section {
-                title: "clang",
+                title: "clang".into(),
                 checks: vec![
                     Check {
                         need: "clang".into(),
                         present: false,
                         packages: vec!["clang".into()],
                         note: None,
+                        optional: false,
                     },
                     Check {
                         need: "llvm-profdata".into(),
                         present: false,
                         packages: vec!["llvm".into()],
                         note: None,
+                        optional: false,
                     },
                 ],
             },
@@ -257,6 +207,34 @@ mod tests {
         );
         assert!(text.contains("apt-get install -y clang llvm\n"), "{text}");
         assert_eq!(missing_packages(&sections), vec!["clang", "llvm"]);
+    }
+
+    #[test]
+    fn a_missing_optional_check_is_said_but_not_required() {
+        let sections = vec![Section {
+            title: "bolt".into(),
+            checks: vec![Requirement::tool("no-such-tool-here", "nothing")
+                .note("only one mode uses it")
+                .optional()],
+        }];
+        let text = render(&sections);
+        assert!(text.contains("bolt: ready"), "{text}");
+        assert!(text.contains("absent  no-such-tool-here"), "{text}");
+        assert!(missing_packages(&sections).is_empty());
+    }
+
+    #[test]
+    fn every_optimization_has_its_section() {
+        let sections = diagnose(&crate::env::capture());
+        for o in optimize::ALL {
+            assert!(
+                sections
+                    .iter()
+                    .any(|s| s.title.starts_with(&format!("{} (", o.word()))),
+                "{} missing from doctor",
+                o.word()
+            );
+        }
     }
 
     #[test]

@@ -2,10 +2,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = afterburner::cli::Cli::parse();
+    let cli = afterburner::cli::parse();
     afterburner::interrupt::install();
     match afterburner::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,7 +10,7 @@ pub use crate::context::{Context, Options};
 use crate::experiment::{Experiment, Variant, Workload};
 use crate::progress;
 use crate::source;
-use crate::toolchain::{self, tools, Compiler, Optimization, Stage};
+use crate::toolchain::{self, tools, Compiler, Stage};
 
 /// Write a run's reports ([`crate::report::report`]) and record it in the
 /// work directory's history: the work directory holds `runs/<id>/`, so a
@@ -37,50 +37,17 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
             Compiler::Clang => needed.push(tools::CLANG),
             Compiler::Go => needed.push(tools::GO),
         }
-        if variant.compiler == Compiler::Clang
-            && variant
-                .optimize
-                .iter()
-                .any(|o| o.is_compiler_profile() && *o != Optimization::Autofdo)
-        {
-            needed.push(tools::LLVM_PROFDATA);
-            // Debian ships clang's profile runtime apart from clang itself.
-            if let Some(major) = Compiler::Clang
-                .version()
-                .and_then(|v| toolchain::clang_major(&v))
-            {
-                packages.push(format!("libclang-rt-{major}-dev"));
-            }
-        }
-        if variant.optimize.contains(&Optimization::Bolt) {
-            if toolchain::bolt::find_tool("llvm-bolt").is_err() {
-                needed.push(tools::LLVM_BOLT);
-            }
-            if variant.bolt_profile == toolchain::BoltProfile::Sampled {
-                tools::ensure(&[tools::PERF])?;
-            }
-            if variant.bolt_profile.is_sampled() {
-                toolchain::sampling::sampling(
-                    variant.sample_event.as_deref(),
-                    &toolchain::bolt_perf::SAMPLER,
-                )
-                .map_err(|why| {
-                    anyhow::anyhow!("variant `{}` ({}): {why}", variant.name, e.file.display())
-                })?;
-                needed.push(tools::PERF);
-            }
-        }
-        if variant.optimize.contains(&Optimization::Autofdo) {
-            tools::ensure(&[tools::PERF])?;
-            // Refused before anything is built where the machine cannot sample.
-            toolchain::sampling::sampling(
-                variant.sample_event.as_deref(),
-                &toolchain::autofdo::SAMPLER,
-            )
-            .map_err(|why| {
-                anyhow::anyhow!("variant `{}` ({}): {why}", variant.name, e.file.display())
-            })?;
-            needed.extend([tools::PERF, tools::CREATE_LLVM_PROF, tools::LLVM_PROFDATA]);
+        let setup = toolchain::optimize::VariantSetup {
+            compiler: variant.compiler,
+            bolt_profile: variant.bolt_profile,
+            sample_event: variant.sample_event.as_deref(),
+        };
+        for o in &variant.optimize {
+            let needs = o
+                .needs(&setup)
+                .with_context(|| format!("variant `{}` ({})", variant.name, e.file.display()))?;
+            needed.extend(needs.tools);
+            packages.extend(needs.packages);
         }
     }
     needed.sort_by_key(|t| t.command);

@@ -232,6 +232,9 @@ pub struct Variant {
     /// The `-march` level when `optimize` has `march`: `native`, or the
     /// level the variant names (`x86-64-v3`); `None` without `march`.
     pub march: Option<String>,
+    /// The axis values of a variant a `[[matrix]]` made (`compiler`,
+    /// `optimize`, `params.KEY`, `env.KEY` → value); empty otherwise.
+    pub axes: BTreeMap<String, String>,
 }
 
 impl Variant {

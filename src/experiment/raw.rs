@@ -13,6 +13,9 @@ pub struct RawExperiment {
     pub target: RawTarget,
     #[serde(default, rename = "variant")]
     pub variants: Vec<RawVariant>,
+    /// `[[matrix]]`: variants as the product of axes.
+    #[serde(default, rename = "matrix")]
+    pub matrices: Vec<RawMatrix>,
     #[serde(default, rename = "workload")]
     pub workloads: Vec<RawWorkload>,
     #[serde(default)]
@@ -136,6 +139,39 @@ pub struct RawVariant {
     /// The `-march` of `optimize = ["march"]`: "native" (default) or a
     /// level such as "x86-64-v3".
     pub march: Option<Spanned<String>>,
+    /// The axis values of a variant a `[[matrix]]` made (axis → value);
+    /// never written in the file.
+    #[serde(skip)]
+    pub axes: BTreeMap<String, String>,
+}
+
+/// `[[matrix]]`: one variant per combination of the axes' values (the
+/// first axis varies slowest), less the combinations `exclude` names.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMatrix {
+    /// The variants' name, with `{compiler}`, `{optimize}`,
+    /// `{params.KEY}` and `{env.KEY}` for the axis values; by default the
+    /// values joined with `-`.
+    pub name: Option<Spanned<String>>,
+    #[serde(default)]
+    pub compiler: Vec<Spanned<String>>,
+    /// Each value an `optimize` list (`[]` for none).
+    #[serde(default)]
+    pub optimize: Vec<Spanned<Vec<Spanned<String>>>>,
+    /// `params.KEY = [values]`: an axis per key.
+    #[serde(default)]
+    pub params: BTreeMap<String, Spanned<Vec<Spanned<toml::Value>>>>,
+    /// `env.KEY = [values]`: an axis per variable.
+    #[serde(default)]
+    pub env: BTreeMap<String, Spanned<Vec<Spanned<String>>>>,
+    /// Added to every variant of the matrix.
+    pub cflags: Option<String>,
+    pub ldflags: Option<String>,
+    /// Combinations left out: each a table of axis values, e.g.
+    /// `{ compiler = "clang", params = { threads = 4 } }`.
+    #[serde(default)]
+    pub exclude: Vec<Spanned<toml::Table>>,
 }
 
 #[derive(Debug, Deserialize)]

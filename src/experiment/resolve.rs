@@ -18,6 +18,7 @@ use super::{
 use crate::toolchain::Compiler;
 use crate::units::parse_duration;
 
+mod matrix;
 mod services;
 mod variants;
 
@@ -46,7 +47,9 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let params = cx.params(&raw.params, quick.then_some(&quick_section))?;
     let mut target = cx.target(&raw.target, &params, &dir)?;
     target.services = cx.services(&raw.target.services, &target, &params, &dir)?;
-    let mut variants = cx.variants(&raw.variants, &target, &params, &dir)?;
+    let mut raw_variants = std::mem::take(&mut raw.variants);
+    raw_variants.extend(cx.expand_matrices(&raw.matrices)?);
+    let mut variants = cx.variants(&raw_variants, &target, &params, &dir)?;
     if quick {
         variants = cx.quick_variants(variants, &quick_section)?;
     }

@@ -43,7 +43,7 @@ fn loads_a_good_file_with_defaults() {
     assert_eq!(e.variants.len(), 2);
     assert_eq!(
         e.variants[1].optimize,
-        vec![Optimization::Pgo, Optimization::Lto]
+        vec![Optimization::PGO, Optimization::LTO]
     );
     assert!(e.variants[1].needs_profile());
     assert_eq!(e.bench.repetitions, 10);
@@ -432,5 +432,105 @@ fn a_binary_outside_the_build_tree_is_refused_with_line_and_hint() {
     assert_eq!(
         load_text(&inside, false).unwrap().target.binaries["app"],
         PathBuf::from("./out/app")
+    );
+}
+
+/// Seed 003's shape: a build option × runtime settings, written once.
+const MATRIX: &str = r#"
+[target]
+name = "fixture"
+source = { path = "src" }
+build = "make"
+binaries = { app = "app" }
+
+[[variant]]
+name = "baseline"
+
+[[matrix]]
+compiler = ["gcc", "clang"]
+optimize = [[], ["pgo", "lto"]]
+params.threads = [1, 4]
+exclude = [{ compiler = "clang", optimize = [], params = { threads = 4 } }]
+
+[[workload]]
+name = "hot"
+run = "{bin.app} --threads {params.threads}"
+
+[params]
+threads = 2
+"#;
+
+#[test]
+fn a_matrix_expands_to_every_combination_but_the_excluded() {
+    let e = load_text(MATRIX, false).unwrap();
+    let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "baseline",
+            "gcc-base-threads_1",
+            "gcc-base-threads_4",
+            "gcc-pgo+lto-threads_1",
+            "gcc-pgo+lto-threads_4",
+            "clang-base-threads_1",
+            "clang-pgo+lto-threads_1",
+            "clang-pgo+lto-threads_4",
+        ]
+    );
+    let v = &e.variants[7];
+    assert_eq!(v.compiler, Compiler::Clang);
+    assert_eq!(v.optimize, [Optimization::PGO, Optimization::LTO]);
+    assert_eq!(v.params["threads"], "4");
+    assert_eq!(v.axes["compiler"], "clang");
+    assert_eq!(v.axes["optimize"], "pgo+lto");
+    assert_eq!(v.axes["params.threads"], "4");
+    assert!(e.variants[0].axes.is_empty());
+}
+
+#[test]
+fn a_matrix_names_its_variants_from_a_template() {
+    let text = MATRIX.replace(
+        "[[matrix]]\n",
+        "[[matrix]]\nname = \"{compiler}-{optimize}-t{params.threads}\"\n",
+    );
+    let e = load_text(&text, false).unwrap();
+    assert_eq!(e.variants[4].name, "gcc-pgo+lto-t4");
+    let bad = MATRIX.replace("[[matrix]]\n", "[[matrix]]\nname = \"{compiler}-{cpu}\"\n");
+    let err = error_of(&bad);
+    assert!(err.contains(":12:") && err.contains("`{cpu}`"), "{err}");
+    assert!(
+        err.contains("{compiler}, {optimize}, {params.threads}"),
+        "{err}"
+    );
+    // Names that collide are refused like hand-written ones.
+    let same = MATRIX.replace("[[matrix]]\n", "[[matrix]]\nname = \"{compiler}\"\n");
+    assert!(
+        error_of(&same).contains("defined twice"),
+        "{}",
+        error_of(&same)
+    );
+}
+
+#[test]
+fn a_matrix_exclude_that_names_no_axis_or_matches_nothing_is_refused() {
+    let err = error_of(&MATRIX.replace("compiler = \"clang\", optimize", "cpu = 3, optimize"));
+    assert!(err.contains(":15:") && err.contains("`cpu`"), "{err}");
+    assert!(
+        err.contains("the axes: compiler, optimize, params.threads"),
+        "{err}"
+    );
+    let err = error_of(&MATRIX.replace("threads = 4 }", "threads = \"4\" }"));
+    assert!(err.contains("matches no combination"), "{err}");
+    let err = error_of(
+        &MATRIX
+            .replace(
+                "optimize = [[], [\"pgo\", \"lto\"]]",
+                "optimize = [[\"fast\"]]",
+            )
+            .replace(", optimize = []", ""),
+    );
+    assert!(
+        err.contains("unknown or unsupported optimization `fast`"),
+        "{err}"
     );
 }

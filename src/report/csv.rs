@@ -23,6 +23,14 @@ fn field(text: &str) -> String {
 }
 
 impl Exporter for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn describe(&self) -> &'static str {
+        "the summary and comparisons as CSV, a row per workload, metric and variant"
+    }
+
     fn render(&self, results: &Results) -> Result<Vec<u8>> {
         let mut out = format!("{HEADER}\n");
         for m in &results.measurements {

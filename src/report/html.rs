@@ -38,6 +38,14 @@ fn verdict_class(verdict: Verdict) -> &'static str {
 }
 
 impl Exporter for Html {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+
+    fn describe(&self) -> &'static str {
+        "report.html: one self-contained page with charts"
+    }
+
     fn render(&self, results: &Results) -> Result<Vec<u8>> {
         let mut out = format!(
             "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>afterburner: {t}</title><style>{STYLE}</style></head><body>\n<h1>afterburner report: {t}</h1>\n<p>Run {id}: {r} counted repetitions per variant after {w} warmup, interleaved in rounds shuffled with seed {seed}; baseline <code>{b}</code>.</p>\n",

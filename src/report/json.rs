@@ -8,6 +8,14 @@ use super::{Exporter, Results};
 pub struct Json;
 
 impl Exporter for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+
+    fn describe(&self) -> &'static str {
+        "results.json: every figure, interval, verdict and the machine (schema in docs/results.schema.json)"
+    }
+
     fn render(&self, results: &Results) -> Result<Vec<u8>> {
         let mut out = serde_json::to_vec_pretty(results)?;
         out.push(b'\n');

@@ -19,6 +19,14 @@ pub const EXPLAIN_TOP: usize = 10;
 pub struct Markdown;
 
 impl Exporter for Markdown {
+    fn name(&self) -> &'static str {
+        "markdown"
+    }
+
+    fn describe(&self) -> &'static str {
+        "report.md: the tables, rules and warnings as Markdown"
+    }
+
     fn render(&self, results: &Results) -> Result<Vec<u8>> {
         let mut out = String::new();
         let _ = writeln!(
@@ -50,6 +58,7 @@ impl Exporter for Markdown {
             }
             table(&mut out, results, &group.rows, &group.comparisons);
         }
+        out.push_str(&super::axes::markdown(results));
         unseen(&mut out, results);
         if let Some(explained) = &results.explained {
             out.push_str(&crate::explain::render::markdown(explained, EXPLAIN_TOP));
@@ -214,7 +223,7 @@ fn variants(out: &mut String, results: &Results) {
         }
     };
     for v in &results.variants {
-        let optimize: Vec<&str> = v.optimize.iter().map(|o| o.name()).collect();
+        let optimize: Vec<&str> = v.optimize.iter().map(|o| o.word()).collect();
         let mut ldflags = flags(&v.ldflags);
         if !v.goflags.is_empty() {
             let _ = write!(ldflags, "; GOFLAGS `{}`", v.goflags);

@@ -1,17 +1,38 @@
 //! Reports of a bench run: `results.json`, `report.md` and a terminal
 //! summary, all rendered from the same [`Results`].
+//!
+//! To add an export format: write `report/<format>.rs` with a unit struct
+//! implementing [`Exporter`] (a pure `render` of [`Results`] into bytes, its
+//! name and a line saying what it writes), and add `<format>::<Struct>` to
+//! the `exporters!` list below. `--export <name>=FILE` and
+//! `--export-<name> FILE` then write it on `run`, `bench` and `report`, and
+//! `--help` lists it; nothing else names it.
 
 mod agreement;
+mod axes;
 pub mod compare;
-mod csv;
 mod format;
 mod headline;
-mod html;
-mod json;
 mod load_charts;
-mod markdown;
 pub mod results;
-mod terminal;
+
+/// Declares each export format's module and lists them: the one list.
+macro_rules! exporters {
+    ($($module:ident :: $exporter:ident),* $(,)?) => {
+        $(mod $module;)*
+
+        /// Every format `--export NAME=FILE` writes, by [`Exporter::name`].
+        pub const EXPORTERS: &[&dyn Exporter] = &[$(&$module::$exporter),*];
+    };
+}
+
+exporters! {
+    csv::Csv,
+    json::Json,
+    markdown::Markdown,
+    html::Html,
+    terminal::Terminal,
+}
 
 use std::path::Path;
 
@@ -28,7 +49,29 @@ use crate::workdir::{HTML_FILE, REPORT_FILE, RESULTS_FILE};
 
 /// A pure renderer of results into bytes; the caller decides where they go.
 pub trait Exporter {
+    /// The format's name in `--export NAME=FILE`.
+    fn name(&self) -> &'static str;
+    /// One line: what it writes.
+    fn describe(&self) -> &'static str;
     fn render(&self, results: &Results) -> Result<Vec<u8>>;
+}
+
+/// The exporter named `name`; the error lists the names.
+pub fn exporter(name: &str) -> Result<&'static dyn Exporter, String> {
+    EXPORTERS
+        .iter()
+        .find(|e| e.name() == name)
+        .copied()
+        .ok_or_else(|| {
+            format!(
+                "unknown export format `{name}`; the formats: {}",
+                EXPORTERS
+                    .iter()
+                    .map(|e| e.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
 }
 
 /// Analyse `run_dir` from its `meta.json` and `raw.jsonl`, write
@@ -47,26 +90,15 @@ pub fn report(run_dir: &Path) -> Result<Results> {
 }
 
 /// Extra copies of a report that a user asked for, like hyperfine's
-/// `--export-*` options.
-#[derive(Debug, Clone, Default)]
-pub struct Exports {
-    pub csv: Option<std::path::PathBuf>,
-    pub json: Option<std::path::PathBuf>,
-    pub markdown: Option<std::path::PathBuf>,
-}
+/// `--export-*` options: each format and the file it goes to.
+#[derive(Clone, Default)]
+pub struct Exports(pub Vec<(&'static dyn Exporter, std::path::PathBuf)>);
 
 impl Exports {
     /// Write each requested format to its file.
     pub fn write(&self, results: &Results) -> Result<()> {
-        let targets: [(&Option<std::path::PathBuf>, &dyn Exporter); 3] = [
-            (&self.csv, &Csv),
-            (&self.json, &Json),
-            (&self.markdown, &Markdown),
-        ];
-        for (path, exporter) in targets {
-            if let Some(path) = path {
-                fs_err::write(path, exporter.render(results)?)?;
-            }
+        for (exporter, path) in &self.0 {
+            fs_err::write(path, exporter.render(results)?)?;
         }
         Ok(())
     }

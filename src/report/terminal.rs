@@ -12,6 +12,14 @@ use super::{Exporter, Results};
 pub struct Terminal;
 
 impl Exporter for Terminal {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+
+    fn describe(&self) -> &'static str {
+        "the terminal summary, as plain text"
+    }
+
     fn render(&self, results: &Results) -> Result<Vec<u8>> {
         let mut out = super::headline::sequential(results)
             .map(|text| format!("{text}\n\n"))

@@ -99,6 +99,9 @@ pub struct VariantInfo {
     /// The final build's log (absent in runs recorded before it was added).
     #[serde(default)]
     pub build_log: PathBuf,
+    /// The axis values of a variant a `[[matrix]]` made (axis → value).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub axes: BTreeMap<String, String>,
 }
 
 impl BenchMeta {

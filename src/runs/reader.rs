@@ -183,6 +183,7 @@ mod tests {
             env: std::collections::BTreeMap::new(),
             binaries: std::collections::BTreeMap::new(),
             build_log: PathBuf::new(),
+            axes: std::collections::BTreeMap::new(),
         };
         BenchMeta {
             schema_version: SCHEMA_VERSION,

@@ -17,10 +17,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::sampling::{self, Sampler, RAW_EXTENSION};
-use super::{
-    find_files, merged_profiles, no_profile_error, raw_dir, require_merged, store_merged, Compiler,
-    Flags, Pgo, StageDirs,
-};
+use super::{merged_profiles, require_merged, Compiler, Flags, Pgo, StageDirs};
 use crate::process::{capture_command, quote_output};
 
 /// Why `autofdo` is refused with gcc here.
@@ -130,48 +127,18 @@ impl Pgo for AutoFdo {
     }
 
     fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
-        let raw = find_files(&raw_dir(dirs), RAW_EXTENSION);
-        if raw.is_empty() {
-            return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
-        }
-        let branch_stack = sampling::recorded_branch_stacks(dirs);
-        let converted = dirs.profile.join("converted");
-        fs_err::create_dir_all(&converted)?;
-        let mut profiles = Vec::new();
-        for (i, recording) in raw.iter().enumerate() {
-            for binary in binaries {
-                let name = binary.file_name().unwrap_or_default().to_string_lossy();
-                let out = converted.join(format!("{i}-{name}.{MERGED_EXTENSION}"));
-                profiles.extend(convert(recording, binary, &out, branch_stack)?);
-            }
-        }
-        if profiles.is_empty() {
-            bail!(
-                "perf recorded {} training runs in {}, but none holds a sample of the binaries ({})\nhint: the training workloads must run the profiled binaries ({{bin.NAME}}) long enough to be sampled (perf samples about 4000 times a second)",
-                raw.len(),
-                raw_dir(dirs).display(),
-                binaries.iter().map(|b| b.display().to_string()).collect::<Vec<_>>().join(", ")
-            );
-        }
-        let tool = super::find_llvm_profdata()?;
-        let staging = dirs.profile.join("merging.tmp");
-        let mut command = Command::new(&tool);
-        command
-            .args(["merge", "-sample", "-o"])
-            .arg(&staging)
-            .args(&profiles);
-        let result =
-            capture_command(&mut command, TIMEOUT).with_context(|| format!("running {tool}"))?;
-        if !result.success() {
-            bail!(
-                "`{tool} merge -sample` failed on {} profiles:\n{}",
-                profiles.len(),
-                quote_output(&result.stderr)
-            );
-        }
-        Ok(vec![store_merged(
-            &dirs.profile,
-            &staging,
+        let converted = super::merge::convert_recordings(
+            dirs,
+            binaries,
+            (RAW_EXTENSION, MERGED_EXTENSION),
+            convert,
+            "the training workloads must run the profiled binaries ({bin.NAME}) long enough to be sampled (perf samples about 4000 times a second)",
+        )?;
+        let profiles: Vec<PathBuf> = converted.into_iter().flat_map(|c| c.profiles).collect();
+        Ok(vec![super::merge::profdata_merge(
+            dirs,
+            &["-sample"],
+            &profiles,
             MERGED_EXTENSION,
         )?])
     }

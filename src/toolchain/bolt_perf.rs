@@ -19,9 +19,9 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use super::bolt::{self, file_name, find_tool, merge_fdata, merged_path, FDATA, TIMEOUT};
+use super::bolt::{self, find_tool, merge_fdata, merged_path, FDATA, TIMEOUT};
 use super::sampling::{self, Sampler, RAW_EXTENSION};
-use super::{find_files, no_profile_error, raw_dir, require_merged, Flags, Pgo, Phase, StageDirs};
+use super::{require_merged, Flags, Pgo, Phase, StageDirs};
 use crate::process::{capture_command, quote_output};
 
 /// BOLT from `perf record` of the finished build.
@@ -140,46 +140,31 @@ impl Pgo for BoltPerf {
     }
 
     fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
-        let recordings = find_files(&raw_dir(dirs), RAW_EXTENSION);
-        if recordings.is_empty() {
-            return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
-        }
-        let branch_stack = sampling::recorded_branch_stacks(dirs);
-        let converted = dirs.profile.join("converted");
-        fs_err::create_dir_all(&converted)?;
+        let hint = format!("the training workloads must run the profiled binaries ({{bin.NAME}}) long enough to be sampled; perf2bolt also finds none when the binaries changed after training (its message: \"{NOT_RECORDED}\")");
+        let converted = super::merge::convert_recordings(
+            dirs,
+            binaries,
+            (RAW_EXTENSION, FDATA),
+            convert,
+            &hint,
+        )?;
         let mut merged = Vec::new();
-        for binary in binaries {
-            let name = file_name(binary);
-            let mut profiles = Vec::new();
-            for (i, recording) in recordings.iter().enumerate() {
-                let out = converted.join(format!("{i}-{name}.{FDATA}"));
-                profiles.extend(convert(recording, binary, &out, branch_stack)?);
-            }
-            if profiles.is_empty() {
-                continue;
-            }
-            let path = merged_path(&dirs.profile, &name);
-            if branch_stack {
-                merge_fdata(&profiles, &path, &name)?;
+        for c in converted {
+            let path = merged_path(&dirs.profile, &c.binary);
+            if c.branch_stack {
+                merge_fdata(&c.profiles, &path, &c.binary)?;
             } else {
-                let texts = profiles
+                let texts = c
+                    .profiles
                     .iter()
                     .map(fs_err::read_to_string)
                     .collect::<Result<Vec<_>, _>>()?;
                 let sum = sum_no_lbr(&texts).map_err(|why| {
-                    anyhow::anyhow!("merging the BOLT profiles of `{name}`: {why}")
+                    anyhow::anyhow!("merging the BOLT profiles of `{}`: {why}", c.binary)
                 })?;
                 fs_err::write(&path, sum)?;
             }
             merged.push(path);
-        }
-        if merged.is_empty() {
-            bail!(
-                "perf recorded {} training runs in {}, but none holds a sample of the binaries ({})\nhint: the training workloads must run the profiled binaries ({{bin.NAME}}) long enough to be sampled; perf2bolt also finds none when the binaries changed after training (its message: \"{NOT_RECORDED}\")",
-                recordings.len(),
-                raw_dir(dirs).display(),
-                binaries.iter().map(|b| b.display().to_string()).collect::<Vec<_>>().join(", ")
-            );
         }
         Ok(merged)
     }

@@ -11,15 +11,13 @@
 //! the IR profile into the one file the final build uses.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use super::{
-    find_files, merged_profiles, no_profile_error, raw_dir, require_merged, store_merged, Compiler,
-    Flags, Pgo, StageDirs,
+    find_files, merged_profiles, no_profile_error, raw_dir, require_merged, Compiler, Flags, Pgo,
+    StageDirs,
 };
-use crate::process::{capture, quote_output};
 
 /// One of clang's instrumentations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,36 +94,17 @@ impl Pgo for ClangPgo {
         if raw.is_empty() {
             return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
         }
-        let tool = find_llvm_profdata()?;
-        let staging = dirs.profile.join("merging.tmp");
-        let mut args = vec![
-            "merge".to_owned(),
-            "-o".to_owned(),
-            staging.to_string_lossy().into_owned(),
-        ];
+        let mut inputs = Vec::new();
         if self.kind == Kind::ContextSensitive {
             // The IR round's profile, beside this round's directory.
             let ir = dirs.profile.with_file_name(CLANG_IR_PGO.name());
-            args.extend(
-                require_merged(&ir, MERGED_EXTENSION)?
-                    .iter()
-                    .map(|p| p.to_string_lossy().into_owned()),
-            );
+            inputs.extend(require_merged(&ir, MERGED_EXTENSION)?);
         }
-        args.extend(raw.iter().map(|p| p.to_string_lossy().into_owned()));
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = capture(&tool, &args, Duration::from_mins(10))
-            .with_context(|| format!("running {tool}"))?;
-        if !out.success() {
-            bail!(
-                "`{tool} merge` failed on {} raw profiles:\n{}",
-                raw.len(),
-                quote_output(&out.stderr)
-            );
-        }
-        Ok(vec![store_merged(
-            &dirs.profile,
-            &staging,
+        inputs.extend(raw);
+        Ok(vec![super::merge::profdata_merge(
+            dirs,
+            &[],
+            &inputs,
             MERGED_EXTENSION,
         )?])
     }

@@ -7,6 +7,8 @@ pub mod bolt_perf;
 mod clang_pgo;
 mod gcc_pgo;
 mod go_pgo;
+mod merge;
+pub mod optimize;
 pub mod sampling;
 pub mod tools;
 
@@ -23,6 +25,7 @@ pub use clang_pgo::{
 };
 pub use gcc_pgo::GccPgo;
 pub use go_pgo::{profile_path as go_profile_path, GoPgo};
+pub use optimize::{Optimization, Optimize};
 
 /// The toolchain an experiment builds with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -93,112 +96,6 @@ impl Compiler {
                 .trim()
                 .to_owned()
         })
-    }
-}
-
-/// One word of a variant's `optimize` list.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Optimization {
-    /// Instrumented profile-guided optimization: build instrumented, train, rebuild.
-    Pgo,
-    /// clang's front-end (source-level) instrumentation instead of IR-level.
-    #[serde(rename = "pgo-frontend")]
-    PgoFrontend,
-    /// Link-time optimization.
-    Lto,
-    /// `-march=native -mtune=native`, or the variant's `march` level.
-    March,
-    /// `-O3` instead of the project's level.
-    O3,
-    /// Post-link layout optimization with `llvm-bolt`, from an instrumented run.
-    Bolt,
-    /// clang's context-sensitive IR PGO: IR PGO, then a second instrumented
-    /// round after inlining (`-fcs-profile-generate`), both profiles merged.
-    Cspgo,
-    /// Sampled FDO: `perf record` of an ordinary build, converted to a
-    /// sample profile.
-    Autofdo,
-}
-
-/// The words `optimize` takes, for hints.
-pub const AVAILABLE: &str =
-    "pgo, pgo-frontend (clang), cspgo (clang), autofdo (clang; needs a PMU), lto, march, o3, bolt";
-
-impl Optimization {
-    /// Parse a word; the error is a hint naming what works.
-    pub fn from_name(name: &str) -> Result<Self, String> {
-        match name {
-            "pgo" => Ok(Optimization::Pgo),
-            "pgo-frontend" => Ok(Optimization::PgoFrontend),
-            "lto" => Ok(Optimization::Lto),
-            "march" => Ok(Optimization::March),
-            "o3" | "O3" => Ok(Optimization::O3),
-            "bolt" => Ok(Optimization::Bolt),
-            "cspgo" | "csirpgo" | "cs-pgo" => Ok(Optimization::Cspgo),
-            "autofdo" | "afdo" => Ok(Optimization::Autofdo),
-            _ => Err(format!("available optimizations: {AVAILABLE}")),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Optimization::Pgo => "pgo",
-            Optimization::PgoFrontend => "pgo-frontend",
-            Optimization::Lto => "lto",
-            Optimization::March => "march",
-            Optimization::O3 => "o3",
-            Optimization::Bolt => "bolt",
-            Optimization::Cspgo => "cspgo",
-            Optimization::Autofdo => "autofdo",
-        }
-    }
-
-    /// Whether this optimization needs a training profile before its final build.
-    pub fn needs_profile(self) -> bool {
-        matches!(
-            self,
-            Optimization::Pgo
-                | Optimization::PgoFrontend
-                | Optimization::Bolt
-                | Optimization::Cspgo
-                | Optimization::Autofdo
-        )
-    }
-
-    /// Whether this word makes the compiler's own profile (at most one per
-    /// variant: they would fight over `-fprofile-use`).
-    pub fn is_compiler_profile(self) -> bool {
-        matches!(
-            self,
-            Optimization::Pgo
-                | Optimization::PgoFrontend
-                | Optimization::Cspgo
-                | Optimization::Autofdo
-        )
-    }
-
-    /// Whether `compiler` can apply it; the error is a hint.
-    pub fn supported_by(self, compiler: Compiler) -> Result<(), String> {
-        match (self, compiler) {
-            (Optimization::PgoFrontend | Optimization::Cspgo, Compiler::Clang)
-            | (Optimization::Pgo, _) => Ok(()),
-            (Optimization::PgoFrontend, _) => Err(
-                "`pgo-frontend` is clang's source-level instrumentation (-fprofile-instr-generate); use compiler = \"clang\", or `pgo` with this compiler".to_owned(),
-            ),
-            (Optimization::Cspgo, _) => Err(
-                "`cspgo` is clang's context-sensitive PGO (-fcs-profile-generate); use compiler = \"clang\", or `pgo` with this compiler".to_owned(),
-            ),
-            (Optimization::Autofdo, Compiler::Gcc) => Err(autofdo::GCC_REFUSAL.to_owned()),
-            (_, Compiler::Gcc | Compiler::Clang) => Ok(()),
-            (Optimization::Bolt, Compiler::Go) => Err("BOLT on Go binaries is not supported here; use optimize = [\"pgo\"]".to_owned()),
-            (_, Compiler::Go) => Err(format!(
-                "`{}` applies to C and C++ compilers; with compiler = \"go\" use optimize = [\"pgo\"]",
-                self.name()
-            )),
-        }
     }
 }
 
@@ -335,27 +232,13 @@ pub fn rounds(
     compiler: Compiler,
     bolt: BoltProfile,
 ) -> Vec<&'static dyn Pgo> {
-    let mut out: Vec<&'static dyn Pgo> = Vec::new();
-    for o in optimize {
-        match o {
-            Optimization::Pgo => out.push(pgo_for(compiler)),
-            Optimization::PgoFrontend => out.push(&CLANG_FRONTEND_PGO),
-            Optimization::Cspgo => {
-                out.push(&CLANG_IR_PGO);
-                out.push(&CLANG_CS_PGO);
-            }
-            Optimization::Autofdo => out.push(autofdo::for_compiler(compiler)),
-            Optimization::Lto | Optimization::March | Optimization::O3 | Optimization::Bolt => {}
-        }
-    }
-    if optimize.contains(&Optimization::Bolt) {
-        if bolt.is_sampled() {
-            out.push(&BoltPerf);
-        } else {
-            out.push(&Bolt);
-        }
-    }
-    out
+    let (after_link, compile_time): (Vec<&Optimization>, Vec<&Optimization>) =
+        optimize.iter().partition(|o| o.rounds_after_link());
+    compile_time
+        .into_iter()
+        .chain(after_link)
+        .flat_map(|o| o.rounds(compiler, bolt))
+        .collect()
 }
 
 /// The flags `optimize` adds for `stage`. Each training round adds its
@@ -395,29 +278,14 @@ pub fn optimization_flags(
             Phase::Off => {}
         }
     }
-    // The optimization level shapes the code a profile is matched against:
-    // gcc refuses a -O2 profile in a -O3 build (-Werror=coverage-mismatch,
-    // "number of counters … does not match"), clang drops it per function
-    // (hash mismatch). So -O3 goes into every stage, instrumented too.
-    if optimize.contains(&Optimization::O3) {
-        flags.cflags.push("-O3".to_owned());
+    // Flags that shape the code a profile is matched against go into
+    // every stage (-O3); the rest only into builds of the finished code.
+    for o in optimize {
+        o.every_stage_flags(compiler, &mut flags);
     }
     if whole_stack {
         for o in optimize {
-            match o {
-                Optimization::Lto => match compiler {
-                    Compiler::Gcc | Compiler::Go => flags.both(&["-flto=auto"]),
-                    Compiler::Clang => flags.both(&["-flto=thin"]),
-                },
-                // gcc splits functions into hot and cold parts (`foo.cold`),
-                // most of all with a profile; BOLT 16 instruments such
-                // fragments wrongly (SQLite's PGO+LTO build crashed in its
-                // first call), and splits better itself (-split-functions).
-                Optimization::Bolt if compiler == Compiler::Gcc => {
-                    flags.both(&["-fno-reorder-blocks-and-partition"]);
-                }
-                _ => {}
-            }
+            o.finished_code_flags(compiler, &mut flags);
         }
     }
     flags
@@ -601,7 +469,7 @@ mod tests {
             for stage in [Stage::FIRST, Stage::Final] {
                 let f = optimization_flags(
                     compiler,
-                    &[Optimization::Pgo, Optimization::O3, Optimization::Lto],
+                    &[Optimization::PGO, Optimization::O3, Optimization::LTO],
                     BoltProfile::Instrumented,
                     stage,
                     &dirs(),
@@ -615,7 +483,7 @@ mod tests {
     fn instrumented_stage_only_instruments() {
         let f = optimization_flags(
             Compiler::Gcc,
-            &[Optimization::Pgo, Optimization::Lto],
+            &[Optimization::PGO, Optimization::LTO],
             BoltProfile::Instrumented,
             Stage::FIRST,
             &dirs(),
@@ -629,7 +497,7 @@ mod tests {
     fn final_stage_stacks_in_order() {
         let f = optimization_flags(
             Compiler::Gcc,
-            &[Optimization::Pgo, Optimization::Lto],
+            &[Optimization::PGO, Optimization::LTO],
             BoltProfile::Instrumented,
             Stage::Final,
             &dirs(),
@@ -645,7 +513,10 @@ mod tests {
 
     #[test]
     fn unknown_words_get_hints() {
-        assert_eq!(Optimization::from_name("csirpgo"), Ok(Optimization::Cspgo));
+        assert_eq!(
+            Optimization::from_name("csirpgo").map(|o| o.word()),
+            Ok("cspgo")
+        );
         assert!(Optimization::from_name("fast")
             .unwrap_err()
             .contains("pgo, pgo-frontend (clang), cspgo (clang)"));
@@ -653,7 +524,7 @@ mod tests {
 
     #[test]
     fn pgo_then_bolt_is_two_rounds_and_bolt_sees_the_whole_stack() {
-        let stack = [Optimization::Pgo, Optimization::Lto, Optimization::Bolt];
+        let stack = [Optimization::PGO, Optimization::LTO, Optimization::BOLT];
         let rounds = rounds(&stack, Compiler::Gcc, BoltProfile::Instrumented);
         assert_eq!(
             rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),
@@ -697,7 +568,7 @@ mod tests {
 
     #[test]
     fn cspgo_instruments_after_ir_pgo_and_the_final_build_uses_only_the_merged_profile() {
-        let stack = [Optimization::Cspgo, Optimization::Lto];
+        let stack = [Optimization::from_name("cspgo").unwrap(), Optimization::LTO];
         let rounds = rounds(&stack, Compiler::Clang, BoltProfile::Instrumented);
         assert_eq!(
             rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),

@@ -4,6 +4,7 @@
 
 mod abuse;
 mod architecture;
+mod codegen;
 mod errors;
 mod explain;
 mod figures;
@@ -14,5 +15,6 @@ mod rebuild;
 mod rundir;
 mod sequential;
 mod services;
+mod snapshots;
 mod strays;
 mod support;

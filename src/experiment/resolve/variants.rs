@@ -35,6 +35,7 @@ impl Cx<'_> {
                 sample_event: None,
                 bolt_profile: BoltProfile::Auto,
                 march: None,
+                axes: BTreeMap::new(),
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -100,6 +101,7 @@ impl Cx<'_> {
                     sample_event,
                     bolt_profile,
                     march,
+                    axes: v.axes.clone(),
                 })
             })
             .collect()
@@ -111,7 +113,7 @@ impl Cx<'_> {
         v: &RawVariant,
         optimize: &[Optimization],
     ) -> Result<Option<String>, ExperimentError> {
-        let wanted = optimize.contains(&Optimization::March);
+        let wanted = optimize.contains(&Optimization::MARCH);
         match &v.march {
             None => Ok(wanted.then(|| "native".to_owned())),
             Some(m) if !wanted => Err(self.invalid(
@@ -147,7 +149,7 @@ impl Cx<'_> {
     ) -> Result<(bool, Option<String>, BoltProfile), ExperimentError> {
         let partial_training = match &v.partial_training {
             Some(p) if *p.get_ref() => {
-                if compiler != Compiler::Gcc || !optimize.contains(&Optimization::Pgo) {
+                if compiler != Compiler::Gcc || !optimize.contains(&Optimization::PGO) {
                     return Err(self.invalid(
                         p.span(),
                         "partial_training is an option of gcc's PGO",
@@ -160,7 +162,7 @@ impl Cx<'_> {
         };
         let bolt_profile = match &v.bolt_profile {
             None => BoltProfile::Auto,
-            Some(b) if !optimize.contains(&Optimization::Bolt) => {
+            Some(b) if !optimize.contains(&Optimization::BOLT) => {
                 return Err(self.invalid(
                     b.span(),
                     "bolt_profile says where BOLT's profile comes from",
@@ -175,8 +177,8 @@ impl Cx<'_> {
                 )
             })?,
         };
-        let samples = optimize.contains(&Optimization::Autofdo)
-            || (optimize.contains(&Optimization::Bolt) && bolt_profile == BoltProfile::Sampled);
+        let samples = optimize.contains(&Optimization::AUTOFDO)
+            || (optimize.contains(&Optimization::BOLT) && bolt_profile == BoltProfile::Sampled);
         let sample_event = match &v.sample_event {
             Some(e) if !samples => {
                 return Err(self.invalid(
@@ -268,7 +270,7 @@ impl Cx<'_> {
                     "list each optimization once",
                 ));
             }
-            if let Err(hint) = o.supported_by(compiler) {
+            if let Err(hint) = o.supports(compiler) {
                 return Err(self.invalid(
                     word.span(),
                     format!(
@@ -284,7 +286,7 @@ impl Cx<'_> {
         let profiles: Vec<&str> = out
             .iter()
             .filter(|o| o.is_compiler_profile())
-            .map(|o| o.name())
+            .map(|o| o.word())
             .collect();
         if profiles.len() > 1 {
             return Err(self.invalid(
@@ -293,7 +295,15 @@ impl Cx<'_> {
                     "{} each make the compiler's profile; a build reads one",
                     profiles.join(" and ")
                 ),
-                "pick one of pgo, pgo-frontend, cspgo, autofdo (bolt stacks with any of them)",
+                format!(
+                    "pick one of {} (the others stack with any of them)",
+                    crate::toolchain::optimize::ALL
+                        .iter()
+                        .filter(|o| o.is_compiler_profile())
+                        .map(|o| o.word())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ));
         }
         Ok(out)

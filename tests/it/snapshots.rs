@@ -1,0 +1,45 @@
+//! The renderers under snapshot tests: from a fixed results.json (a real
+//! run of the hotpath fixture: baseline, gcc PGO and -O3; wall, user,
+//! `max_rss` and callgrind instructions), the terminal summary, report.md,
+//! the CSV and the HTML page, so that a change of layout shows as a diff
+//! to review (`cargo insta review`, or `INSTA_UPDATE=always cargo test`
+//! and `git diff`), not as a surprise.
+
+use afterburner::report::{exporter, Results};
+
+const HOTPATH: &str = include_str!("../fixtures/results/hotpath.json");
+
+fn render(format: &str) -> String {
+    let results: Results = serde_json::from_str(HOTPATH).unwrap();
+    let bytes = exporter(format).unwrap().render(&results).unwrap();
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn terminal_summary() {
+    insta::assert_snapshot!(render("text"));
+}
+
+#[test]
+fn markdown_report() {
+    insta::assert_snapshot!(render("markdown"));
+}
+
+#[test]
+fn csv_export() {
+    insta::assert_snapshot!(render("csv"));
+}
+
+#[test]
+fn html_page() {
+    insta::assert_snapshot!(render("html"));
+}
+
+/// results.json is the format the others are drawn from: reading and
+/// writing it again changes nothing.
+#[test]
+fn json_export_round_trips() {
+    let again: serde_json::Value = serde_json::from_str(&render("json")).unwrap();
+    let fixed: serde_json::Value = serde_json::from_str(HOTPATH).unwrap();
+    assert_eq!(again, fixed);
+}
