@@ -22,7 +22,7 @@ use super::parse::{FunctionKey, Profile};
 pub type Stacks = BTreeMap<String, f64>;
 
 /// Stacks below this share of the total are drawn as one frame: narrower
-/// than a pixel on a 1200-pixel graph anyway.
+/// than a pixel on a 1000-pixel graph anyway.
 const SMALLEST_SHARE: f64 = 1.0 / 2000.0;
 
 /// Frames a stack is unrolled to at most.
@@ -146,6 +146,8 @@ pub fn differential_svg(before: &Stacks, after: &Stacks, title: &str) -> Result<
     title.clone_into(&mut options.title);
     "instructions".clone_into(&mut options.count_name);
     options.no_javascript = true;
+    // report.html's page is 1000 pixels wide.
+    options.image_width = Some(1000);
     options.deterministic = true;
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut options, diff.lines(), &mut svg)

@@ -117,7 +117,7 @@ pub fn markdown(explanation: &Explanation, top: usize) -> String {
 pub fn html(explanation: &Explanation, top: usize) -> String {
     let mut out = format!(
         "<h2>Where the instructions went</h2>\n<p>{}</p>\n",
-        esc(READING)
+        code_spans(&esc(READING))
     );
     for d in &explanation.differences {
         let _ = writeln!(
@@ -225,7 +225,7 @@ fn flame_graph(out: &mut String, d: &Difference, baseline: &str) {
         Ok(svg) => {
             let _ = writeln!(
                 out,
-                "<p>Differential flame graph: widths are the variant's instructions, red where a stack runs more than in the baseline, blue where it runs fewer (stacks estimated from callgrind's call graph, a callee's cost split over its callers in proportion).</p>\n<div class=\"flame\">{svg}</div>"
+                "<p>Differential flame graph: widths are the variant's instructions, red where a stack runs more than in the baseline, blue where it runs fewer (stacks estimated from callgrind's call graph, a callee's cost split over its callers in proportion).</p>\n<div class=\"flame\" style=\"overflow-x:auto\">{svg}</div>"
             );
         }
         Err(error) => {
@@ -427,8 +427,13 @@ fn draw_markdown(table: &Table) -> String {
 
 fn draw_html(table: &Table) -> String {
     let mut out = String::from("<table><tr>");
-    for h in &table.header {
-        let _ = write!(out, "<th>{}</th>", esc(h));
+    for (c, h) in table.header.iter().enumerate() {
+        let style = if table.right[c] {
+            ""
+        } else {
+            " style=\"text-align:left\""
+        };
+        let _ = write!(out, "<th{style}>{}</th>", esc(h));
     }
     out.push_str("</tr>\n");
     for row in &table.rows {
@@ -489,6 +494,19 @@ fn shorten(name: &str, max: usize) -> String {
     }
     let kept: String = name.chars().take(max - 1).collect();
     format!("{kept}…")
+}
+
+/// Markdown's `code` as HTML's `<code>`, in text already escaped.
+fn code_spans(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{part}</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 fn esc(text: &str) -> String {

@@ -110,7 +110,7 @@ fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
     assert!(html.contains("<h2>Where the instructions went</h2>"));
     // With a differential flame graph of the call graph, drawn without script.
     let flame = &html[html
-        .find("<div class=\"flame\"><svg")
+        .find("<div class=\"flame\" style=\"overflow-x:auto\"><svg")
         .expect("a flame graph")..];
     assert!(flame.contains("checksum"), "{flame}");
     assert!(!html.contains("<script"));
