@@ -134,7 +134,8 @@ pub fn parse(text: &str, what: &str) -> Result<Profile> {
         ..State::default()
     };
     let mut profile = Profile::default();
-    let mut total = None;
+    // Each part of a file (one per dump) has its own summary and totals.
+    let (mut totals, mut summaries): (Option<Totals>, Option<Totals>) = (None, None);
     for (number, line) in text.lines().enumerate() {
         let at = || format!("{what}:{}", number + 1);
         let Some(first) = line.bytes().next() else {
@@ -151,20 +152,29 @@ pub fn parse(text: &str, what: &str) -> Result<Profile> {
             if state.ir.is_none() {
                 bail!("{}: callgrind counted no `Ir` event (events:{rest})\nhint: afterburner reads instruction counts; count with the default --tool=callgrind options", at());
             }
-        } else if let Some(rest) = line
-            .strip_prefix("totals:")
-            .or_else(|| line.strip_prefix("summary:").filter(|_| total.is_none()))
-        {
-            total = nth_number(rest, state.ir.unwrap_or(0));
-            profile.simulated_total = state
-                .simulated
-                .map(|column| column.and_then(|c| nth_number(rest, c)).unwrap_or(0));
+        } else if let Some(rest) = line.strip_prefix("totals:") {
+            add_totals(&mut totals, &state, rest);
+        } else if let Some(rest) = line.strip_prefix("summary:") {
+            add_totals(&mut summaries, &state, rest);
         } else if let Some((word, spec)) = line.split_once('=') {
             name_line(&mut state, word, spec).with_context(at)?;
         }
     }
-    profile.total = total.with_context(|| format!("{what} has no totals line\nhint: callgrind writes it when the process ends; was it killed?"))?;
+    (profile.total, profile.simulated_total) = totals.or(summaries).with_context(|| format!("{what} has no totals line\nhint: callgrind writes it when the process ends; was it killed?"))?;
     Ok(profile)
+}
+
+/// Instructions and simulated events of a `totals:` or `summary:` line.
+type Totals = (u64, Simulated);
+
+/// Add a `totals:` (or `summary:`) line's counts into `sum`.
+fn add_totals(sum: &mut Option<Totals>, state: &State, rest: &str) {
+    let (instructions, events) = sum.get_or_insert((0, Simulated::default()));
+    *instructions += nth_number(rest, state.ir.unwrap_or(0)).unwrap_or(0);
+    let line = state
+        .simulated
+        .map(|column| column.and_then(|c| nth_number(rest, c)).unwrap_or(0));
+    add_events(events, &line);
 }
 
 /// A `word=spec` line: a new object or function, a callee's names (which
@@ -438,6 +448,15 @@ totals: 110 10 0 2 1 0 2 1 0 30 4 1 1
         assert_eq!(main.simulated, [30, 4, 1, 1, 2, 1, 0, 2, 1, 0]);
         assert_eq!(profile.simulated_total, main.simulated);
         assert_eq!((main.instructions, profile.total), (110, 110));
+    }
+
+    /// A file dumped in parts (`callgrind_control -d`): every part's
+    /// costs and totals count, the names defined in one part hold in the next.
+    #[test]
+    fn parts_of_a_file_add_up() {
+        let file = "events: Ir\npart: 1\nsummary: 5\nob=(1) /bin/a\nfn=(1) f\n1 5\ntotals: 5\npart: 2\nsummary: 7\nob=(1)\nfn=(1)\n1 7\ntotals: 7\n";
+        let profile = parse(file, "parts").unwrap();
+        assert_eq!((profile.total, profile.own_sum()), (12, 12));
     }
 
     #[test]
