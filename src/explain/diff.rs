@@ -52,7 +52,9 @@ impl Averaged {
 /// One variant against the baseline on one workload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Difference {
+    /// The workload's name.
     pub workload: String,
+    /// The variant set against the baseline.
     pub variant: String,
     /// Counted runs averaged on the baseline's side and on the variant's.
     pub runs: (usize, usize),

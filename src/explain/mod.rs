@@ -24,6 +24,7 @@ use crate::runs::Recorded;
 /// kept callgrind files.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Explanation {
+    /// The run directory's id.
     pub run_id: String,
     /// The baseline variant's name.
     pub baseline: String,

@@ -11,6 +11,7 @@ use crate::runs::Recorded;
 /// The simulated runs of a run directory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Simulation {
+    /// The run directory's id.
     pub run_id: String,
     /// One per workload and variant that has a simulated run, in the
     /// run's order.
@@ -20,7 +21,9 @@ pub struct Simulation {
 /// One simulated run: its totals and where the most of each happened.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimulatedRun {
+    /// The workload's name.
     pub workload: String,
+    /// The variant's name.
     pub variant: String,
     /// Instructions executed.
     pub instructions: u64,
