@@ -61,7 +61,7 @@ pub struct FunctionCost {
 pub struct Profile {
     /// Each function's own instructions.
     pub functions: BTreeMap<FunctionKey, FunctionCost>,
-    /// The files' `totals:` (or `summary:`) lines, summed: every
+    /// The files' `totals:` lines, summed: every
     /// instruction, so the functions' sum can be checked against it.
     pub total: u64,
     /// The simulated events of the `totals:` lines (zero unless simulated).
@@ -134,8 +134,9 @@ pub fn parse(text: &str, what: &str) -> Result<Profile> {
         ..State::default()
     };
     let mut profile = Profile::default();
-    // Each part of a file (one per dump) has its own summary and totals.
-    let (mut totals, mut summaries): (Option<Totals>, Option<Totals>) = (None, None);
+    // Each part of a file (one per dump) has its own totals. Its
+    // `summary:` comes first, so a file cut short has one: not trusted.
+    let mut totals: Option<Totals> = None;
     for (number, line) in text.lines().enumerate() {
         let at = || format!("{what}:{}", number + 1);
         let Some(first) = line.bytes().next() else {
@@ -154,20 +155,18 @@ pub fn parse(text: &str, what: &str) -> Result<Profile> {
             }
         } else if let Some(rest) = line.strip_prefix("totals:") {
             add_totals(&mut totals, &state, rest);
-        } else if let Some(rest) = line.strip_prefix("summary:") {
-            add_totals(&mut summaries, &state, rest);
         } else if let Some((word, spec)) = line.split_once('=') {
             name_line(&mut state, word, spec).with_context(at)?;
         }
     }
-    (profile.total, profile.simulated_total) = totals.or(summaries).with_context(|| format!("{what} has no totals line\nhint: callgrind writes it when the process ends; was it killed?"))?;
+    (profile.total, profile.simulated_total) = totals.with_context(|| format!("{what} has no totals line\nhint: callgrind writes it when the process ends; was it killed?"))?;
     Ok(profile)
 }
 
-/// Instructions and simulated events of a `totals:` or `summary:` line.
+/// Instructions and simulated events of a `totals:` line.
 type Totals = (u64, Simulated);
 
-/// Add a `totals:` (or `summary:`) line's counts into `sum`.
+/// Add a `totals:` line's counts into `sum`.
 fn add_totals(sum: &mut Option<Totals>, state: &State, rest: &str) {
     let (instructions, events) = sum.get_or_insert((0, Simulated::default()));
     *instructions += nth_number(rest, state.ir.unwrap_or(0)).unwrap_or(0);
@@ -463,7 +462,8 @@ totals: 110 10 0 2 1 0 2 1 0 30 4 1 1
     fn says_what_is_wrong_with_a_file() {
         let error = parse("events: Ir\nfn=(7)\n0 1\ntotals: 1\n", "x.out").unwrap_err();
         assert!(format!("{error:#}").contains("x.out:2"), "{error:#}");
-        let error = parse("events: Ir\nfn=(1) f\n0 1\n", "x.out").unwrap_err();
+        // A file cut short: its summary came first, its totals never.
+        let error = parse("events: Ir\nsummary: 1\nfn=(1) f\n0 1\n", "x.out").unwrap_err();
         assert!(format!("{error:#}").contains("no totals line"), "{error:#}");
         let error = parse("events: Dr\n", "x.out").unwrap_err();
         assert!(format!("{error:#}").contains("hint:"), "{error:#}");

@@ -99,6 +99,22 @@ fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
         .expect("a row for the program's own object");
     assert!(object_line.contains(" -"), "{stdout}");
 
+    report_has_the_section(&run_dir);
+    simulates(&sandbox, &run_dir);
+    // Only what was asked for, and a name that is not there is refused.
+    sandbox
+        .afterburner(&["explain", "--variant", "baseline"])
+        .assert_fails_with("--variant takes one of: pgo");
+    sandbox
+        .afterburner(&["explain", "--workload", "nope"])
+        .assert_fails_with("--workload takes one of: sums");
+
+    missing_or_broken_files(&sandbox, &run_dir);
+}
+
+/// report.md and report.html say where the instructions went, the page
+/// with a differential flame graph drawn without script.
+fn report_has_the_section(run_dir: &std::path::Path) {
     // The report has the section too.
     let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
     assert!(
@@ -114,7 +130,11 @@ fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
         .expect("a flame graph")..];
     assert!(flame.contains("checksum"), "{flame}");
     assert!(!html.contains("<script"));
+}
 
+/// `explain --simulate`: a model, labelled so; PGO's unrolled loop runs
+/// far fewer branches.
+fn simulates(sandbox: &Sandbox, run_dir: &std::path::Path) {
     // The simulation: a model, labelled so; PGO's unrolled loop runs far
     // fewer branches, and the most mispredicted function is named.
     let simulated = sandbox.afterburner(&["explain", "--simulate"]);
@@ -135,14 +155,35 @@ fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
     };
     assert!(branches("pgo") < branches("baseline"), "{out}");
     assert!(run_dir.join("simulated/sums/pgo").is_dir());
+}
 
-    // Only what was asked for, and a name that is not there is refused.
+/// A kept file cut short, then no kept files at all (a run recorded
+/// before they were kept).
+fn missing_or_broken_files(sandbox: &Sandbox, run_dir: &std::path::Path) {
+    // A kept file cut short costs the report its section, not the report;
+    // explain names the file.
+    let dir = run_dir.join("profiles/sums/pgo/r001");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, &text[..text.find("totals:").unwrap()]).unwrap();
     sandbox
-        .afterburner(&["explain", "--variant", "baseline"])
-        .assert_fails_with("--variant takes one of: pgo");
-    sandbox
-        .afterburner(&["explain", "--workload", "nope"])
-        .assert_fails_with("--workload takes one of: sums");
+        .afterburner(&["explain"])
+        .assert_fails_with("profiles/sums/pgo/r001/counter.")
+        .assert_fails_with("no totals line");
+    let report = sandbox.afterburner(&["report"]);
+    report.assert_ok();
+    assert!(
+        report
+            .stdout()
+            .contains("no section \"Where the instructions went\""),
+        "{}",
+        report.stdout()
+    );
 
     // A run whose files are gone (recorded before they were kept) is
     // explained as such, with what to do.
