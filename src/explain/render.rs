@@ -152,20 +152,48 @@ pub fn simulation_text(simulation: &Simulation) -> String {
         "run {}: simulated caches and branches\n{SIMULATION_READING}\n",
         simulation.run_id
     );
-    let mut workload = "";
-    for run in &simulation.runs {
-        if run.workload != workload {
-            workload = &run.workload;
-            let rows: Vec<&SimulatedRun> = simulation
-                .runs
-                .iter()
-                .filter(|r| r.workload == workload)
-                .collect();
-            let _ = write!(out, "\nworkload `{workload}`\n\n");
-            out.push_str(&draw_text(&simulated_table(&rows)));
-        }
+    for (workload, rows) in by_workload(simulation) {
+        let _ = write!(out, "\nworkload `{workload}`\n\n");
+        out.push_str(&draw_text(&simulated_table(&rows)));
     }
     out
+}
+
+/// The section "Simulated caches and branches" of `report.md`, when
+/// `explain --simulate` ran.
+pub fn simulation_markdown(simulation: &Simulation) -> String {
+    let mut out = format!("## Simulated caches and branches\n\n{SIMULATION_READING}\n\n");
+    for (workload, rows) in by_workload(simulation) {
+        let _ = write!(out, "### Workload `{workload}`\n\n");
+        out.push_str(&draw_markdown(&simulated_table(&rows)));
+        out.push('\n');
+    }
+    out
+}
+
+/// The section "Simulated caches and branches" of `report.html`.
+pub fn simulation_html(simulation: &Simulation) -> String {
+    let mut out = format!(
+        "<h2>Simulated caches and branches</h2>\n<p>{}</p>\n",
+        esc(SIMULATION_READING)
+    );
+    for (workload, rows) in by_workload(simulation) {
+        let _ = writeln!(out, "<h3>Workload {}</h3>", esc(workload));
+        out.push_str(&draw_html(&simulated_table(&rows)));
+    }
+    out
+}
+
+/// The simulated runs grouped by workload, in their order.
+fn by_workload(simulation: &Simulation) -> Vec<(&str, Vec<&SimulatedRun>)> {
+    let mut groups: Vec<(&str, Vec<&SimulatedRun>)> = Vec::new();
+    for run in &simulation.runs {
+        match groups.last_mut() {
+            Some((workload, rows)) if *workload == run.workload => rows.push(run),
+            _ => groups.push((&run.workload, vec![run])),
+        }
+    }
+    groups
 }
 
 /// What a reader of the simulation needs to know first.

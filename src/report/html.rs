@@ -66,6 +66,9 @@ impl Exporter for Html {
                 super::markdown::EXPLAIN_TOP,
             ));
         }
+        if let Some(simulated) = &results.simulated {
+            out.push_str(&crate::explain::render::simulation_html(simulated));
+        }
         let _ = writeln!(out, "<h2>How verdicts are decided</h2><ul>");
         for rule in results.rules() {
             let _ = writeln!(out, "<li>{}</li>", esc(rule));

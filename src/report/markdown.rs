@@ -63,6 +63,9 @@ impl Exporter for Markdown {
         if let Some(explained) = &results.explained {
             out.push_str(&crate::explain::render::markdown(explained, EXPLAIN_TOP));
         }
+        if let Some(simulated) = &results.simulated {
+            out.push_str(&crate::explain::render::simulation_markdown(simulated));
+        }
         variants(&mut out, results);
         rules(&mut out, results);
         warnings(&mut out, results);

@@ -121,6 +121,15 @@ pub fn load_results(run_dir: &Path) -> Result<Results> {
             message: format!("no section \"Where the instructions went\": {error:#}"),
         }),
     }
+    match crate::explain::simulation::read(&recorded) {
+        Ok(simulated) => results.simulated = Some(simulated).filter(|s| !s.runs.is_empty()),
+        Err(error) => results.warnings.push(results::WarningEntry {
+            workload: None,
+            metric: None,
+            variant: None,
+            message: format!("no section \"Simulated caches and branches\": {error:#}"),
+        }),
+    }
     results.warnings.extend(
         recorded
             .notes

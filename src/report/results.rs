@@ -70,6 +70,11 @@ pub struct Results {
     #[serde(skip)]
     #[schemars(skip)]
     pub explained: Option<crate::explain::Explanation>,
+    /// What `afterburner explain --simulate` found, when it ran (drawn in
+    /// report.md and report.html; not part of results.json).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub simulated: Option<crate::explain::simulation::Simulation>,
 }
 
 /// What one load run saw, for charts: its latency by percentile and its
@@ -280,6 +285,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         },
         loads: Vec::new(),
         explained: None,
+        simulated: None,
     }
 }
 

@@ -155,6 +155,13 @@ fn simulates(sandbox: &Sandbox, run_dir: &std::path::Path) {
     };
     assert!(branches("pgo") < branches("baseline"), "{out}");
     assert!(run_dir.join("simulated/sums/pgo").is_dir());
+    // The report, redrawn, shows it too.
+    sandbox.afterburner(&["report"]).assert_ok();
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("## Simulated caches and branches"),
+        "{report}"
+    );
 }
 
 /// A kept file cut short, then no kept files at all (a run recorded
