@@ -57,6 +57,16 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
         start_run(cx, lock)?
     };
     let run_dir = writer.dir().to_owned();
+    // Each variant's services keep their state (a database a setup step
+    // made) across the variant's runs of this bench.
+    let bindings: Vec<Bindings> = bindings
+        .into_iter()
+        .zip(&e.variants)
+        .map(|(mut b, v)| {
+            b.state_root = Some(run_dir.join(STATE_DIR).join(&v.name));
+            b
+        })
+        .collect();
     if e.bench.metrics.contains(&MetricKind::Instructions)
         && meta.instruction_counter == InstructionCounter::Callgrind
     {
@@ -123,6 +133,9 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
     })?;
     Ok(run_dir)
 }
+
+/// The directory of a run holding each variant's service state.
+pub const STATE_DIR: &str = "state";
 
 /// A failed round: [`Stopped`] when Ctrl-C or SIGTERM caused it (every
 /// finished run is on disk, for a partial report), else the error itself.
@@ -484,7 +497,13 @@ impl Runner<'_> {
             counter: self.meta.instruction_counter,
             keep: Some(&keep),
         };
-        let record = self.keep(slot, measure::measure(slot, &setup))?;
+        let stem = measure::log_stem(slot);
+        let steps = (e.dir.as_path(), self.logs.as_path(), stem.as_str());
+        let env = &e.variants[index].env;
+        served::workload_step(slot.workload, false, &self.bindings[index], env, steps)?;
+        let measured = measure::measure(slot, &setup);
+        served::workload_step(slot.workload, true, &self.bindings[index], env, steps)?;
+        let record = self.keep(slot, measured)?;
         check_success(&record, &command)?;
         Ok(headline(&record))
     }
@@ -662,6 +681,7 @@ fn bench_meta(
         instruction_counter: counter,
         metrics,
         variants,
+        workload_sets: e.workload_sets.clone(),
         training_workloads: e
             .workloads
             .iter()

@@ -53,6 +53,7 @@ impl Context {
                 profile: None,
                 ports: BTreeMap::new(),
                 port: None,
+                ..Bindings::default()
             });
         }
         let record = build::current(&self.workdir, &variant.name, stage).with_context(|| {
@@ -70,6 +71,7 @@ impl Context {
             profile: None,
             ports: BTreeMap::new(),
             port: None,
+            ..Bindings::default()
         })
     }
 }

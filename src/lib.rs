@@ -10,7 +10,7 @@
 //! records    report (results, exporters) · context (experiment + workdir)
 //!            explain (where the instructions went: callgrind files per function)
 //!            runs (meta.json, raw.jsonl, profiles/: the only writer and reader) · build
-//! engines    measure · service · source · workdir
+//! engines    measure · service · step · source · workdir
 //! model      experiment (the validated experiment file)
 //! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
 //! probes     env (the machine) · stats (verdicts)
@@ -42,6 +42,7 @@ pub mod runs;
 pub mod service;
 pub mod source;
 pub mod stats;
+pub mod step;
 pub mod store;
 pub mod toolchain;
 pub mod units;

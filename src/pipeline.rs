@@ -238,6 +238,12 @@ fn train_variant(
     fs_err::create_dir_all(toolchain::raw_dir(&dirs))?;
     let logs = cx.workdir.variant_logs(&variant.name);
     fs_err::create_dir_all(&logs)?;
+    // A fresh state for the services of each training round.
+    let state_root = logs.with_file_name(crate::bench::STATE_DIR);
+    if state_root.exists() {
+        fs_err::remove_dir_all(&state_root)?;
+    }
+    bindings.state_root = Some(state_root);
     let what = if variant.rounds().len() > 1 {
         format!("{} ({})", variant.name, pgo.name())
     } else {

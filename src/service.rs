@@ -58,6 +58,49 @@ pub struct ServiceUsage {
     pub log: PathBuf,
 }
 
+/// Marks a state directory whose `setup` finished.
+const SET_UP: &str = ".afterburner-setup-done";
+
+/// How long a service's `setup` may take (an initdb, a data load).
+const SETUP_TIMEOUT: Duration = Duration::from_mins(30);
+
+/// Create the service's state directory, and run its `setup` there when
+/// it has not run yet for this variant (a state directory lives as long
+/// as the bench or the training round that made it).
+fn prepare_state(
+    service: &Service,
+    own: &Bindings,
+    env: &BTreeMap<String, String>,
+    logs: &Path,
+    stem: &str,
+) -> Result<()> {
+    let Some(state) = &own.state else {
+        return Ok(());
+    };
+    fs_err::create_dir_all(state)?;
+    let Some(setup) = &service.setup else {
+        return Ok(());
+    };
+    if state.join(SET_UP).exists() {
+        return Ok(());
+    }
+    let line = setup.expand(own)?;
+    crate::step::run(&crate::step::Step {
+        what: format!("the setup of service `{}`", service.name),
+        line: &line,
+        env: &env
+            .iter()
+            .chain(&service.env)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        cwd: state,
+        log: logs.join(format!("{stem}-{}.setup.log", service.name)),
+        timeout: SETUP_TIMEOUT,
+    })?;
+    fs_err::write(state.join(SET_UP), &line)?;
+    Ok(())
+}
+
 /// A free TCP port on the loopback interface, as the kernel hands them out.
 pub fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")
@@ -101,6 +144,8 @@ pub fn start(
             .context("invariant: a port for every service")?;
         let mut own = bindings.clone();
         own.port = Some(port);
+        own.state = bindings.states.get(&service.name).cloned();
+        prepare_state(service, &own, env, logs, stem)?;
         let line = service.start.expand(&own)?;
         let log = logs.join(format!("{stem}-{}.log", service.name));
         let cwd = if let Some(cwd) = &service.cwd {

@@ -131,35 +131,23 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     if counting {
         env.extend(s.counter.env(&s.variant.env));
     }
-    // `instances` copies of the services, each with ports of its own.
     let copies = slot.workload.load.as_ref().map_or(1, |l| l.instances);
-    let mut started = Vec::new();
-    let mut all_bindings = Vec::new();
-    for copy in 0..copies {
-        let bindings = with_ports(s.bindings, e)?;
-        let stem = copy_stem(&stem, copy, copies);
-        match service::start(
-            &e.target.services,
-            &bindings,
-            &env,
-            s.logs,
-            &stem,
-            prefix.as_deref(),
-            s.pinning.map(|p| &p.services),
-        ) {
-            Ok(services) => started.push(services),
-            Err(error) => {
-                for services in started {
-                    let _ = services.stop();
-                }
-                "service did not start".clone_into(&mut record.exit);
-                record.error = Some(format!("{error:#}"));
-                return Ok(record);
-            }
+    let (started, all_bindings) = match start_copies(s, &env, prefix.as_deref(), &stem, copies) {
+        Ok(started) => started,
+        Err(error) => {
+            "service did not start".clone_into(&mut record.exit);
+            record.error = Some(format!("{error:#}"));
+            return Ok(record);
         }
-        all_bindings.push(bindings);
-    }
+    };
     let bindings = &all_bindings[0];
+    let steps = (e.dir.as_path(), s.logs, stem.as_str());
+    if let Err(error) = workload_step(slot.workload, false, bindings, &s.variant.env, steps) {
+        for services in started {
+            let _ = services.stop();
+        }
+        return Err(error);
+    }
     let work = if let Some(load) = &slot.workload.load {
         if windowed {
             drive_window(load, &all_bindings, &started, s, &stem, &mut record)
@@ -199,8 +187,10 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
             Ok(())
         }
     };
+    let after = workload_step(slot.workload, true, bindings, &s.variant.env, steps);
     let stopped: Vec<_> = started.into_iter().map(service::Services::stop).collect();
     work?;
+    after?;
     let mut usages = Vec::new();
     for result in stopped {
         match result {
@@ -216,6 +206,53 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
         add_count(&mut record, s, slot.workload.load.as_ref(), windowed);
     }
     Ok(record)
+}
+
+/// `instances` copies of the services, each with ports and state of its
+/// own; when one fails to start, those started are stopped.
+fn start_copies(
+    s: &Served,
+    env: &BTreeMap<String, String>,
+    prefix: Option<&[String]>,
+    stem: &str,
+    copies: usize,
+) -> Result<(Vec<service::Services>, Vec<Bindings>)> {
+    let e = s.experiment;
+    let mut started = Vec::new();
+    let mut all_bindings = Vec::new();
+    for copy in 0..copies {
+        let mut own = s.bindings.clone();
+        if copies > 1 {
+            own.state_root = own.state_root.map(|r| r.join(format!("copy-{}", copy + 1)));
+        }
+        let bindings = with_ports(&own, e);
+        let stem = copy_stem(stem, copy, copies);
+        let services = bindings.and_then(|bindings| {
+            let services = service::start(
+                &e.target.services,
+                &bindings,
+                env,
+                s.logs,
+                &stem,
+                prefix,
+                s.pinning.map(|p| &p.services),
+            )?;
+            Ok((services, bindings))
+        });
+        match services {
+            Ok((services, bindings)) => {
+                started.push(services);
+                all_bindings.push(bindings);
+            }
+            Err(error) => {
+                for services in started {
+                    let _ = services.stop();
+                }
+                return Err(error);
+            }
+        }
+    }
+    Ok((started, all_bindings))
 }
 
 /// The instructions the counter wrote into scratch, and per request for a
@@ -391,7 +428,8 @@ fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage]) {
 /// (recorded, not a metric of its own).
 const REQUESTS: &str = "requests";
 
-/// `bindings` with a free port for every service of this run.
+/// `bindings` with a free port for every service of this run, and each
+/// service's state directory under the variant's state root.
 fn with_ports(bindings: &Bindings, e: &Experiment) -> Result<Bindings> {
     let mut bindings = bindings.clone();
     bindings.ports = service::ports(&e.target.services)?;
@@ -400,7 +438,47 @@ fn with_ports(bindings: &Bindings, e: &Experiment) -> Result<Bindings> {
         .services
         .first()
         .and_then(|f| bindings.ports.get(&f.name).copied());
+    if let Some(root) = &bindings.state_root {
+        bindings.states = e
+            .target
+            .services
+            .iter()
+            .map(|s| (s.name.clone(), root.join(&s.name)))
+            .collect();
+    }
+    bindings.state = e
+        .target
+        .services
+        .first()
+        .and_then(|f| bindings.states.get(&f.name).cloned());
     Ok(bindings)
+}
+
+/// A workload's `before` or `after` step, if it has one.
+pub fn workload_step(
+    workload: &Workload,
+    after: bool,
+    bindings: &Bindings,
+    env: &BTreeMap<String, String>,
+    (dir, logs, stem): (&Path, &Path, &str),
+) -> Result<()> {
+    let (template, which) = if after {
+        (workload.after.as_ref(), "after")
+    } else {
+        (workload.before.as_ref(), "before")
+    };
+    let Some(template) = template else {
+        return Ok(());
+    };
+    let line = template.expand(bindings)?;
+    crate::step::run(&crate::step::Step {
+        what: format!("the `{which}` step of workload `{}`", workload.name),
+        line: &line,
+        env,
+        cwd: dir,
+        log: logs.join(format!("{stem}.{which}.log")),
+        timeout: workload.timeout,
+    })
 }
 
 /// Each copy of the load against its own services, in parallel.
@@ -561,7 +639,9 @@ pub fn train_served(
     let stem = format!("train-{}", workload.name);
     let under = (!prefix.is_empty()).then_some(prefix);
     let services = service::start(&e.target.services, &bindings, env, logs, &stem, under, None)?;
+    let steps = (e.dir.as_path(), logs, stem.as_str());
     let work = (|| -> Result<()> {
+        workload_step(workload, false, &bindings, env, steps)?;
         if let Some(load) = &workload.load {
             let address = load.address.expand(&bindings)?;
             let mut spec = load.spec(address, 1, &e.dir);
@@ -577,6 +657,7 @@ pub fn train_served(
                 };
             }
             let outcome = load::run(&spec)?;
+            workload_step(workload, true, &bindings, env, steps)?;
             if outcome.summary.requests == 0 {
                 anyhow::bail!(
                     "no training request was answered: {}",
@@ -602,6 +683,7 @@ pub fn train_served(
         let mut command = measure::prefixed_command(prefix, &line);
         command.envs(env).current_dir(&e.dir);
         let timed = run_timed(&mut command, &io, workload.timeout.saturating_mul(10))?;
+        workload_step(workload, true, &bindings, env, steps)?;
         if !timed.status.success() {
             anyhow::bail!(
                 "the training command failed with {}\ncommand: {line}\n{}\nlogs: {}",

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _, Result};
 
 use crate::context::Context;
-use crate::experiment::{Variant, Workload};
+use crate::experiment::{Bindings, Variant, Workload};
 use crate::measure::{instructions, InstructionCounter, RunSetup};
 use crate::process::{describe_status, quote_output, TimedIo};
 use crate::toolchain::{tools, Stage};
@@ -38,12 +38,14 @@ pub fn simulate(cx: &Context, run_dir: &Path, only: Option<&str>) -> Result<Vec<
             continue;
         };
         for variant in &e.variants {
-            let command = template.expand(&cx.bindings(variant, Stage::Final)?)?;
+            let bindings = cx.bindings(variant, Stage::Final)?;
+            let command = template.expand(&bindings)?;
             let run = One {
                 cx,
                 run_dir,
                 workload,
                 variant,
+                bindings: &bindings,
                 command: &command,
             };
             run.simulate()?;
@@ -58,6 +60,8 @@ struct One<'a> {
     run_dir: &'a Path,
     workload: &'a Workload,
     variant: &'a Variant,
+    /// The variant's placeholders, for the workload's steps.
+    bindings: &'a Bindings,
     /// The workload's command, expanded for the variant.
     command: &'a str,
 }
@@ -92,12 +96,16 @@ impl One<'_> {
             "simulating caches and branches: {} on {}",
             workload.name, variant.name
         ));
+        // The workload's before and after steps, as in the bench.
+        let steps = (e.dir.as_path(), logs.as_path(), stem.as_str());
+        super::served::workload_step(workload, false, self.bindings, &variant.env, steps)?;
         let counted = instructions::simulate(&setup, &io, workload.timeout).with_context(|| {
             format!(
                 "simulating workload `{}` on variant `{}`",
                 workload.name, variant.name
             )
         })?;
+        super::served::workload_step(workload, true, self.bindings, &variant.env, steps)?;
         if !counted.status.success() {
             bail!(
                 "workload `{}` failed on variant `{}` under callgrind's simulation with {}\ncommand: {command}\n{}\nlogs: {}\nhint: the same command ran in the bench; run it by hand under `valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes` to see why",

@@ -48,6 +48,8 @@ pub struct Experiment {
     /// Variants in file order; the first is the baseline.
     pub variants: Vec<Variant>,
     pub workloads: Vec<Workload>,
+    /// Query sets (`each`): the set's name → its workloads, in file order.
+    pub workload_sets: BTreeMap<String, Vec<String>>,
     pub bench: Bench,
     /// Values for `{params.KEY}` (after `--quick` overrides).
     pub params: BTreeMap<String, String>,
@@ -86,6 +88,10 @@ pub struct Service {
     /// Command line; `{port}` is this service's port.
     #[serde(serialize_with = "serialize_template")]
     pub start: Template,
+    /// Run once per variant before its first start, in its fresh state
+    /// directory (`{state}`); untimed.
+    #[serde(serialize_with = "serialize_option_template")]
+    pub setup: Option<Template>,
     pub ready: Ready,
     pub ready_timeout: Duration,
     /// Signal number sent to stop it, and its name.
@@ -285,6 +291,12 @@ pub struct Workload {
     /// Command for training runs; `run` when absent.
     #[serde(serialize_with = "serialize_option_template")]
     pub train_run: Option<Template>,
+    /// Run before each run (after its services start), outside the measurement.
+    #[serde(serialize_with = "serialize_option_template")]
+    pub before: Option<Template>,
+    /// Run after each run (before its services stop), outside the measurement.
+    #[serde(serialize_with = "serialize_option_template")]
+    pub after: Option<Template>,
     /// Upper bound for one run.
     pub timeout: Duration,
     /// Figures read from the workload's own output.

@@ -52,8 +52,12 @@ pub struct RawTarget {
 #[serde(deny_unknown_fields)]
 pub struct RawService {
     pub name: Spanned<String>,
-    /// Command line; `{port}` is this service's free port.
+    /// Command line; `{port}` is this service's free port, `{state}` its
+    /// state directory.
     pub start: Spanned<String>,
+    /// Run once per variant before the service first starts, in its fresh
+    /// state directory (`initdb -D {state}`, a data load); untimed.
+    pub setup: Option<Spanned<String>>,
     /// `tcp` (default), `log:REGEX`, `command:CMD`, `redis`, `memcached`, `http:/PATH`.
     pub ready: Option<Spanned<String>>,
     pub ready_timeout: Option<Spanned<String>>,
@@ -69,7 +73,7 @@ pub struct RawService {
 }
 
 /// `[workload.load]`: requests sent by afterburner's own load generator.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLoad {
     pub driver: Spanned<String>,
@@ -174,15 +178,24 @@ pub struct RawMatrix {
     pub exclude: Vec<Spanned<toml::Table>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawWorkload {
     pub name: Spanned<String>,
+    /// A query set: one workload per file, `"queries/*.sql"` (a wildcard
+    /// in the file name) or a list of files; `{each}` is the file's stem,
+    /// `{each.path}` its path and `{each.text}` its content.
+    pub each: Option<Spanned<RawEach>>,
     pub role: Option<Spanned<String>>,
     /// A command to run; or `load` instead.
     pub run: Option<Spanned<String>>,
     pub load: Option<Spanned<RawLoad>>,
     pub train_run: Option<Spanned<String>>,
+    /// Run before each run, after its services started, outside the
+    /// measurement (`pgbench -i`, a cache flush).
+    pub before: Option<Spanned<String>>,
+    /// Run after each run, before its services stop, outside the measurement.
+    pub after: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
     /// CPUs the workload (or load client) runs on.
     pub cpus: Option<Spanned<String>>,
@@ -190,8 +203,16 @@ pub struct RawWorkload {
     pub figures: Vec<RawFigure>,
 }
 
+/// `each = "dir/*.sql"` or `each = ["a.sql", "b.sql"]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawEach {
+    Pattern(String),
+    Files(Vec<String>),
+}
+
 /// A figure a batch workload prints itself, read with a regex.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawFigure {
     pub name: Spanned<String>,

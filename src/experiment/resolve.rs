@@ -18,6 +18,7 @@ use super::{
 use crate::toolchain::Compiler;
 use crate::units::parse_duration;
 
+mod each;
 mod matrix;
 mod services;
 mod variants;
@@ -53,7 +54,9 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     if quick {
         variants = cx.quick_variants(variants, &quick_section)?;
     }
-    let workloads = cx.workloads(&raw.workloads, &target, &params, &dir)?;
+    let (raw_workloads, workload_sets) =
+        cx.expand_each(std::mem::take(&mut raw.workloads), &dir)?;
+    let workloads = cx.workloads(&raw_workloads, &target, &params, &dir)?;
     let bench = cx.bench(&raw.bench, quick.then_some(&quick_section))?;
     Ok(Experiment {
         file: absolute,
@@ -61,6 +64,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         target,
         variants,
         workloads,
+        workload_sets,
         bench,
         params,
     })
@@ -427,6 +431,16 @@ impl Cx<'_> {
                 .as_ref()
                 .map(|t| self.template(t, target, params))
                 .transpose()?;
+            let before = w
+                .before
+                .as_ref()
+                .map(|t| self.template(t, target, params))
+                .transpose()?;
+            let after = w
+                .after
+                .as_ref()
+                .map(|t| self.template(t, target, params))
+                .transpose()?;
             let figures = w
                 .figures
                 .iter()
@@ -438,6 +452,8 @@ impl Cx<'_> {
                 run,
                 load,
                 train_run,
+                before,
+                after,
                 timeout: self.duration(w.timeout.as_ref(), DEFAULT_RUN_TIMEOUT)?,
                 figures,
                 cpus: self.cpus(w.cpus.as_ref())?,
@@ -485,8 +501,8 @@ impl Cx<'_> {
                 ("bin", Some(b)) => target.binaries.contains_key(b),
                 ("params", Some(p)) => params.contains_key(p),
                 ("profile", None) => true,
-                ("port", None) => !services.is_empty(),
-                ("port", Some(s)) => services.contains(&s),
+                ("port" | "state", None) => !services.is_empty(),
+                ("port" | "state", Some(s)) => services.contains(&s),
                 _ => false,
             })
             .map_err(|e| {
@@ -494,8 +510,13 @@ impl Cx<'_> {
                 let ps = params.keys().map(|p| format!("{{params.{p}}}"));
                 let ports = services
                     .iter()
-                    .map(|s| format!("{{port.{s}}}"))
-                    .chain((!services.is_empty()).then(|| "{port}".to_owned()));
+                    .flat_map(|s| [format!("{{port.{s}}}"), format!("{{state.{s}}}")])
+                    .chain(
+                        (!services.is_empty())
+                            .then(|| ["{port}".to_owned(), "{state}".to_owned()])
+                            .into_iter()
+                            .flatten(),
+                    );
                 let known: Vec<String> = bins
                     .chain(ps)
                     .chain(ports)

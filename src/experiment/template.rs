@@ -1,5 +1,5 @@
-//! Command templates: `{bin.NAME}`, `{params.KEY}`, `{profile}`, `{port}` and
-//! `{port.SERVICE}` placeholders, checked
+//! Command templates: `{bin.NAME}`, `{params.KEY}`, `{profile}`, `{port}`,
+//! `{port.SERVICE}`, `{state}` and `{state.SERVICE}` placeholders, checked
 //! when the experiment loads and expanded per variant when a command runs.
 
 use std::collections::BTreeMap;
@@ -37,6 +37,13 @@ pub struct Bindings {
     /// `{port}` → the service's own port (in a start command) or the first
     /// service's (elsewhere).
     pub port: Option<u16>,
+    /// Where this variant's services keep their state in this bench
+    /// (`runs/<id>/state/<variant>/`, in training `variants/<v>/state/`).
+    pub state_root: Option<PathBuf>,
+    /// `{state.NAME}` → that service's state directory (under `state_root`).
+    pub states: BTreeMap<String, PathBuf>,
+    /// `{state}` → the service's own (in its commands) or the first service's.
+    pub state: Option<PathBuf>,
 }
 
 fn placeholder_regex() -> &'static Regex {
@@ -84,6 +91,14 @@ impl Template {
                 ("params", Some(key)) => bindings.params.get(key.as_str()).cloned(),
                 ("port", None) => bindings.port.map(|p| p.to_string()),
                 ("port", Some(name)) => bindings.ports.get(name.as_str()).map(u16::to_string),
+                ("state", None) => bindings
+                    .state
+                    .as_ref()
+                    .map(|p| shell_quote(&p.to_string_lossy())),
+                ("state", Some(name)) => bindings
+                    .states
+                    .get(name.as_str())
+                    .map(|p| shell_quote(&p.to_string_lossy())),
                 ("profile", None) => Some(bindings.profile.as_ref().map_or_else(
                     || "/dev/null".to_owned(),
                     |p| shell_quote(&p.to_string_lossy()),

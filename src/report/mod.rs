@@ -15,6 +15,7 @@ mod format;
 mod headline;
 mod load_charts;
 pub mod results;
+mod sets;
 
 /// Declares each export format's module and lists them: the one list.
 macro_rules! exporters {

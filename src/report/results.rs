@@ -2,6 +2,7 @@
 //! field here and in `docs/results-schema.md`; `schema_version` changes on any
 //! incompatible change.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -53,6 +54,9 @@ pub struct Results {
     /// Workloads that trained the profiles; the others were never seen by them.
     #[serde(default)]
     pub training_workloads: Vec<String>,
+    /// Query sets (`each`): the set's name → its workloads, in file order.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workload_sets: BTreeMap<String, Vec<String>>,
     /// Samples and summary per workload, metric and variant.
     pub measurements: Vec<Measurement>,
     /// Each non-baseline variant against the baseline, per workload and metric.
@@ -273,6 +277,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         baseline,
         variants: meta.variants.clone(),
         training_workloads: meta.training_workloads.clone(),
+        workload_sets: meta.workload_sets.clone(),
         measurements,
         comparisons,
         warnings,

@@ -69,6 +69,9 @@ pub struct BenchMeta {
     /// Workloads that trained the profiles (role train or both).
     #[serde(default)]
     pub training_workloads: Vec<String>,
+    /// Query sets (`each`): the set's name → its workloads, in file order.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workload_sets: BTreeMap<String, Vec<String>>,
     pub environment: Environment,
     /// Revision of the target's source (git commit, package version), when known.
     #[serde(default)]

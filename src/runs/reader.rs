@@ -203,6 +203,7 @@ mod tests {
             variants: vec![variant("a"), variant("b")],
             workloads: vec!["w".to_owned()],
             training_workloads: Vec::new(),
+            workload_sets: std::collections::BTreeMap::new(),
             environment: crate::env::capture(),
             revision: None,
             sequential: None,

@@ -15,6 +15,7 @@ mod rebuild;
 mod rundir;
 mod sequential;
 mod services;
+mod shapes;
 mod snapshots;
 mod strays;
 mod support;

@@ -54,6 +54,11 @@ impl Cx<'_> {
                 ));
             }
             let start = self.template_with(&s.start, target, params, &names)?;
+            let setup = s
+                .setup
+                .as_ref()
+                .map(|t| self.template_with(t, target, params, &names))
+                .transpose()?;
             let ready = match &s.ready {
                 None => Ready::Tcp,
                 Some(r) => self.ready(r, target, params, &names)?,
@@ -78,6 +83,7 @@ impl Cx<'_> {
             out.push(Service {
                 name: name.clone(),
                 start,
+                setup,
                 ready,
                 ready_timeout: self.duration(s.ready_timeout.as_ref(), Duration::from_secs(30))?,
                 stop_signal: (stop_signal.1, stop_signal.0.to_owned()),
