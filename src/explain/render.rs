@@ -119,7 +119,8 @@ pub fn html(explanation: &Explanation, top: usize) -> String {
         "<h2>Where the instructions went</h2>\n<p>{}</p>\n",
         code_spans(&esc(READING))
     );
-    for d in &explanation.differences {
+    let drawn = largest_changes(explanation, MAX_FLAME_GRAPHS);
+    for (i, d) in explanation.differences.iter().enumerate() {
         let _ = writeln!(
             out,
             "<h3>Workload {}: {} against {}</h3>\n<p>{}</p>",
@@ -130,10 +131,17 @@ pub fn html(explanation: &Explanation, top: usize) -> String {
         );
         out.push_str(&draw_html(&objects(d, &explanation.baseline)));
         out.push_str(&draw_html(&functions(d, &explanation.baseline, top)));
-        flame_graph(&mut out, d, &explanation.baseline);
         let rest = rest_line(d, top);
         if !rest.is_empty() {
             let _ = writeln!(out, "<p>{}</p>", esc(rest.trim()));
+        }
+        if drawn.contains(&i) {
+            flame_graph(&mut out, d, &explanation.baseline);
+        } else {
+            let _ = writeln!(
+                out,
+                "<p>No flame graph here: the page draws the {MAX_FLAME_GRAPHS} largest changes of the total only (each is 100–300 KB).</p>"
+            );
         }
     }
     if !explanation.notes.is_empty() {
@@ -244,6 +252,28 @@ fn simulated_table(rows: &[&SimulatedRun]) -> Table {
             })
             .collect(),
     }
+}
+
+/// Flame graphs a page draws at most: a matrix of variants over a query
+/// set would otherwise make it megabytes.
+const MAX_FLAME_GRAPHS: usize = 6;
+
+/// The indices of the `most` differences whose totals changed most,
+/// relatively.
+fn largest_changes(explanation: &Explanation, most: usize) -> Vec<usize> {
+    let relative = |d: &Difference| {
+        if d.baseline_total == 0.0 {
+            0.0
+        } else {
+            ((d.variant_total - d.baseline_total) / d.baseline_total).abs()
+        }
+    };
+    let mut order: Vec<usize> = (0..explanation.differences.len()).collect();
+    order.sort_by(|&a, &b| {
+        relative(&explanation.differences[b]).total_cmp(&relative(&explanation.differences[a]))
+    });
+    order.truncate(most);
+    order
 }
 
 /// The differential flame graph of `d`, or why there is none.
@@ -632,6 +662,21 @@ mod tests {
             ..all
         };
         assert!(!super::text(&e, &other).contains("workload `w`"));
+    }
+
+    #[test]
+    fn the_page_draws_flame_graphs_of_the_largest_changes_only() {
+        let mut e = explanation();
+        let one = e.differences[0].clone();
+        e.differences = (0..8)
+            .map(|i| Difference {
+                variant_total: 1000.0 - f64::from(i) * 10.0,
+                ..one.clone()
+            })
+            .collect();
+        assert_eq!(largest_changes(&e, 6), [7, 6, 5, 4, 3, 2]);
+        let page = html(&e, 3);
+        assert_eq!(page.matches("the page draws the 6 largest").count(), 2);
     }
 
     #[test]
