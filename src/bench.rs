@@ -11,6 +11,9 @@ use anyhow::{bail, Context as _, Result};
 
 pub(crate) mod sequential;
 pub(crate) mod served;
+mod simulate;
+
+pub use simulate::simulate;
 
 use crate::build;
 use crate::context::Context;
@@ -454,6 +457,7 @@ impl Runner<'_> {
                 bindings: &self.bindings[index],
                 logs: &self.logs,
                 scratch: &self.scratch,
+                run_dir: self.raw.dir(),
                 counter: self.meta.instruction_counter,
                 seed: self.meta.seed,
                 pinning: self.meta.pinning.as_ref(),
@@ -478,6 +482,12 @@ impl Runner<'_> {
             .as_ref()
             .context("invariant: a workload without load has run")?
             .expand(&self.bindings[index])?;
+        let keep = runs::profile_dir(
+            self.raw.dir(),
+            &slot.workload.name,
+            slot.variant,
+            slot.round,
+        );
         let setup = RunSetup {
             command: &command,
             env: &e.variants[index].env,
@@ -485,6 +495,7 @@ impl Runner<'_> {
             logs: &self.logs,
             scratch: &self.scratch,
             counter: self.meta.instruction_counter,
+            keep: Some(&keep),
         };
         let stem = measure::log_stem(slot);
         let steps = (e.dir.as_path(), self.logs.as_path(), stem.as_str());

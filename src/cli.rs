@@ -34,6 +34,9 @@ pub enum Command {
     Bench(BenchArgs),
     /// Redraw results.json and report.md from a bench run's raw records.
     Report(ReportArgs),
+    /// Where the instructions went: per function and object, each variant
+    /// against the baseline, from callgrind's files of the counted runs.
+    Explain(ExplainArgs),
     /// Two runs side by side: B against A, per workload, metric and variant.
     Compare {
         /// A run directory (runs/<id>/) or a results.json.
@@ -209,6 +212,37 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The experiment file whose work directory holds the runs.
+    #[arg(default_value = "afterburner.toml")]
+    pub file: PathBuf,
+    /// Work directory (default: .afterburner/ beside the experiment file).
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+    /// The run directory to explain (default: the latest run).
+    #[arg(long)]
+    pub run: Option<PathBuf>,
+    /// Only this variant against the baseline (default: every variant).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Only this workload (default: every benchmark workload).
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Functions shown per workload and variant, largest change first.
+    #[arg(long, default_value_t = 15)]
+    pub top: usize,
+    /// Run each command workload once per variant under callgrind's cache
+    /// and branch simulation (a model, not this CPU) and show mispredicts
+    /// and cache misses per variant and their top function.
+    #[arg(long)]
+    pub simulate: bool,
+    /// With --simulate: the experiment's [quick] overrides, as the bench
+    /// had them if it ran with --quick.
+    #[arg(long, requires = "simulate")]
+    pub quick: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct DemoArgs {
     /// A short version: baseline and pgo only, small inputs, 3 repetitions.
     #[arg(long)]
@@ -251,6 +285,7 @@ pub fn run(cli: Cli) -> Result<()> {
             a.phase.exports.exports().write(&results)
         }
         Command::History(a) => history(&a),
+        Command::Explain(a) => explain(&a),
         Command::Load(a) => crate::load::command::main(&a),
         Command::Schema => {
             print!("{}", crate::report::schema());
@@ -306,15 +341,94 @@ fn open(args: &PhaseArgs) -> Result<Context> {
     )
 }
 
-fn history(args: &HistoryArgs) -> Result<()> {
-    let root = &args.workdir.clone().unwrap_or_else(|| {
-        let dir = args
-            .file
+/// The work directory: `workdir`, or `.afterburner/` beside `file`.
+fn workdir_root(file: &Path, workdir: Option<&PathBuf>) -> PathBuf {
+    workdir.cloned().unwrap_or_else(|| {
+        let dir = file
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         dir.join(".afterburner")
-    });
+    })
+}
+
+fn explain(args: &ExplainArgs) -> Result<()> {
+    if args.simulate {
+        return simulate(args);
+    }
+    let run_dir = if let Some(dir) = &args.run {
+        dir.clone()
+    } else {
+        let workdir = crate::workdir::Workdir::new(workdir_root(&args.file, args.workdir.as_ref()));
+        workdir.latest_run().with_context(|| {
+            format!(
+                "no bench run in {}\nhint: run `afterburner bench` first, or name a run directory with --run",
+                workdir.runs().display()
+            )
+        })?
+    };
+    let recorded = crate::runs::read(&run_dir)?;
+    let explanation = crate::explain::explain_or_say_why(&recorded)?;
+    let selection = crate::explain::render::Selection {
+        variant: args.variant.as_deref(),
+        workload: args.workload.as_deref(),
+        top: args.top,
+    };
+    crate::explain::check_selection(&recorded.meta, &selection)?;
+    print!("{}", crate::explain::render::text(&explanation, &selection));
+    Ok(())
+}
+
+/// `explain --simulate`: simulate the latest run's (or `--run`'s)
+/// workloads with the experiment's current builds, and print the model's
+/// findings.
+fn simulate(args: &ExplainArgs) -> Result<()> {
+    let cx = Context::open(
+        &args.file,
+        &Options {
+            quick: args.quick,
+            workdir: args.workdir.clone(),
+        },
+    )?;
+    let run_dir = args
+        .run
+        .clone()
+        .or_else(|| cx.workdir.latest_run())
+        .with_context(|| {
+            format!(
+                "no bench run in {}\nhint: run `afterburner bench` first",
+                cx.workdir.runs().display()
+            )
+        })?;
+    let recorded = crate::runs::read(&run_dir)?;
+    let planned = recorded.meta.variants.iter().map(|v| v.name.as_str());
+    if !planned.eq(cx.experiment.variants.iter().map(|v| v.name.as_str())) {
+        anyhow::bail!(
+            "run {} has other variants than {} has now\nhint: simulate with the experiment file the run was benched with, or bench again",
+            recorded.meta.run_id,
+            cx.experiment.file.display()
+        );
+    }
+    let selection = crate::explain::render::Selection {
+        variant: None,
+        workload: args.workload.as_deref(),
+        top: args.top,
+    };
+    crate::explain::check_selection(&recorded.meta, &selection)?;
+    let notes = crate::bench::simulate(&cx, &run_dir, args.workload.as_deref())?;
+    let mut simulation = crate::explain::simulation::read(&recorded)?;
+    simulation
+        .runs
+        .retain(|r| args.workload.as_deref().is_none_or(|w| w == r.workload));
+    print!("{}", crate::explain::render::simulation_text(&simulation));
+    for note in notes {
+        crate::progress::warn(note);
+    }
+    Ok(())
+}
+
+fn history(args: &HistoryArgs) -> Result<()> {
+    let root = &workdir_root(&args.file, args.workdir.as_ref());
     match (args.action.as_deref(), &args.id) {
         (Some("show"), Some(id)) => {
             let entry = crate::store::find(root, id)?.with_context(|| {

@@ -8,7 +8,8 @@
 //! CLI        cli
 //! phases     pipeline · bench · doctor · store (history)
 //! records    report (results, exporters) · context (experiment + workdir)
-//!            runs (meta.json, raw.jsonl: the only writer and reader) · build
+//!            explain (where the instructions went: callgrind files per function)
+//!            runs (meta.json, raw.jsonl, profiles/: the only writer and reader) · build
 //! engines    measure · service · step · source · workdir
 //! model      experiment (the validated experiment file)
 //! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
@@ -25,6 +26,7 @@ pub mod digest;
 pub mod doctor;
 pub mod env;
 pub mod experiment;
+pub mod explain;
 pub mod guardian;
 pub mod interrupt;
 pub mod load;

@@ -103,6 +103,8 @@ pub struct Served<'a> {
     pub bindings: &'a Bindings,
     pub logs: &'a Path,
     pub scratch: &'a Path,
+    /// The run directory, where counted runs keep their callgrind files.
+    pub run_dir: &'a Path,
     pub counter: InstructionCounter,
     pub seed: u64,
     /// The bench's CPU split, if it pins.
@@ -175,6 +177,7 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
                 logs: s.logs,
                 scratch: s.scratch,
                 counter: s.counter,
+                keep: None,
             };
             let measured = measure::measure(slot, &setup)?;
             record = RunRecord {
@@ -256,7 +259,8 @@ fn start_copies(
 /// windowed count.
 fn add_count(record: &mut RunRecord, s: &Served, load: Option<&Load>, windowed: bool) {
     record.instruction_source = Some(s.counter.name().to_owned());
-    record.instructions = match s.counter.collect(s.scratch) {
+    let keep = crate::runs::profile_dir(s.run_dir, &record.workload, &record.variant, record.round);
+    record.instructions = match s.counter.collect(s.scratch, Some(&keep)) {
         Ok(n) => n,
         // A service killed under the counter leaves no count: this run
         // fails (with the first cause, if it had one), the bench goes on.

@@ -58,7 +58,6 @@ impl InstructionCounter {
         }
     }
 
-    /// Run the setup's command under the counter.
     /// The words that run a command under this counter, writing to
     /// `out` (perf) or `out.PID` files (callgrind).
     pub fn prefix(self, out: &Path) -> Vec<String> {
@@ -113,18 +112,32 @@ impl InstructionCounter {
     }
 
     /// The instructions counted into `scratch/counter*` by runs started
-    /// with [`Self::prefix`]`(scratch/counter)`; the files are removed.
-    pub fn collect(self, scratch: &Path) -> Result<Option<u64>> {
+    /// with [`Self::prefix`]`(scratch/counter)`. Callgrind's files are
+    /// moved into `keep` when given (for `explain`), else removed.
+    pub fn collect(self, scratch: &Path, keep: Option<&Path>) -> Result<Option<u64>> {
         Ok(match self {
             InstructionCounter::Perf => parse_perf_file(&scratch.join("counter")),
-            InstructionCounter::Callgrind => sum_callgrind_files(scratch, "counter.")?,
+            InstructionCounter::Callgrind => sum_callgrind_files(scratch, "counter.", keep)?,
         })
     }
 
+    /// Run the setup's command under the counter.
     pub fn count(self, setup: &RunSetup, io: &TimedIo, timeout: Duration) -> Result<Counted> {
+        self.count_with(setup, io, timeout, &[])
+    }
+
+    /// [`Self::count`] with `extra` options for the counter.
+    fn count_with(
+        self,
+        setup: &RunSetup,
+        io: &TimedIo,
+        timeout: Duration,
+        extra: &[&str],
+    ) -> Result<Counted> {
         fs_err::create_dir_all(setup.scratch)?;
         let out = setup.scratch.join("counter");
-        let prefix = self.prefix(&out);
+        let mut prefix = self.prefix(&out);
+        prefix.extend(extra.iter().map(|s| (*s).to_owned()));
         let mut command = prefixed_command(&prefix, setup.command);
         command
             .envs(setup.env)
@@ -138,13 +151,22 @@ impl InstructionCounter {
         let timed = run_timed(&mut command, io, timeout)
             .with_context(|| format!("counting instructions with {}", self.name()))?;
         let instructions = self
-            .collect(setup.scratch)
+            .collect(setup.scratch, setup.keep)
             .with_context(|| format!("valgrind's own report: {}", io.stderr.display()))?;
         Ok(Counted {
             status: timed.status,
             instructions,
         })
     }
+}
+
+/// Callgrind's options that model caches and a branch predictor as well.
+pub const SIMULATION: [&str; 2] = ["--cache-sim=yes", "--branch-sim=yes"];
+
+/// Run the setup's command under callgrind with its cache and branch
+/// simulation ([`SIMULATION`]), its files moved into `setup.keep`.
+pub fn simulate(setup: &RunSetup, io: &TimedIo, timeout: Duration) -> Result<Counted> {
+    InstructionCounter::Callgrind.count_with(setup, io, timeout, &SIMULATION)
 }
 
 fn parse_perf_file(path: &Path) -> Option<u64> {
@@ -154,24 +176,65 @@ fn parse_perf_file(path: &Path) -> Option<u64> {
 }
 
 /// Sum `totals:` (or `summary:`) over callgrind's per-process files, then
-/// delete them (they are large; the count is what the record keeps).
-fn sum_callgrind_files(dir: &Path, prefix: &str) -> Result<Option<u64>> {
-    let mut total: Option<u64> = None;
+/// move them into `keep` (or remove them): the next run's files must find
+/// the scratch directory empty.
+fn sum_callgrind_files(dir: &Path, prefix: &str, keep: Option<&Path>) -> Result<Option<u64>> {
+    let mut files = Vec::new();
     for entry in fs_err::read_dir(dir)?.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with(prefix) {
-            continue;
-        }
-        let text = fs_err::read_to_string(entry.path())?;
-        fs_err::remove_file(entry.path())?;
-        match parse_callgrind_total(&text) {
-            Some(n) => total = Some(total.unwrap_or(0) + n),
-            None => {
-                bail!("callgrind output {name} has no totals line: valgrind crashed or was killed")
-            }
+        if entry.file_name().to_string_lossy().starts_with(prefix) {
+            files.push(entry.path());
         }
     }
+    files.sort();
+    let mut total: Option<u64> = None;
+    let mut torn = None;
+    for file in &files {
+        match parse_callgrind_total(&fs_err::read_to_string(file)?) {
+            Some(n) => total = Some(total.unwrap_or(0) + n),
+            None => torn = Some(file.clone()),
+        }
+    }
+    keep_or_remove(&files, keep)?;
+    if let Some(file) = torn {
+        bail!(
+            "callgrind output {} has no totals line: valgrind crashed or was killed",
+            file.display()
+        );
+    }
     Ok(total)
+}
+
+/// Most bytes of callgrind files kept for one run: a larger program's
+/// files (a huge call graph) are removed as before, and `explain` says
+/// the run has none.
+const KEEP_MAX_BYTES: u64 = 256 << 20;
+
+/// Move a run's callgrind files into `keep` (replacing what a failed
+/// earlier try of the same run left there), or remove them.
+fn keep_or_remove(files: &[std::path::PathBuf], keep: Option<&Path>) -> Result<()> {
+    let bytes: u64 = files
+        .iter()
+        .filter_map(|f| fs_err::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let Some(keep) = keep.filter(|_| bytes <= KEEP_MAX_BYTES) else {
+        for file in files {
+            fs_err::remove_file(file)?;
+        }
+        return Ok(());
+    };
+    if keep.exists() {
+        fs_err::remove_dir_all(keep)?;
+    }
+    fs_err::create_dir_all(keep)?;
+    for file in files {
+        let name = file.file_name().map_or_else(
+            || std::ffi::OsString::from("counter"),
+            std::ffi::OsStr::to_os_string,
+        );
+        fs_err::rename(file, keep.join(name))?;
+    }
+    Ok(())
 }
 
 /// `GODEBUG` with Go's asynchronous preemption off, keeping other settings.
@@ -225,6 +288,41 @@ mod tests {
         );
         assert!(go_debug_without_preemption(Some(&"gctrace=1".to_owned()))
             .ends_with("asyncpreemptoff=1"));
+    }
+
+    /// Counted runs keep callgrind's files for `explain`: moved, not
+    /// copied, so the next run's scratch starts empty; a second try of the
+    /// same run replaces the first's; a torn file fails the count but
+    /// still leaves the scratch empty (it was left there, and summed into
+    /// the next run, before).
+    #[test]
+    fn callgrind_files_are_kept_once_and_the_scratch_left_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = dir.path().join("scratch");
+        let keep = dir.path().join("profiles/w/v/r000");
+        let write = |name: &str, text: &str| {
+            fs_err::create_dir_all(&scratch).unwrap();
+            fs_err::write(scratch.join(name), text).unwrap();
+        };
+        write("counter.1", "events: Ir\ntotals: 10\n");
+        write("counter.2", "events: Ir\ntotals: 32\n");
+        let counter = InstructionCounter::Callgrind;
+        assert_eq!(counter.collect(&scratch, Some(&keep)).unwrap(), Some(42));
+        assert_eq!(fs_err::read_dir(&scratch).unwrap().count(), 0);
+        assert_eq!(fs_err::read_dir(&keep).unwrap().count(), 2);
+
+        write("counter.3", "events: Ir\ntotals: 7\n");
+        assert_eq!(counter.collect(&scratch, Some(&keep)).unwrap(), Some(7));
+        let kept: Vec<_> = fs_err::read_dir(&keep)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(kept, ["counter.3"]);
+
+        write("counter.4", "events: Ir\n");
+        let error = counter.collect(&scratch, None).unwrap_err();
+        assert!(error.to_string().contains("no totals line"), "{error}");
+        assert_eq!(fs_err::read_dir(&scratch).unwrap().count(), 0);
     }
 
     #[test]

@@ -148,6 +148,9 @@ pub struct RunSetup<'a> {
     /// Scratch directory for instruction-counter output.
     pub scratch: &'a Path,
     pub counter: InstructionCounter,
+    /// Where a counted run's callgrind files are kept for `explain`
+    /// (`None`: removed once counted).
+    pub keep: Option<&'a Path>,
 }
 
 impl RunRecord {

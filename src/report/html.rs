@@ -60,6 +60,15 @@ impl Exporter for Html {
             section(&mut out, results, &group.rows, &group.comparisons);
         }
         super::load_charts::render(&mut out, results, esc);
+        if let Some(explained) = &results.explained {
+            out.push_str(&crate::explain::render::html(
+                explained,
+                super::markdown::EXPLAIN_TOP,
+            ));
+        }
+        if let Some(simulated) = &results.simulated {
+            out.push_str(&crate::explain::render::simulation_html(simulated));
+        }
         let _ = writeln!(out, "<h2>How verdicts are decided</h2><ul>");
         for rule in results.rules() {
             let _ = writeln!(out, "<li>{}</li>", esc(rule));

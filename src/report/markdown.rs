@@ -11,6 +11,10 @@ use super::results::{ComparisonEntry, Measurement};
 use super::{Exporter, Results};
 use crate::stats::{Comparison, Precision};
 
+/// Functions per workload and variant in the section "Where the
+/// instructions went" (`afterburner explain --top N` shows more).
+pub const EXPLAIN_TOP: usize = 10;
+
 /// Renders results as Markdown.
 pub struct Markdown;
 
@@ -57,6 +61,12 @@ impl Exporter for Markdown {
         out.push_str(&super::sets::markdown(results));
         out.push_str(&super::axes::markdown(results));
         unseen(&mut out, results);
+        if let Some(explained) = &results.explained {
+            out.push_str(&crate::explain::render::markdown(explained, EXPLAIN_TOP));
+        }
+        if let Some(simulated) = &results.simulated {
+            out.push_str(&crate::explain::render::simulation_markdown(simulated));
+        }
         variants(&mut out, results);
         rules(&mut out, results);
         warnings(&mut out, results);

@@ -111,6 +111,26 @@ pub fn load_results(run_dir: &Path) -> Result<Results> {
     let recorded = crate::runs::read(run_dir)?;
     let mut results = analyze(&recorded.meta, &recorded.runs);
     results.loads = results::load_curves(&recorded.meta, &recorded.runs);
+    // A profile that cannot be read costs the report its section, not
+    // the report itself.
+    match crate::explain::explain(&recorded) {
+        Ok(explained) => results.explained = explained,
+        Err(error) => results.warnings.push(results::WarningEntry {
+            workload: None,
+            metric: None,
+            variant: None,
+            message: format!("no section \"Where the instructions went\": {error:#}"),
+        }),
+    }
+    match crate::explain::simulation::read(&recorded) {
+        Ok(simulated) => results.simulated = Some(simulated).filter(|s| !s.runs.is_empty()),
+        Err(error) => results.warnings.push(results::WarningEntry {
+            workload: None,
+            metric: None,
+            variant: None,
+            message: format!("no section \"Simulated caches and branches\": {error:#}"),
+        }),
+    }
     results.warnings.extend(
         recorded
             .notes

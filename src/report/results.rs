@@ -68,6 +68,17 @@ pub struct Results {
     /// workload and variant (the last counted one).
     #[serde(default)]
     pub loads: Vec<LoadCurves>,
+    /// Where the instructions went, per function and object, when the
+    /// run kept callgrind's files (drawn in report.md and report.html;
+    /// not part of results.json: `afterburner explain` redraws it).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub explained: Option<crate::explain::Explanation>,
+    /// What `afterburner explain --simulate` found, when it ran (drawn in
+    /// report.md and report.html; not part of results.json).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub simulated: Option<crate::explain::simulation::Simulation>,
 }
 
 /// What one load run saw, for charts: its latency by percentile and its
@@ -278,6 +289,8 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             complete_rounds: progress.complete_rounds,
         },
         loads: Vec::new(),
+        explained: None,
+        simulated: None,
     }
 }
 

@@ -62,6 +62,9 @@ impl Exporter for Terminal {
             }
             let _ = writeln!(out, "{line}");
         }
+        if let Some(explained) = &results.explained {
+            out.push_str(&crate::explain::render::summary(explained));
+        }
         // Warnings grouped by kind (the message up to its first `(` or
         // `:`), the first in full with a count; report.md lists them all.
         let mut kinds: Vec<(&str, Vec<&super::results::WarningEntry>)> = Vec::new();

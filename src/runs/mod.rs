@@ -1,9 +1,11 @@
 //! The run directory `runs/<id>/`, owned here alone: `meta.json` (what the
-//! bench planned), `raw.jsonl` (one line per finished run) and the work
-//! directory's lock while a bench writes them. The bench writes through
+//! bench planned), `raw.jsonl` (one line per finished run), `profiles/`
+//! (the callgrind files of counted runs) and the work directory's lock
+//! while a bench writes them. The bench writes through
 //! [`Writer`]; report and compare read through [`read`], which checks every
 //! record against the plan.
 
+mod profiles;
 mod reader;
 mod sequential;
 mod writer;
@@ -15,6 +17,9 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 pub use crate::measure::{RunKind, RunRecord};
+pub use profiles::{
+    profile_dir, profile_files, simulation_dir, simulation_files, PROFILES_DIR, SIMULATED_DIR,
+};
 pub use reader::{read, read_records, Checked, Recorded};
 pub use sequential::{SequentialMeta, SequentialStop, StopReason};
 pub use writer::{Resumed, Writer};

@@ -6,6 +6,7 @@ mod abuse;
 mod architecture;
 mod codegen;
 mod errors;
+mod explain;
 mod figures;
 mod html;
 mod load;

@@ -622,4 +622,19 @@ seed = 5
     assert!(c["verdict"].is_string(), "{c}");
     let report = std::fs::read_to_string(only_run_dir(&sandbox).join("report.md")).unwrap();
     assert!(report.contains("instructions_per_request"), "{report}");
+    explains_the_window_per_request(&sandbox);
+}
+
+/// `explain` reads the window's callgrind files, per request answered.
+fn explains_the_window_per_request(sandbox: &Sandbox) {
+    let explain = sandbox.afterburner(&["explain", "--workload", "timed"]);
+    explain.assert_ok();
+    let out = explain.stdout();
+    assert!(out.contains("instructions per request"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("memcached ")),
+        "the server's own object: {out}"
+    );
+    assert!(!out.contains("add up to"), "{out}");
 }
