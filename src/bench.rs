@@ -134,6 +134,14 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
     Ok(run_dir)
 }
 
+/// A variant's system settings as results record them.
+fn system_of(v: &crate::experiment::Variant) -> std::collections::BTreeMap<String, String> {
+    v.system
+        .iter()
+        .map(|s| (s.key.clone(), s.value.clone()))
+        .collect()
+}
+
 /// The directory of a run holding each variant's service state.
 pub const STATE_DIR: &str = "state";
 
@@ -450,6 +458,10 @@ impl Runner<'_> {
         if !cpus.0.is_empty() {
             crate::pinning::pin_current_thread(cpus)?;
         }
+        // Put back when this run ends, however it ends.
+        let _system = crate::system::apply(&e.variants[index].system).with_context(|| {
+            format!("applying the system settings of variant `{}`", slot.variant)
+        })?;
         if !e.target.services.is_empty() || slot.workload.load.is_some() {
             let served = served::Served {
                 experiment: e,
@@ -643,6 +655,7 @@ fn bench_meta(
                     binaries: binaries.clone(),
                     build_log: PathBuf::new(),
                     axes: v.axes.clone(),
+                    system: system_of(v),
                 });
             }
             let record = build::current(&cx.workdir, &v.name, Stage::Final)
@@ -658,6 +671,7 @@ fn bench_meta(
                 binaries: record.binaries,
                 build_log: record.log,
                 axes: v.axes.clone(),
+                system: system_of(v),
             })
         })
         .collect::<Result<_>>()?;

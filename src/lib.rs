@@ -14,7 +14,7 @@
 //! model      experiment (the validated experiment file)
 //! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
 //! probes     env (the machine) · stats (verdicts)
-//! leaves     units · digest · rng · pinning · process · guardian · interrupt
+//! leaves     units · digest · rng · pinning · process · guardian · interrupt · system
 //!            lockfile · progress
 //! ```
 
@@ -44,6 +44,7 @@ pub mod source;
 pub mod stats;
 pub mod step;
 pub mod store;
+pub mod system;
 pub mod toolchain;
 pub mod units;
 pub mod workdir;

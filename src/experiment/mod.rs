@@ -248,6 +248,8 @@ pub struct Variant {
     /// The `-march` level when `optimize` has `march`: `native`, or the
     /// level the variant names (`x86-64-v3`); `None` without `march`.
     pub march: Option<String>,
+    /// System settings written before each of its runs and put back after.
+    pub system: Vec<crate::system::Setting>,
     /// The axis values of a variant a `[[matrix]]` made (`compiler`,
     /// `optimize`, `params.KEY`, `env.KEY` → value); empty otherwise.
     pub axes: BTreeMap<String, String>,

@@ -145,6 +145,10 @@ pub struct RawVariant {
     /// The `-march` of `optimize = ["march"]`: "native" (default) or a
     /// level such as "x86-64-v3".
     pub march: Option<Spanned<String>>,
+    /// System settings its runs happen under (`thp`, `vm.swappiness`):
+    /// written before each run, put back after; root only.
+    #[serde(default)]
+    pub system: BTreeMap<String, Spanned<toml::Value>>,
     /// The axis values of a variant a `[[matrix]]` made (axis → value);
     /// never written in the file.
     #[serde(skip)]

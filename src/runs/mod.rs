@@ -105,6 +105,9 @@ pub struct VariantInfo {
     /// The axis values of a variant a `[[matrix]]` made (axis → value).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub axes: BTreeMap<String, String>,
+    /// System settings its runs happened under (`thp` → `never`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub system: BTreeMap<String, String>,
 }
 
 impl BenchMeta {

@@ -184,6 +184,7 @@ mod tests {
             binaries: std::collections::BTreeMap::new(),
             build_log: PathBuf::new(),
             axes: std::collections::BTreeMap::new(),
+            system: std::collections::BTreeMap::new(),
         };
         BenchMeta {
             schema_version: SCHEMA_VERSION,

@@ -267,3 +267,133 @@ metrics = ["wall"]
         state.display()
     );
 }
+
+/// Two variants of one program, one with `vm.swappiness` lowered (seed
+/// 002 compares THP always against never the same way); the workload reads
+/// the setting back.
+const SYSTEM: &str = r#"
+[target]
+name = "hotpath"
+source = { path = "src" }
+build = "make"
+binaries = { hotpath = "hotpath" }
+
+[[variant]]
+name = "plain"
+
+[[variant]]
+name = "low"
+system = { "vm.swappiness" = 17 }
+
+[[workload]]
+name = "read"
+run = "sh -c 'cat /proc/sys/vm/swappiness; sleep {params.nap}'"
+figures = [{ name = "swappiness", regex = "^([0-9]+)" }]
+
+[params]
+nap = 0
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+"#;
+
+fn swappiness() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/vm/swappiness")
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+/// Whether this machine lets the tests change a sysctl (root, and a
+/// writable /proc/sys: not in every container).
+fn sysctl_writable() -> bool {
+    let Some(now) = swappiness() else {
+        return false;
+    };
+    afterburner::toolchain::tools::is_root()
+        && std::fs::write("/proc/sys/vm/swappiness", &now).is_ok()
+}
+
+#[test]
+fn a_system_setting_holds_during_its_variants_runs_and_is_put_back() {
+    let _serial = crate::support::exclusive();
+    if !sysctl_writable() {
+        eprintln!(
+            "skipped: /proc/sys/vm/swappiness is not writable here (root on a VM is; .ci/run is)"
+        );
+        return;
+    }
+    let before = swappiness().unwrap();
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", SYSTEM);
+    sandbox.afterburner(&["run"]).assert_ok();
+    assert_eq!(swappiness().unwrap(), before, "put back after the bench");
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let seen = |variant: &str| {
+        results["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["variant"] == variant && m["metric"]["name"] == "swappiness")
+            .unwrap()["summary"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    // Whole numbers, read back exactly.
+    assert_eq!(seen("low").to_string(), "17");
+    assert_eq!(seen("plain").to_string(), before);
+    assert_eq!(results["variants"][1]["system"]["vm.swappiness"], "17");
+}
+
+#[test]
+fn a_system_setting_is_put_back_after_ctrl_c() {
+    let _serial = crate::support::exclusive();
+    if !sysctl_writable() {
+        eprintln!("skipped: /proc/sys/vm/swappiness is not writable here");
+        return;
+    }
+    let before = swappiness().unwrap();
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write(
+        "afterburner.toml",
+        &SYSTEM.replace("nap = 0", "nap = 30").replace(
+            "name = \"plain\"\n",
+            "name = \"plain\"\nsystem = { \"vm.swappiness\" = 17 }\n",
+        ),
+    );
+    sandbox.afterburner(&["build"]).assert_ok();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_afterburner"))
+        .arg("bench")
+        .current_dir(sandbox.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    while swappiness().as_deref() != Some("17") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the setting never took"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(swappiness().unwrap(), before, "put back after Ctrl-C");
+}
+
+#[test]
+fn a_system_setting_the_kernel_lacks_is_refused_with_its_line() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write(
+        "afterburner.toml",
+        &SYSTEM.replace("vm.swappiness", "vm.no_such_knob"),
+    );
+    sandbox.afterburner(&["build"]).assert_fails_with(
+        "afterburner.toml:13: system setting `vm.no_such_knob` = \"17\" cannot be applied",
+    );
+}

@@ -221,6 +221,7 @@ impl Cx<'_> {
             sample_event: None,
             bolt_profile: None,
             march: None,
+            system: BTreeMap::new(),
             axes: BTreeMap::new(),
         };
         for (axis, value) in axes.iter().zip(combo) {

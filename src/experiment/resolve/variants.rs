@@ -35,6 +35,7 @@ impl Cx<'_> {
                 sample_event: None,
                 bolt_profile: BoltProfile::Auto,
                 march: None,
+                system: Vec::new(),
                 axes: BTreeMap::new(),
             }]);
         }
@@ -101,10 +102,39 @@ impl Cx<'_> {
                     sample_event,
                     bolt_profile,
                     march,
+                    system: self.system_settings(v)?,
                     axes: v.axes.clone(),
                 })
             })
             .collect()
+    }
+
+    /// `system = { thp = "never", "vm.swappiness" = 10 }`: each setting's
+    /// file checked now; only root may write them.
+    fn system_settings(
+        &self,
+        v: &RawVariant,
+    ) -> Result<Vec<crate::system::Setting>, ExperimentError> {
+        let mut out = Vec::new();
+        for (key, value) in &v.system {
+            let text = self.param_text(value)?;
+            let setting = crate::system::resolve(key, &text).map_err(|why| {
+                self.invalid(
+                    value.span(),
+                    format!("system setting `{key}` = \"{text}\" cannot be applied"),
+                    why,
+                )
+            })?;
+            if !crate::toolchain::tools::is_root() {
+                return Err(self.invalid(
+                    value.span(),
+                    format!("system setting `{key}` needs root: afterburner writes {} before each run of `{}` and puts it back after", setting.path.display(), v.name.get_ref()),
+                    "run afterburner as root (sudo), or drop `system` from the variant",
+                ));
+            }
+            out.push(setting);
+        }
+        Ok(out)
     }
 
     /// The `-march` level of a variant with `march` in `optimize`.
