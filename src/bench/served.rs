@@ -222,6 +222,7 @@ fn start_copies(
     let mut all_bindings = Vec::new();
     for copy in 0..copies {
         let mut own = s.bindings.clone();
+        own.instance = Some(copy + 1);
         if copies > 1 {
             own.state_root = own.state_root.map(|r| r.join(format!("copy-{}", copy + 1)));
         }

@@ -500,7 +500,7 @@ impl Cx<'_> {
             .check(|kind, name| match (kind, name) {
                 ("bin", Some(b)) => target.binaries.contains_key(b),
                 ("params", Some(p)) => params.contains_key(p),
-                ("profile", None) => true,
+                ("profile" | "instance", None) => true,
                 ("port" | "state", None) => !services.is_empty(),
                 ("port" | "state", Some(s)) => services.contains(&s),
                 _ => false,
@@ -520,7 +520,7 @@ impl Cx<'_> {
                 let known: Vec<String> = bins
                     .chain(ps)
                     .chain(ports)
-                    .chain(["{profile}".to_owned()])
+                    .chain(["{profile}".to_owned(), "{instance}".to_owned()])
                     .collect();
                 self.invalid(
                     raw.span(),

@@ -44,6 +44,9 @@ pub struct Bindings {
     pub states: BTreeMap<String, PathBuf>,
     /// `{state}` → the service's own (in its commands) or the first service's.
     pub state: Option<PathBuf>,
+    /// `{instance}` → which copy of the services and load this is, from 1
+    /// (`instances = N`); 1 elsewhere.
+    pub instance: Option<usize>,
 }
 
 fn placeholder_regex() -> &'static Regex {
@@ -91,6 +94,7 @@ impl Template {
                 ("params", Some(key)) => bindings.params.get(key.as_str()).cloned(),
                 ("port", None) => bindings.port.map(|p| p.to_string()),
                 ("port", Some(name)) => bindings.ports.get(name.as_str()).map(u16::to_string),
+                ("instance", None) => Some(bindings.instance.unwrap_or(1).to_string()),
                 ("state", None) => bindings
                     .state
                     .as_ref()

@@ -70,6 +70,13 @@ pub struct Found {
     pub confirm: Outcome,
     /// Whether the confirming run met the bound too.
     pub confirmed: bool,
+    /// The bounded percentile (95 for `p95<500ms`); absent in files of
+    /// older versions.
+    #[serde(default)]
+    pub percentile: Option<f64>,
+    /// The bound, in milliseconds.
+    #[serde(default)]
+    pub max_ms: Option<f64>,
 }
 
 /// Double the rate from `start_rps` until the bound breaks, bisect between
@@ -158,5 +165,7 @@ pub fn search(spec: &LoadSpec, sla: &Sla, mut log: impl FnMut(&Probe)) -> Result
         probes,
         confirm,
         confirmed,
+        percentile: Some(sla.percentile),
+        max_ms: Some(sla.max_ms),
     })
 }

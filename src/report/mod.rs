@@ -13,6 +13,7 @@ mod axes;
 pub mod compare;
 mod format;
 mod headline;
+pub mod instances;
 mod load_charts;
 pub mod results;
 mod sets;
@@ -33,6 +34,7 @@ exporters! {
     markdown::Markdown,
     html::Html,
     terminal::Terminal,
+    benchpress::Benchpress,
 }
 
 use std::path::Path;
@@ -111,6 +113,23 @@ pub fn load_results(run_dir: &Path) -> Result<Results> {
     let recorded = crate::runs::read(run_dir)?;
     let mut results = analyze(&recorded.meta, &recorded.runs);
     results.loads = results::load_curves(&recorded.meta, &recorded.runs);
+    results.instances = instances::read(&recorded.meta, &recorded.runs);
+    for set in &results.instances {
+        for i in set.instances.iter().filter(|i| !i.healthy) {
+            results.warnings.push(results::WarningEntry {
+                workload: Some(set.workload.clone()),
+                metric: None,
+                variant: Some(set.variant.clone()),
+                message: format!(
+                    "instance {} of {} (round {}): {}",
+                    i.index,
+                    set.instances.len(),
+                    set.round + 1,
+                    i.note.as_deref().unwrap_or("unhealthy")
+                ),
+            });
+        }
+    }
     // A profile that cannot be read costs the report its section, not
     // the report itself.
     match crate::explain::explain(&recorded) {

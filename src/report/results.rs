@@ -68,6 +68,10 @@ pub struct Results {
     /// workload and variant (the last counted one).
     #[serde(default)]
     pub loads: Vec<LoadCurves>,
+    /// Each instance of loads run as several (`instances = N`): asked,
+    /// achieved, latency, and whether it kept up with its siblings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<super::instances::Instances>,
     /// Where the instructions went, per function and object, when the
     /// run kept callgrind's files (drawn in report.md and report.html;
     /// not part of results.json: `afterburner explain` redraws it).
@@ -289,6 +293,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             complete_rounds: progress.complete_rounds,
         },
         loads: Vec::new(),
+        instances: Vec::new(),
         explained: None,
         simulated: None,
     }

@@ -149,7 +149,7 @@ fn rate_load_counts_from_the_intended_start_so_a_stall_shows_in_the_tail() {
     assert!(calm_rps <= 210.0, "asked 200/s, got {calm_rps}");
     let noise = busy();
     if let Some(why) = &noise {
-        eprintln!("{why}: the calm rate and the stall's p50 not asserted");
+        eprintln!("{why}: the calm rate, the calm tail and the stall's p50 not asserted");
     }
     let quiet = noise.is_none();
     if quiet {
@@ -165,11 +165,15 @@ fn rate_load_counts_from_the_intended_start_so_a_stall_shows_in_the_tail() {
     // the last ~0: a closed-loop tool would see 8 slow requests, not 200.
     assert!(f(&s["max"]) >= 950.0, "{s}");
     assert!(f(&s["p99"]) >= 800.0, "{s}");
-    // The same server without the stall: its tail is a small fraction of it.
-    assert!(
-        calm_p99 * 2.0 < f(&s["p99"]),
-        "calm p99 {calm_p99}, stalled {s}"
-    );
+    // The same server without the stall: its tail is a small fraction of
+    // it, on a quiet machine (at a load average of 5.7 on 2 CPUs the calm
+    // server's own p99 was 1,170 ms: it no longer kept up with 200/s).
+    if quiet {
+        assert!(
+            calm_p99 * 2.0 < f(&s["p99"]),
+            "calm p99 {calm_p99}, stalled {s}"
+        );
+    }
     assert!(f(&s["p90"]) >= 500.0, "{s}");
     // Half the requests never met the stall's backlog (a busy machine
     // drains it slower).

@@ -10,6 +10,7 @@ mod explain;
 mod figures;
 mod html;
 mod load;
+mod outputs;
 mod pgo;
 mod rebuild;
 mod rundir;

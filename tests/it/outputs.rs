@@ -1,0 +1,108 @@
+//! The seeds' own outputs: benchpress's JSON and instance health.
+
+use crate::support::{exclusive, only_run_dir, read_json, Sandbox};
+
+/// Three copies of the slowserver fixture, the third made slow on purpose
+/// through `{instance}` (4 ms a request against 0.5 ms), each driven by a
+/// closed load of its own.
+const INSTANCES: &str = r#"
+[target]
+name = "slowserver"
+source = { path = "src" }
+build = "make"
+binaries = { server = "slowserver" }
+
+[[target.service]]
+name = "web"
+start = "sh -c 'exec {bin.server} {port} $(( {instance} == 3 ? 4000 : 500 ))'"
+ready = "http:/"
+
+[[variant]]
+name = "baseline"
+
+[[workload]]
+name = "feed"
+[workload.load]
+driver = "http"
+clients = 2
+duration = "1s"
+warmup = "0s"
+instances = 3
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+"#;
+
+#[test]
+fn a_slow_instance_is_flagged_and_benchpress_json_has_the_seeds_keys() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    sandbox.write("afterburner.toml", INSTANCES);
+    sandbox
+        .afterburner(&["run", "--export-benchpress", "bp.json"])
+        .assert_ok();
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let set = &results["instances"][0];
+    let healthy: Vec<bool> = set["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["healthy"].as_bool().unwrap())
+        .collect();
+    assert_eq!(healthy, [true, true, false], "{set:#}");
+    let warned = results["warnings"].to_string();
+    assert!(warned.contains("instance 3 of 3"), "{warned}");
+
+    let bp = read_json(&sandbox.path().join("bp.json"));
+    let one = &bp[0];
+    for key in [
+        "benchmark_args",
+        "benchmark_desc",
+        "benchmark_hooks",
+        "benchmark_name",
+        "machines",
+        "metadata",
+        "metrics",
+        "run_id",
+        "timestamp",
+    ] {
+        assert!(!one[key].is_null(), "{key} missing: {one:#}");
+    }
+    let machine = &one["machines"][0];
+    for key in [
+        "cpu_architecture",
+        "cpu_model",
+        "hostname",
+        "kernel_version",
+        "mem_total_kib",
+        "num_logical_cpus",
+        "os_distro",
+        "os_release_name",
+    ] {
+        assert!(machine[key].is_string(), "{key}: {machine:#}");
+    }
+    assert!(machine["mem_total_kib"].as_str().unwrap().ends_with(" KiB"));
+    let m = &one["metrics"];
+    assert_eq!(m["spawned_instances"], "3");
+    assert_eq!(m["successful_instances"], 2);
+    let mut sum = 0.0;
+    for k in ["1", "2", "3"] {
+        for key in [
+            "final_achieved_qps",
+            "final_latency_msec",
+            "final_requested_qps",
+        ] {
+            assert!(m[k][key].is_number(), "{k}.{key}: {m:#}");
+        }
+        sum += m[k]["final_achieved_qps"].as_f64().unwrap();
+    }
+    let overall = m["overall"]["final_achieved_qps"].as_f64().unwrap();
+    assert!(
+        (overall - sum).abs() < 0.05,
+        "overall {overall} is the sum {sum}"
+    );
+    assert!(m["overall"]["average_latency_msec"].is_number());
+    assert!(one["timestamp"].as_i64().unwrap() > 1_700_000_000);
+}
