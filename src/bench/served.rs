@@ -509,6 +509,9 @@ fn drive(
             outcomes.iter().filter_map(|(_, r)| *r).sum(),
         );
     }
+    if let Some(rate) = hit_rate(outcomes.iter().map(|(o, _)| &o.summary)) {
+        figures.insert("hit_rate".to_owned(), rate);
+    }
     let requests = sum(&|s| s.requests as f64);
     figures.insert(REQUESTS.to_owned(), requests);
     record.exit = format!(
@@ -528,6 +531,15 @@ fn drive(
         record.success = true;
     }
     Ok(())
+}
+
+/// The share of looked-up keys that copies of a load found, over all of
+/// them; `None` when none looked anything up (only memcached gets do).
+fn hit_rate<'a>(summaries: impl Iterator<Item = &'a load::Summary>) -> Option<f64> {
+    let (hits, misses) = summaries.fold((0, 0), |(h, m), s| {
+        (h + s.hits.unwrap_or(0), m + s.misses.unwrap_or(0))
+    });
+    (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64)
 }
 
 /// The log stem of copy `copy` of `copies` (`-iN` only when there are several).

@@ -1,7 +1,7 @@
 //! Redis serialization protocol (RESP2): requests as arrays of bulk strings,
 //! replies of any type, errors (`-…`) counted as failed requests.
 
-use super::protocol::{integer, line, Malformed, Protocol, Reply};
+use super::protocol::{integer, line, push_decimal, Malformed, Protocol, Reply};
 use super::request::Words;
 
 #[derive(Debug, Default)]
@@ -66,21 +66,6 @@ fn value(buf: &[u8], depth: usize) -> Result<Option<usize>, Malformed> {
         }
         other => Err(Malformed(format!("RESP type byte {:?}", char::from(other)))),
     }
-}
-
-fn push_decimal(out: &mut Vec<u8>, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + u8::try_from(n % 10).unwrap_or(0);
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 #[cfg(test)]
