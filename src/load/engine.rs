@@ -294,12 +294,16 @@ pub fn run(
                 }
             }
         }
-        // Requests past their timeout.
+        // Requests past their timeout: started at or before `expired`
+        // (one subtraction here, not one per connection: this loop and the
+        // next run on every wakeup).
+        let expired = now.checked_sub(share.timeout);
         for conn in &mut conns {
             if conn
                 .inflight
                 .front()
-                .is_some_and(|p| now.saturating_duration_since(p.start) >= share.timeout)
+                .zip(expired)
+                .is_some_and(|(p, expired)| p.start <= expired)
             {
                 for pending in conn.inflight.drain(..) {
                     recorder.timeout(pending.start, now);
@@ -331,12 +335,13 @@ pub fn run(
         }
         // Sleep until the next event or the next thing due.
         let mut wake = now + Duration::from_millis(100);
+        let mut oldest: Option<Instant> = None;
         for conn in &conns {
             if let Some(t) = conn.retry_at {
                 wake = wake.min(t);
             }
             if let Some(p) = conn.inflight.front() {
-                wake = wake.min(p.start + share.timeout);
+                oldest = Some(oldest.map_or(p.start, |o| o.min(p.start)));
             }
             if issuing
                 && matches!(share.pace, Pace::Rate { .. })
@@ -344,6 +349,9 @@ pub fn run(
             {
                 wake = wake.min(conn.due);
             }
+        }
+        if let Some(oldest) = oldest {
+            wake = wake.min(oldest + share.timeout);
         }
         if let Some(end) = share.end.filter(|_| issuing) {
             wake = wake.min(end);

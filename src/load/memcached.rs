@@ -36,7 +36,7 @@ impl Protocol for Memcached {
                 out.extend_from_slice(b" 0 0");
             }
             out.push(b' ');
-            push_decimal(out, value.len());
+            push_decimal(out, value.len() as u64);
             out.extend_from_slice(b"\r\n");
             out.extend_from_slice(value);
             out.extend_from_slice(b"\r\n");

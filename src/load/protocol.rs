@@ -100,11 +100,13 @@ pub(super) fn integer(bytes: &[u8]) -> Result<i64, Malformed> {
     Ok(value)
 }
 
-/// Append `n` in decimal, without the formatting machinery.
-pub(super) fn push_decimal(out: &mut Vec<u8>, n: usize) {
+/// Append `n` in decimal, without the formatting machinery (it runs for
+/// every request: lengths in RESP and memcached, numbers drawn for
+/// variables).
+pub(super) fn push_decimal(out: &mut Vec<u8>, n: u64) {
+    let mut n = n;
     let mut digits = [0u8; 20];
     let mut i = digits.len();
-    let mut n = n;
     loop {
         i -= 1;
         digits[i] = b'0' + u8::try_from(n % 10).unwrap_or(0);
@@ -119,6 +121,15 @@ pub(super) fn push_decimal(out: &mut Vec<u8>, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_as_display_writes_them() {
+        for n in [0u64, 7, 10, 99_999, u64::MAX] {
+            let mut out = b"x".to_vec();
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}").as_bytes());
+        }
+    }
 
     #[test]
     fn a_line_ends_at_the_first_crlf_only() {

@@ -10,11 +10,11 @@ pub struct Redis;
 impl Protocol for Redis {
     fn encode(&self, words: &Words, out: &mut Vec<u8>) {
         out.push(b'*');
-        push_decimal(out, words.len());
+        push_decimal(out, words.len() as u64);
         out.extend_from_slice(b"\r\n");
         for word in words.iter() {
             out.push(b'$');
-            push_decimal(out, word.len());
+            push_decimal(out, word.len() as u64);
             out.extend_from_slice(b"\r\n");
             out.extend_from_slice(word);
             out.extend_from_slice(b"\r\n");
