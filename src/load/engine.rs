@@ -574,3 +574,37 @@ fn first_line(reply: &[u8]) -> String {
         None => text.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pretend a read put `bytes` into the inbox.
+    fn fill(inbox: &mut Inbox, bytes: &[u8]) {
+        let room = inbox.space();
+        room[..bytes.len()].copy_from_slice(bytes);
+        inbox.end += bytes.len();
+    }
+
+    #[test]
+    fn an_inbox_keeps_unparsed_bytes_in_order_as_it_moves_and_grows() {
+        let mut inbox = Inbox::new();
+        assert_eq!(inbox.space().len(), INBOX);
+        fill(&mut inbox, &[1; 3500]);
+        // Parsed all but 10 bytes, less than a quarter free: the 10 bytes
+        // move to the front.
+        inbox.start = 3490;
+        assert_eq!(inbox.space().len(), INBOX - 10);
+        assert_eq!((inbox.start, inbox.end), (0, 10));
+        fill(&mut inbox, &[2; 4000]);
+        // Full and nothing parsed: the buffer doubles, the bytes stay.
+        assert_eq!(inbox.space().len(), 2 * INBOX - 4010);
+        assert_eq!(&inbox.buf[..10], &[1; 10]);
+        assert_eq!(&inbox.buf[10..4010], &[2; 4000][..]);
+        inbox.widen();
+        assert_eq!(inbox.buf.len(), 4 * INBOX);
+        inbox.start = inbox.end;
+        // All parsed: the next read starts at the front.
+        assert_eq!(inbox.space().len(), 4 * INBOX);
+    }
+}

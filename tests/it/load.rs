@@ -529,6 +529,47 @@ fn memcached_misses_are_a_hit_rate_not_errors() {
     );
 }
 
+/// Replies longer than a connection's first read buffer (4 KiB) and
+/// pipelined replies arrive over many reads: each is parsed whole, once.
+#[test]
+fn memcached_replies_longer_than_a_read_are_parsed_whole() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = start(
+        "memcached",
+        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
+    );
+    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let value = "v".repeat(300_000);
+    let mut set = format!("set big 0 0 {}\r\n", value.len()).into_bytes();
+    set.extend_from_slice(value.as_bytes());
+    set.extend_from_slice(b"\r\n");
+    assert_eq!(ask(server.port, &set, b"\r\n"), "STORED\r\n");
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "get big nokey big",
+            "-n",
+            "200",
+            "-c",
+            "3",
+            "-P",
+            "4",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let s = &out["summary"];
+    assert_eq!(
+        (u(&s["requests"]), u(&s["errors"]), u(&s["timeouts"])),
+        (200, 0, 0),
+        "{out}"
+    );
+    assert_eq!((u(&s["hits"]), u(&s["misses"])), (400, 200));
+}
+
 /// PostgreSQL's own binaries (Debian's `postgresql` package), newest major.
 fn postgres_bin() -> std::path::PathBuf {
     let mut dirs: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
