@@ -625,3 +625,31 @@ pub fn train_served(
     stopped?;
     Ok(started.elapsed().as_secs_f64())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(hits: Option<u64>, misses: Option<u64>) -> load::Summary {
+        let mut s: load::Summary = serde_json::from_value(serde_json::json!({
+            "requests": 10, "errors": 0, "timeouts": 0, "duration_s": 1.0,
+            "requested_rps": null, "achieved_rps": 10.0,
+            "latency_ms": {"min": 0.1, "mean": 0.1, "p50": 0.1, "p90": 0.1,
+                           "p95": 0.1, "p99": 0.1, "p999": 0.1, "max": 0.1},
+            "percentiles": [], "first_error": null
+        }))
+        .unwrap();
+        s.hits = hits;
+        s.misses = misses;
+        s
+    }
+
+    /// Instances' hit rate is over all their keys, not a mean of rates.
+    #[test]
+    fn hit_rate_adds_the_instances_keys() {
+        let copies = [summary(Some(9), Some(1)), summary(Some(0), Some(30))];
+        assert_eq!(hit_rate(copies.iter()), Some(9.0 / 40.0));
+        let none = [summary(None, None)];
+        assert_eq!(hit_rate(none.iter()), None);
+    }
+}
