@@ -2,12 +2,17 @@
 # afterburner's memcached driver against libmemcached's memaslap (Debian:
 # memcaslap), side by side on one memcached with one worker thread: 100,000
 # keys of 64 bytes with values of 32 bytes loaded first, then alternating
-# passes of the same length with the same 50 connections. memaslap sends its
-# default 9:1 get/set mix over those keys; the driver sends gets only, each
-# reply parsed and checked (VALUE ... END). Prints requests/s of each, the
-# ratio afterburner / memaslap, and the CPU time (user + sys) of each client
-# process, per 1000 requests.
-# Usage: scripts/bench-memcached-driver.sh [SECONDS] [PASSES]   (default 5 6)
+# passes of the same length with the same 50 connections (the order of the
+# clients rotates from pass to pass). memaslap sends its default 9:1 get/set
+# mix over those keys; the driver sends gets only, each reply parsed and
+# checked (VALUE ... END, hits and misses counted). Prints requests/s of
+# each, the ratio afterburner / memaslap, the CPU time (user + sys) of each
+# client process per 1000 requests, the 1-minute load average after the
+# pass, and the medians over all passes.
+# With BASELINE=/path/to/another/afterburner, that build runs in every pass
+# too (columns base/s, base ratio, base cpu/1k): before and after a change,
+# measured side by side.
+# Usage: [BASELINE=BIN] scripts/bench-memcached-driver.sh [SECONDS] [PASSES]   (default 5 6)
 set -euo pipefail
 seconds=${1:-5}
 passes=${2:-6}
@@ -16,7 +21,8 @@ for tool in memcached memcaslap /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install memcached libmemcached-tools time" >&2; exit 1; }
 done
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-ab="$root/target/release/afterburner"
+ab="${CARGO_TARGET_DIR:-$root/target}/release/afterburner"
+base=${BASELINE:-}
 work=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
 user=()
@@ -40,19 +46,59 @@ cmd
 EOF
 
 cpu() { awk '{ printf "%.3f", $1 + $2 }' "$1"; }
-printf '%-5s %14s %14s %7s %14s %14s\n' pass "afterburner/s" "memaslap/s" ratio "ab cpu/1k ms" "ms cpu/1k ms"
+# One pass of client NAME (ab, base or ms); leaves "requests/s requests cpu-seconds" in $work/NAME.res.
+client() {
+  if [ "$1" = ms ]; then
+    /usr/bin/time -f "%U %S" -o "$work/ms.time" memcaslap -s "127.0.0.1:$port" -T 1 -c 50 \
+      -t "${seconds}s" -F "$work/memaslap.cnf" >"$work/ms.out" 2>&1
+    rps=$(awk '/^Run time/ { for (i = 1; i <= NF; i++) if ($i == "TPS:") print $(i + 1) }' "$work/ms.out" | tail -1)
+    n=$(awk '/^Run time/ { for (i = 1; i <= NF; i++) if ($i == "Ops:") print $(i + 1) }' "$work/ms.out" | tail -1)
+    [ -n "$rps" ] || { echo "memaslap printed no TPS:" >&2; cat "$work/ms.out" >&2; exit 1; }
+  else
+    bin=$ab
+    [ "$1" = base ] && bin=$base
+    /usr/bin/time -f "%U %S" -o "$work/$1.time" "$bin" load "memcached://127.0.0.1:$port" \
+      -r "get $prefix{k}" --var k=uniform:1000000:1099999 -c 50 -d "${seconds}s" --warmup 0s \
+      --json "$work/$1.json" >/dev/null
+    # The summary's fields come first; the time series repeats the names.
+    rps=$(grep -o '"achieved_rps": *[0-9.]*' "$work/$1.json" | head -1 | grep -o '[0-9.]*$')
+    n=$(grep -o '"requests": *[0-9]*' "$work/$1.json" | head -1 | grep -o '[0-9]*$')
+  fi
+  echo "$rps $n $(cpu "$work/$1.time")" >"$work/$1.res"
+}
+
+clients=(ab ms)
+header=$(printf '%-5s %14s %14s %7s %14s %14s' pass "afterburner/s" "memaslap/s" ratio "ab cpu/1k ms" "ms cpu/1k ms")
+if [ -n "$base" ]; then
+  clients+=(base)
+  header+=$(printf ' %10s %10s %14s' "base/s" "base ratio" "base cpu/1k ms")
+fi
+printf '%s %6s\n' "$header" load
 for pass in $(seq "$passes"); do
-  /usr/bin/time -f "%U %S" -o "$work/ab.time" "$ab" load "memcached://127.0.0.1:$port" \
-    -r "get $prefix{k}" --var k=uniform:1000000:1099999 -c 50 -d "${seconds}s" --warmup 0s \
-    --json "$work/ab.json" >/dev/null
-  /usr/bin/time -f "%U %S" -o "$work/ms.time" memcaslap -s "127.0.0.1:$port" -T 1 -c 50 \
-    -t "${seconds}s" -F "$work/memaslap.cnf" >"$work/ms.out" 2>&1
-  ab_rps=$(grep -o '"achieved_rps": *[0-9.]*' "$work/ab.json" | grep -o '[0-9.]*$')
-  ab_n=$(grep -o '"requests": *[0-9]*' "$work/ab.json" | head -1 | grep -o '[0-9]*$')
-  ms_rps=$(awk '/^Run time/ { for (i = 1; i <= NF; i++) if ($i == "TPS:") print $(i + 1) }' "$work/ms.out" | tail -1)
-  ms_n=$(awk '/^Run time/ { for (i = 1; i <= NF; i++) if ($i == "Ops:") print $(i + 1) }' "$work/ms.out" | tail -1)
-  [ -n "$ms_rps" ] || { echo "memaslap printed no TPS:" >&2; cat "$work/ms.out" >&2; exit 1; }
-  awk -v p="$pass" -v a="$ab_rps" -v b="$ms_rps" -v ac="$(cpu "$work/ab.time")" -v bc="$(cpu "$work/ms.time")" \
-    -v an="$ab_n" -v bn="$ms_n" \
-    'BEGIN { printf "%-5s %14.0f %14.0f %7.3f %14.4f %14.4f\n", p, a, b, a / b, ac * 1e6 / an, bc * 1e6 / bn }'
+  k=$(((pass - 1) % ${#clients[@]}))
+  for c in "${clients[@]:$k}" "${clients[@]:0:$k}"; do client "$c"; done
+  read -r ab_rps ab_n ab_cpu <"$work/ab.res"
+  read -r ms_rps ms_n ms_cpu <"$work/ms.res"
+  line=$(awk -v p="$pass" -v a="$ab_rps" -v b="$ms_rps" -v ac="$ab_cpu" -v bc="$ms_cpu" -v an="$ab_n" -v bn="$ms_n" \
+    'BEGIN { printf "%-5s %14.0f %14.0f %7.3f %14.4f %14.4f", p, a, b, a / b, ac * 1e6 / an, bc * 1e6 / bn }')
+  if [ -n "$base" ]; then
+    read -r b_rps b_n b_cpu <"$work/base.res"
+    line+=$(awk -v a="$b_rps" -v b="$ms_rps" -v c="$b_cpu" -v n="$b_n" \
+      'BEGIN { printf " %10.0f %10.3f %14.4f", a, a / b, c * 1e6 / n }')
+  fi
+  printf '%s %6s\n' "$line" "$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$work/rows"
 done
+# Medians of every column but the pass number and the load.
+awk '{ for (i = 2; i < NF; i++) v[i, NR] = $i; cols = NF - 1 }
+  END {
+    split("- %14.0f %14.0f %7.3f %14.4f %14.4f %10.0f %10.3f %14.4f", f, " ")
+    for (i = 2; i <= 9; i++) fmt[i] = " " f[i]
+    printf "%-5s", "med"
+    for (i = 2; i <= cols; i++) {
+      n = 0; for (r = 1; r <= NR; r++) a[++n] = v[i, r]
+      for (x = 2; x <= n; x++) { t = a[x]; for (y = x - 1; y >= 1 && a[y] > t; y--) a[y + 1] = a[y]; a[y + 1] = t }
+      m = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+      printf fmt[i], m
+    }
+    printf "\n"
+  }' "$work/rows"

@@ -593,6 +593,9 @@ fn drive(
             outcomes.iter().filter_map(|(_, r)| *r).sum(),
         );
     }
+    if let Some(rate) = hit_rate(outcomes.iter().map(|(o, _)| &o.summary)) {
+        figures.insert("hit_rate".to_owned(), rate);
+    }
     let requests = sum(&|s| s.requests as f64);
     figures.insert(REQUESTS.to_owned(), requests);
     record.exit = format!(
@@ -612,6 +615,15 @@ fn drive(
         record.success = true;
     }
     Ok(())
+}
+
+/// The share of looked-up keys that copies of a load found, over all of
+/// them; `None` when none looked anything up (only memcached gets do).
+fn hit_rate<'a>(summaries: impl Iterator<Item = &'a load::Summary>) -> Option<f64> {
+    let (hits, misses) = summaries.fold((0, 0), |(h, m), s| {
+        (h + s.hits.unwrap_or(0), m + s.misses.unwrap_or(0))
+    });
+    (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64)
 }
 
 /// The log stem of copy `copy` of `copies` (`-iN` only when there are several).
@@ -700,4 +712,32 @@ pub fn train_served(
     work?;
     stopped?;
     Ok(started.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(hits: Option<u64>, misses: Option<u64>) -> load::Summary {
+        let mut s: load::Summary = serde_json::from_value(serde_json::json!({
+            "requests": 10, "errors": 0, "timeouts": 0, "duration_s": 1.0,
+            "requested_rps": null, "achieved_rps": 10.0,
+            "latency_ms": {"min": 0.1, "mean": 0.1, "p50": 0.1, "p90": 0.1,
+                           "p95": 0.1, "p99": 0.1, "p999": 0.1, "max": 0.1},
+            "percentiles": [], "first_error": null
+        }))
+        .unwrap();
+        s.hits = hits;
+        s.misses = misses;
+        s
+    }
+
+    /// Instances' hit rate is over all their keys, not a mean of rates.
+    #[test]
+    fn hit_rate_adds_the_instances_keys() {
+        let copies = [summary(Some(9), Some(1)), summary(Some(0), Some(30))];
+        assert_eq!(hit_rate(copies.iter()), Some(9.0 / 40.0));
+        let none = [summary(None, None)];
+        assert_eq!(hit_rate(none.iter()), None);
+    }
 }

@@ -265,6 +265,13 @@ pub fn render(url: &str, spec: &LoadSpec, s: &Summary) -> String {
             .unwrap_or_default()
     );
     let _ = writeln!(out, "  errors {}, timeouts {}", s.errors, s.timeouts);
+    if let (Some(hits), Some(misses), Some(rate)) = (s.hits, s.misses, s.hit_rate) {
+        let _ = writeln!(
+            out,
+            "  keys looked up: {hits} hits, {misses} misses, hit rate {:.1}%",
+            rate * 100.0
+        );
+    }
     if let Some(e) = &s.first_error {
         let _ = writeln!(out, "  first error: {e}");
     }

@@ -14,6 +14,10 @@ pub enum Reply {
     /// The first `len` bytes are one reply; `ok` is false for an error reply
     /// (RESP `-ERR`, HTTP status >= 400, memcached `SERVER_ERROR`).
     Complete { len: usize, ok: bool },
+    /// The first `len` bytes are the answer to a retrieval (memcached
+    /// `VALUE …` blocks then `END`), carrying `values` of the keys asked
+    /// for: a key without one was a miss, which is no error.
+    Values { len: usize, values: u32 },
 }
 
 /// The peer sent something that is not a reply of this protocol: the
@@ -33,24 +37,128 @@ pub trait Protocol: Send + Sync {
     fn encode(&self, words: &Words, out: &mut Vec<u8>);
     /// Where the first reply in `buf` ends, if it is complete.
     fn parse(&self, buf: &[u8]) -> Result<Reply, Malformed>;
+    /// How many keys the request made of `words` looks up, each answered
+    /// by a value (a hit) or not (a miss): the keys of a memcached `get`.
+    /// 0 where the request is no retrieval or the protocol has no misses.
+    fn lookups(&self, words: &Words) -> u32 {
+        let _ = words;
+        0
+    }
 }
 
 /// The line at the start of `buf` without its `\r\n`, and the length
 /// including it; `None` until the `\r\n` arrives.
+/// It runs once or more for every reply, so it looks for `\n` with
+/// `memchr` (a word at a time) rather than comparing every pair of bytes.
 pub(super) fn line(buf: &[u8]) -> Option<(&[u8], usize)> {
-    let end = buf.windows(2).position(|w| w == b"\r\n")?;
-    Some((&buf[..end], end + 2))
+    let mut from = 0;
+    loop {
+        let at = from + memchr::memchr(b'\n', &buf[from..])?;
+        if at > 0 && buf[at - 1] == b'\r' {
+            return Some((&buf[..at - 1], at + 1));
+        }
+        from = at + 1;
+    }
 }
 
-/// An ASCII decimal integer, possibly negative.
+/// An ASCII decimal integer, possibly negative, with optional spaces
+/// around it. Read by hand: the standard parser's UTF-8 check and
+/// trimming cost more than the digits in a reply's length field.
 pub(super) fn integer(bytes: &[u8]) -> Result<i64, Malformed> {
-    std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .ok_or_else(|| {
-            Malformed(format!(
-                "expected a number, got {:?}",
-                String::from_utf8_lossy(bytes)
-            ))
-        })
+    let not_a_number = || {
+        Malformed(format!(
+            "expected a number, got {:?}",
+            String::from_utf8_lossy(bytes)
+        ))
+    };
+    let text = bytes.trim_ascii();
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return Err(not_a_number());
+    }
+    let mut value: i64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return Err(not_a_number());
+        }
+        let digit = i64::from(b - b'0');
+        value = value
+            .checked_mul(10)
+            .and_then(|v| {
+                if negative {
+                    v.checked_sub(digit)
+                } else {
+                    v.checked_add(digit)
+                }
+            })
+            .ok_or_else(not_a_number)?;
+    }
+    Ok(value)
+}
+
+/// Append `n` in decimal, without the formatting machinery (it runs for
+/// every request: lengths in RESP and memcached, numbers drawn for
+/// variables).
+pub(super) fn push_decimal(out: &mut Vec<u8>, n: u64) {
+    let mut n = n;
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + u8::try_from(n % 10).unwrap_or(0);
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_as_display_writes_them() {
+        for n in [0u64, 7, 10, 99_999, u64::MAX] {
+            let mut out = b"x".to_vec();
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}").as_bytes());
+        }
+    }
+
+    #[test]
+    fn a_line_ends_at_the_first_crlf_only() {
+        assert_eq!(line(b"END\r\nrest"), Some((&b"END"[..], 5)));
+        assert_eq!(line(b"a\nb\r\n"), Some((&b"a\nb"[..], 5)));
+        assert_eq!(line(b"\r\n"), Some((&b""[..], 2)));
+        assert_eq!(line(b"END\r"), None);
+        assert_eq!(line(b"\nEND"), None);
+    }
+
+    #[test]
+    fn integers_as_the_standard_parser_reads_them() {
+        for text in [
+            "0",
+            "42",
+            "-1",
+            "+7",
+            " 12 ",
+            "9223372036854775807",
+            "-9223372036854775808",
+        ] {
+            assert_eq!(
+                integer(text.as_bytes()).unwrap(),
+                text.trim().parse::<i64>().unwrap(),
+                "{text}"
+            );
+        }
+        for bad in ["", "-", "1x", "9223372036854775808", "1 2", "\u{e9}"] {
+            assert!(integer(bad.as_bytes()).is_err(), "{bad}");
+        }
+    }
 }

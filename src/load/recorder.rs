@@ -48,6 +48,9 @@ pub struct Recorder {
     pub first_error: Option<String>,
     /// Failed requests by kind of failure (timeouts are counted apart).
     by_kind: BTreeMap<Kind, u64>,
+    /// Keys looked up by retrievals that were answered: found, not found.
+    hits: u64,
+    misses: u64,
 }
 
 impl Recorder {
@@ -62,6 +65,8 @@ impl Recorder {
             last: None,
             first_error: None,
             by_kind: BTreeMap::new(),
+            hits: 0,
+            misses: 0,
         }
     }
 
@@ -99,6 +104,15 @@ impl Recorder {
             self.first_error = Some(format!("the server answered: {}", text()));
         }
         self.error(start, done, &Failure::Server("an error reply".to_owned()));
+    }
+
+    /// A retrieval's answer (recorded as a reply too): of the keys it
+    /// looked up, `hits` had a value and `misses` did not.
+    pub fn lookups(&mut self, start: Instant, hits: u64, misses: u64) {
+        if self.counts(start) {
+            self.hits += hits;
+            self.misses += misses;
+        }
     }
 
     fn answered(&mut self, start: Instant, done: Instant) {
@@ -160,6 +174,8 @@ impl Recorder {
         for (kind, n) in &other.by_kind {
             *self.by_kind.entry(*kind).or_default() += n;
         }
+        self.hits += other.hits;
+        self.misses += other.misses;
     }
 
     /// The summary over a measured period of `measured` (the load's
@@ -173,6 +189,7 @@ impl Recorder {
         let q = |p: f64| ms(h.value_at_quantile(p));
         let requests = h.len();
         let empty = requests == 0;
+        let looked_up = self.hits + self.misses;
         Summary {
             requests,
             errors: self.errors,
@@ -203,6 +220,9 @@ impl Recorder {
                 .collect(),
             first_error: self.first_error.clone(),
             errors_by_kind: self.by_kind.clone(),
+            hits: (looked_up > 0).then_some(self.hits),
+            misses: (looked_up > 0).then_some(self.misses),
+            hit_rate: (looked_up > 0).then(|| self.hits as f64 / looked_up as f64),
         }
     }
 
@@ -282,6 +302,17 @@ pub struct Summary {
     /// protocol), server (an error reply), fatal.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors_by_kind: BTreeMap<Kind, u64>,
+    /// Keys that answered retrievals found (memcached `VALUE` blocks);
+    /// absent when the load looked nothing up (every driver but memcached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u64>,
+    /// Keys that answered retrievals did not find (a `get` answered by a
+    /// bare `END`): not errors, the request worked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub misses: Option<u64>,
+    /// hits / (hits + misses), a fraction from 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_rate: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -382,6 +413,25 @@ mod tests {
         let csv = series_csv(&series);
         assert!(csv.starts_with("time_s,requested_rps,achieved_rps"));
         assert_eq!(csv.lines().count(), 4);
+    }
+
+    #[test]
+    fn hits_and_misses_give_a_hit_rate_only_when_something_was_looked_up() {
+        let t0 = Instant::now();
+        let from = t0 + Duration::from_secs(1);
+        let mut a = Recorder::new(from, Duration::from_secs(1));
+        assert_eq!(a.summary(None, None).hit_rate, None);
+        a.lookups(t0, 5, 0); // warmup
+        a.lookups(from, 3, 1);
+        let mut b = Recorder::new(from, Duration::from_secs(1));
+        b.lookups(from, 0, 4);
+        a.merge(&b);
+        let s = a.summary(None, None);
+        assert_eq!(
+            (s.hits, s.misses, s.hit_rate),
+            (Some(3), Some(5), Some(0.375))
+        );
+        assert_eq!(s.errors, 0);
     }
 
     #[test]

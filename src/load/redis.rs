@@ -2,7 +2,7 @@
 //! replies of any type, errors (`-…`) counted as failed requests.
 
 use super::driver::{Client, DriverKind};
-use super::protocol::{integer, line, Malformed, Protocol, Reply};
+use super::protocol::{integer, line, push_decimal, Malformed, Protocol, Reply};
 use super::request::Words;
 use super::LoadSpec;
 
@@ -38,11 +38,11 @@ impl DriverKind for Redis {
 impl Protocol for Redis {
     fn encode(&self, words: &Words, out: &mut Vec<u8>) {
         out.push(b'*');
-        push_decimal(out, words.len());
+        push_decimal(out, words.len() as u64);
         out.extend_from_slice(b"\r\n");
         for word in words.iter() {
             out.push(b'$');
-            push_decimal(out, word.len());
+            push_decimal(out, word.len() as u64);
             out.extend_from_slice(b"\r\n");
             out.extend_from_slice(word);
             out.extend_from_slice(b"\r\n");
@@ -94,21 +94,6 @@ fn value(buf: &[u8], depth: usize) -> Result<Option<usize>, Malformed> {
         }
         other => Err(Malformed(format!("RESP type byte {:?}", char::from(other)))),
     }
-}
-
-fn push_decimal(out: &mut Vec<u8>, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + u8::try_from(n % 10).unwrap_or(0);
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 #[cfg(test)]

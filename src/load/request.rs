@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
 
+use super::protocol::push_decimal;
 use crate::rng::Rng;
 
 /// One request's words, in one buffer.
@@ -255,7 +256,6 @@ impl RequestTemplate {
                 })
                 .collect(),
             words: Words::default(),
-            digits: String::new(),
             drawn: vec![0; self.sources.len()],
         }
     }
@@ -270,7 +270,6 @@ pub struct Generator {
     stride: u64,
     zipf: Vec<Option<Zipf>>,
     words: Words,
-    digits: String,
     /// This request's value of each variable.
     drawn: Vec<u64>,
 }
@@ -307,9 +306,7 @@ impl Generator {
                             let index = usize::try_from(self.drawn[*i]).unwrap_or(0);
                             self.words.buf.extend_from_slice(values[index].as_bytes());
                         } else {
-                            self.digits.clear();
-                            let _ = write!(self.digits, "{}", self.drawn[*i]);
-                            self.words.buf.extend_from_slice(self.digits.as_bytes());
+                            push_decimal(&mut self.words.buf, self.drawn[*i]);
                         }
                     }
                 }

@@ -424,9 +424,13 @@ fn memcached_driver_sets_and_gets_as_documented() {
     let stats = ask(server.port, b"stats\r\n", b"END\r\n");
     let (hits, misses) = (stat(&stats, "get_hits"), stat(&stats, "get_misses"));
     assert_eq!(hits + misses, u(&out["summary"]["requests"]));
-    // Half the keys exist: about half the gets hit.
+    // Half the keys exist: about half the gets hit, and the driver counted
+    // the hits and misses the server did.
     let share = hits as f64 / (hits + misses) as f64;
     assert!((0.4..0.6).contains(&share), "hit share {share}");
+    assert_eq!(u(&out["summary"]["hits"]), hits);
+    assert_eq!(u(&out["summary"]["misses"]), misses);
+    assert!((f(&out["summary"]["hit_rate"]) - share).abs() < 1e-9);
 
     // Flags and expiry are the server's to keep.
     load(
@@ -456,6 +460,118 @@ fn memcached_driver_sets_and_gets_as_documented() {
     assert_eq!(u(&out["summary"]["errors"]), 5);
     let first = out["summary"]["first_error"].as_str().unwrap();
     assert!(first.contains("CLIENT_ERROR"), "{first}");
+}
+
+/// Issue 20: a get answered by a bare `END` is a miss, reported in the hit
+/// rate, not an error (it used to count as a plain success, with no rate).
+#[test]
+fn memcached_misses_are_a_hit_rate_not_errors() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = start(
+        "memcached",
+        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
+    );
+    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let count = |request: &str, var: &str| {
+        let mut args = vec!["-r", request, "-n", "200", "-c", "4", "--warmup", "0s"];
+        if !var.is_empty() {
+            args.extend(["--var", var]);
+        }
+        let out = load(&sandbox, &url, &args);
+        let s = &out["summary"];
+        (
+            u(&s["requests"]),
+            u(&s["errors"]),
+            u(&s["hits"]),
+            u(&s["misses"]),
+            f(&s["hit_rate"]),
+        )
+    };
+    // Keys 1 to 100 set; a set has no hit rate.
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "set key:{k} v{k}",
+            "--var",
+            "k=seq:1:100",
+            "-n",
+            "100",
+        ],
+    );
+    assert!(out["summary"].get("hit_rate").is_none(), "{out}");
+    assert_eq!(count("get key:7", ""), (200, 0, 200, 0, 1.0));
+    assert_eq!(count("get nokey", ""), (200, 0, 0, 200, 0.0));
+    // Keys 1 to 200 in turn, half of them set: exactly half hit.
+    assert_eq!(count("get key:{k}", "k=seq:1:200"), (200, 0, 100, 100, 0.5));
+    // Each key of a multi-key get is a hit or a miss.
+    assert_eq!(
+        count("get key:{k} nokey:{k} key:3", "k=seq:1:200"),
+        (200, 0, 300, 300, 0.5)
+    );
+    // The terminal summary says it too.
+    let run = sandbox.afterburner(&[
+        "load",
+        &url,
+        "-r",
+        "get key:{k}",
+        "--var",
+        "k=seq:1:200",
+        "-n",
+        "200",
+        "--warmup",
+        "0s",
+    ]);
+    run.assert_ok();
+    assert!(
+        run.stdout()
+            .contains("100 hits, 100 misses, hit rate 50.0%"),
+        "{}",
+        run.stdout()
+    );
+}
+
+/// Replies longer than a connection's first read buffer (4 KiB) and
+/// pipelined replies arrive over many reads: each is parsed whole, once.
+#[test]
+fn memcached_replies_longer_than_a_read_are_parsed_whole() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = start(
+        "memcached",
+        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
+    );
+    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let value = "v".repeat(300_000);
+    let mut set = format!("set big 0 0 {}\r\n", value.len()).into_bytes();
+    set.extend_from_slice(value.as_bytes());
+    set.extend_from_slice(b"\r\n");
+    assert_eq!(ask(server.port, &set, b"\r\n"), "STORED\r\n");
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "get big nokey big",
+            "-n",
+            "200",
+            "-c",
+            "3",
+            "-P",
+            "4",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let s = &out["summary"];
+    assert_eq!(
+        (u(&s["requests"]), u(&s["errors"]), u(&s["timeouts"])),
+        (200, 0, 0),
+        "{out}"
+    );
+    assert_eq!((u(&s["hits"]), u(&s["misses"])), (400, 200));
 }
 
 /// PostgreSQL's own binaries (Debian's `postgresql` package), newest major.
