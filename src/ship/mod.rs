@@ -1,0 +1,247 @@
+//! `afterburner export`: ship a variant's final build as one archive,
+//! `<target>-<variant>/{bin/,debug/,profile/<round>/,manifest.json}`, and
+//! `export --verify`, which unpacks one and checks every checksum.
+
+mod archive;
+pub mod manifest;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+
+use crate::build::{self, BuildRecord};
+use crate::context::Context;
+use crate::digest::sha256_file;
+use crate::experiment::Variant;
+use crate::report::Results;
+use crate::toolchain::Stage;
+use crate::workdir::RESULTS_FILE;
+use manifest::{BenchSummary, CompilerInfo, Machine, ShippedFile, VerdictEntry};
+pub use manifest::{Manifest, MANIFEST_FILE, MANIFEST_VERSION};
+
+/// Where `export` assembles a package before packing it, under the work
+/// directory (removed once packed).
+const STAGING_DIR: &str = "export";
+
+/// Export `variant`'s final build to the archive `out`; returns its manifest.
+pub fn export(cx: &Context, variant: &str, out: &Path) -> Result<Manifest> {
+    archive::compression(out)?;
+    let variant = exportable(cx, variant)?;
+    let record = build::current(&cx.workdir, &variant.name, Stage::Final).with_context(|| {
+        format!(
+            "variant `{}` has no finished build in {}\nhint: run `afterburner {}` first (or `afterburner run`)",
+            variant.name,
+            cx.workdir.root.display(),
+            if variant.needs_profile() { "train" } else { "build" }
+        )
+    })?;
+    let top_name = format!("{}-{}", cx.experiment.target.name, variant.name);
+    let staging = cx.workdir.root.join(STAGING_DIR);
+    if staging.exists() {
+        fs_err::remove_dir_all(&staging)?;
+    }
+    let top = staging.join(&top_name);
+    fs_err::create_dir_all(&top)?;
+    let manifest = assemble(cx, variant, &record, &top)?;
+    let json = serde_json::to_string_pretty(&manifest)?;
+    fs_err::write(top.join(MANIFEST_FILE), format!("{json}\n"))?;
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs_err::create_dir_all(parent)?;
+    }
+    archive::pack(&staging, &top_name, out)?;
+    fs_err::remove_dir_all(&staging)?;
+    Ok(manifest)
+}
+
+/// The variant named `name`, if it has a build to export.
+fn exportable<'a>(cx: &'a Context, name: &str) -> Result<&'a Variant> {
+    let names: Vec<&str> = cx
+        .experiment
+        .variants
+        .iter()
+        .map(|v| v.name.as_str())
+        .collect();
+    let Some(variant) = cx.experiment.variant(name) else {
+        bail!(
+            "no variant `{name}` in {}\nhint: the variants are: {}",
+            cx.experiment.file.display(),
+            names.join(", ")
+        );
+    };
+    if variant.prebuilt.is_some() {
+        bail!(
+            "variant `{name}` is prebuilt: afterburner did not build it, so it has nothing to export\nhint: ship its binaries as they are, or export one of: {}",
+            names
+                .iter()
+                .filter(|n| cx.experiment.variant(n).is_some_and(|v| v.prebuilt.is_none()))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(variant)
+}
+
+/// Fill `top` with the binaries and profiles; the manifest that describes them.
+fn assemble(cx: &Context, variant: &Variant, record: &BuildRecord, top: &Path) -> Result<Manifest> {
+    let mut binaries = Vec::new();
+    for (name, built) in &record.binaries {
+        binaries.push(
+            archive::ship_binary(name, built, top)
+                .with_context(|| format!("shipping binary `{name}` ({})", built.display()))?,
+        );
+    }
+    let profiles = copy_profiles(cx, variant, top)?;
+    let results = latest_results(cx)?;
+    let machine = results.as_ref().map_or_else(
+        || Machine::from(&crate::env::capture()),
+        |r| Machine::from(&r.environment),
+    );
+    let source = &cx.experiment.target.source;
+    let revision = crate::source::fetch(source, &cx.workdir.root)
+        .ok()
+        .and_then(|dir| crate::source::revision(source, &dir));
+    Ok(Manifest {
+        schema_version: MANIFEST_VERSION,
+        target: cx.experiment.target.name.clone(),
+        variant: variant.name.clone(),
+        optimize: variant.optimize.clone(),
+        compiler: CompilerInfo {
+            cc: record.cc.clone(),
+            version: record.compiler_version.clone(),
+        },
+        cflags: record.cflags.clone(),
+        ldflags: record.ldflags.clone(),
+        goflags: record.goflags.clone(),
+        revision,
+        binaries,
+        profiles,
+        bench: results.as_ref().map(|r| bench_summary(r, record)),
+        machine,
+        afterburner_version: env!("CARGO_PKG_VERSION").to_owned(),
+    })
+}
+
+/// Copy the merged profile of each training round to `top/profile/<round>/`.
+fn copy_profiles(cx: &Context, variant: &Variant, top: &Path) -> Result<Vec<ShippedFile>> {
+    let dirs = cx.workdir.variant_dirs(&variant.name);
+    let mut shipped = Vec::new();
+    for round in variant.rounds() {
+        let dir = dirs.round(round).profile;
+        for file in round.profile_files(&dir)? {
+            let inside = file.strip_prefix(&dir).unwrap_or(&file);
+            let relative = Path::new("profile").join(round.name()).join(inside);
+            let target = top.join(&relative);
+            if let Some(parent) = target.parent() {
+                fs_err::create_dir_all(parent)?;
+            }
+            fs_err::copy(&file, &target)?;
+            shipped.push(ShippedFile {
+                sha256: sha256_file(&target)?,
+                path: relative,
+            });
+        }
+    }
+    Ok(shipped)
+}
+
+/// The latest bench run's results: its `results.json`, or redrawn from its
+/// raw records when the report was not written; `None` without a run.
+fn latest_results(cx: &Context) -> Result<Option<Results>> {
+    let Some(run_dir) = cx.workdir.latest_run() else {
+        return Ok(None);
+    };
+    let file = run_dir.join(RESULTS_FILE);
+    let results = if file.is_file() {
+        crate::report::compare::read_run(&file)?
+    } else {
+        crate::report::load_results(&run_dir)?
+    };
+    Ok(Some(results))
+}
+
+/// The run's verdicts on the record's variant.
+fn bench_summary(results: &Results, record: &BuildRecord) -> BenchSummary {
+    let same_build = results.variants.iter().any(|v| {
+        v.name == record.variant
+            && v.compiler_version == record.compiler_version
+            && v.cflags == record.cflags
+            && v.ldflags == record.ldflags
+            && v.goflags == record.goflags
+    });
+    let verdicts = results
+        .comparisons
+        .iter()
+        .filter(|c| c.variant == record.variant)
+        .map(|c| VerdictEntry {
+            workload: c.workload.clone(),
+            metric: c.metric.clone(),
+            ratio: c.outcome.ratio,
+            ci_low: c.outcome.ci_low,
+            ci_high: c.outcome.ci_high,
+            verdict: c.outcome.verdict,
+        })
+        .collect();
+    BenchSummary {
+        run_id: results.run_id.clone(),
+        baseline: results.baseline.clone(),
+        same_build,
+        verdicts,
+    }
+}
+
+/// Unpack `archive` into a temporary folder and check every file the
+/// manifest names against its SHA-256; returns the manifest and the
+/// number of files checked.
+pub fn verify(archive: &Path) -> Result<(Manifest, usize)> {
+    let scratch = std::env::temp_dir().join(format!("afterburner-verify-{}", std::process::id()));
+    if scratch.exists() {
+        fs_err::remove_dir_all(&scratch)?;
+    }
+    fs_err::create_dir_all(&scratch)?;
+    let checked = archive::unpack(archive, &scratch).and_then(|()| check_unpacked(&scratch));
+    let _ = fs_err::remove_dir_all(&scratch);
+    checked.with_context(|| format!("verifying {}", archive.display()))
+}
+
+/// Check the package unpacked in `dir` (one top folder holding a manifest).
+fn check_unpacked(dir: &Path) -> Result<(Manifest, usize)> {
+    let top: Vec<PathBuf> = fs_err::read_dir(dir)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join(MANIFEST_FILE).is_file())
+        .collect();
+    let [top] = top.as_slice() else {
+        bail!("the archive holds no single folder with a {MANIFEST_FILE}\nhint: is it a package that `afterburner export` wrote?");
+    };
+    let path = top.join(MANIFEST_FILE);
+    let manifest: Manifest = serde_json::from_slice(&fs_err::read(&path)?)
+        .with_context(|| format!("{} is not an afterburner manifest", path.display()))?;
+    let mut files: Vec<(&Path, &str)> = Vec::new();
+    for binary in &manifest.binaries {
+        files.push((&binary.path, &binary.sha256));
+        files.extend(
+            binary
+                .debug
+                .iter()
+                .map(|d| (d.path.as_path(), d.sha256.as_str())),
+        );
+    }
+    files.extend(
+        manifest
+            .profiles
+            .iter()
+            .map(|p| (p.path.as_path(), p.sha256.as_str())),
+    );
+    for (relative, expected) in &files {
+        let actual = sha256_file(&top.join(relative))?;
+        if actual != *expected {
+            bail!(
+                "{} has SHA-256 {actual}, the manifest says {expected}\nhint: the package was changed or damaged after export; export it again",
+                relative.display()
+            );
+        }
+    }
+    let count = files.len();
+    Ok((manifest, count))
+}
