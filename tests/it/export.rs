@@ -1,0 +1,200 @@
+//! `afterburner export`: the exported PGO build runs, its manifest matches
+//! the build record, its binary is stripped with a debuglink, and
+//! `--verify` catches a changed file.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{only_run_dir, read_json, Sandbox};
+
+/// The hotpath fixture with a PGO variant, small: 2 wall repetitions.
+/// `-g` gives the binary debug information for export to split off.
+const EXPERIMENT: &str = r#"
+[target]
+name = "hotpath"
+source = { path = "src" }
+build = "make"
+binaries = { hotpath = "hotpath" }
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+cflags = "-g"
+
+[[workload]]
+name = "loop"
+run = "{bin.hotpath} 300000"
+train_run = "{bin.hotpath} 100000"
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+seed = 7
+"#;
+
+fn output_of(binary: &Path, arg: &str) -> String {
+    let out = Command::new(binary).arg(arg).output().unwrap();
+    assert!(out.status.success(), "{} failed: {out:?}", binary.display());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `readelf -S`'s section table of `binary`.
+fn sections(binary: &Path) -> String {
+    let out = Command::new("readelf")
+        .arg("-S")
+        .arg(binary)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "readelf failed: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn unpack(archive: &Path, into: &Path) {
+    std::fs::create_dir_all(into).unwrap();
+    let status = Command::new("tar")
+        .args(["--zstd", "-xf"])
+        .arg(archive)
+        .arg("-C")
+        .arg(into)
+        .status()
+        .unwrap();
+    assert!(status.success(), "tar --zstd -xf failed");
+}
+
+#[test]
+fn export_round_trips_the_pgo_build() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", EXPERIMENT);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let export = sandbox.afterburner(&["export", "pgo", "--out", "ship/pgo.tar.zst"]);
+    export.assert_ok();
+    assert!(export.stdout().contains("exported"), "{}", export.stdout());
+
+    let archive = sandbox.path().join("ship/pgo.tar.zst");
+    let unpacked = sandbox.path().join("unpacked");
+    unpack(&archive, &unpacked);
+    let top = unpacked.join("hotpath-pgo");
+    let record = read_json(&sandbox.path().join(".afterburner/variants/pgo/final.json"));
+    let built = Path::new(record["binaries"]["hotpath"].as_str().unwrap());
+    let shipped = top.join("bin/hotpath");
+
+    // The exported binary runs and prints what the built one prints.
+    assert_eq!(output_of(&shipped, "1000"), output_of(built, "1000"));
+
+    // Stripped, smaller, with a link to its debug file, which keeps the DWARF.
+    let built_len = std::fs::metadata(built).unwrap().len();
+    let shipped_len = std::fs::metadata(&shipped).unwrap().len();
+    assert!(shipped_len < built_len, "{shipped_len} !< {built_len}");
+    let shipped_sections = sections(&shipped);
+    assert!(
+        shipped_sections.contains(".gnu_debuglink"),
+        "{shipped_sections}"
+    );
+    assert!(
+        !shipped_sections.contains(".debug_info"),
+        "{shipped_sections}"
+    );
+    assert!(sections(&top.join("debug/hotpath.debug")).contains(".debug_info"));
+
+    // The merged profile is in the package.
+    assert!(top.join("profile/gcc-pgo/hotpath.gcda").is_file());
+
+    let manifest = read_json(&top.join("manifest.json"));
+    assert_manifest_matches(&manifest, &record, built, &shipped);
+    let run_id = only_run_dir(&sandbox)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(manifest["bench"]["run_id"], run_id.as_str());
+    assert_eq!(manifest["bench"]["same_build"], true);
+    let verdict = &manifest["bench"]["verdicts"][0];
+    assert_eq!(verdict["workload"], "loop");
+    assert_eq!(verdict["metric"], "wall");
+    assert!(verdict["ratio"].as_f64().unwrap() > 0.0);
+
+    // --verify checks every file; a changed profile fails it.
+    let verify = sandbox.afterburner(&["export", "--verify", "ship/pgo.tar.zst"]);
+    verify.assert_ok();
+    assert!(verify.stdout().starts_with("OK"), "{}", verify.stdout());
+    std::fs::write(top.join("profile/gcc-pgo/hotpath.gcda"), b"changed").unwrap();
+    let status = Command::new("tar")
+        .args([
+            "--zstd",
+            "-cf",
+            "tampered.tar.zst",
+            "-C",
+            "unpacked",
+            "hotpath-pgo",
+        ])
+        .current_dir(sandbox.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    sandbox
+        .afterburner(&["export", "--verify", "tampered.tar.zst"])
+        .assert_fails_with("profile/gcc-pgo/hotpath.gcda has SHA-256");
+}
+
+/// The manifest says what the build record says, and its checksums are
+/// those of the built and the shipped binary.
+fn assert_manifest_matches(
+    manifest: &serde_json::Value,
+    record: &serde_json::Value,
+    built: &Path,
+    shipped: &Path,
+) {
+    assert_eq!(manifest["schema_version"], 1);
+    assert_eq!(manifest["target"], "hotpath");
+    assert_eq!(manifest["variant"], "pgo");
+    assert_eq!(manifest["optimize"], serde_json::json!(["pgo"]));
+    assert_eq!(manifest["compiler"]["cc"], record["cc"]);
+    assert_eq!(manifest["compiler"]["version"], record["compiler_version"]);
+    for flags in ["cflags", "ldflags", "goflags"] {
+        assert_eq!(manifest[flags], record[flags], "{flags}");
+    }
+    let binary = &manifest["binaries"][0];
+    assert_eq!(binary["name"], "hotpath");
+    assert_eq!(binary["path"], "bin/hotpath");
+    assert_eq!(
+        binary["built_sha256"],
+        afterburner::digest::sha256_file(built).unwrap()
+    );
+    assert_eq!(
+        binary["sha256"],
+        afterburner::digest::sha256_file(shipped).unwrap()
+    );
+    assert_eq!(binary["debug"]["path"], "debug/hotpath.debug");
+    assert_eq!(
+        manifest["profiles"][0]["path"],
+        "profile/gcc-pgo/hotpath.gcda"
+    );
+    assert!(manifest["machine"]["logical_cpus"].as_u64().unwrap() > 0);
+    assert!(manifest["afterburner_version"].is_string());
+}
+
+#[test]
+fn export_of_an_unknown_variant_names_the_variants() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", EXPERIMENT);
+    sandbox
+        .afterburner(&["export", "lto", "--out", "x.tar.zst"])
+        .assert_fails_with("no variant `lto`")
+        .assert_fails_with("hint: the variants are: baseline, pgo");
+}
+
+#[test]
+fn export_before_training_says_to_train() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", EXPERIMENT);
+    sandbox
+        .afterburner(&["export", "pgo", "--out", "x.tar.zst"])
+        .assert_fails_with("hint: run `afterburner train` first");
+    sandbox
+        .afterburner(&["export", "pgo", "--out", "x.zip"])
+        .assert_fails_with("hint: name it NAME.tar.zst");
+}
