@@ -76,7 +76,12 @@ pub fn pack(parent: &Path, top: &str, out: &Path) -> Result<()> {
         "--sort=name",
         top,
     ]);
-    run("tar", &args).with_context(|| format!("packing {}", out.display()))
+    let packed = run("tar", &args).with_context(|| format!("packing {}", out.display()));
+    if packed.is_err() {
+        // A half-written archive would pass for a package.
+        let _ = fs_err::remove_file(out);
+    }
+    packed
 }
 
 /// Unpack `archive` into `into`.

@@ -52,6 +52,8 @@ pub struct Manifest {
 /// The compiler of a build.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompilerInfo {
+    /// The toolchain: `gcc`, `clang` or `go`.
+    pub name: String,
     /// The C compiler command (`gcc`, `clang`, `go`).
     pub cc: String,
     /// First line of `CC --version` (`go version` for Go).

@@ -19,10 +19,6 @@ use crate::workdir::RESULTS_FILE;
 use manifest::{BenchSummary, CompilerInfo, Machine, ShippedFile, VerdictEntry};
 pub use manifest::{Manifest, MANIFEST_FILE, MANIFEST_VERSION};
 
-/// Where `export` assembles a package before packing it, under the work
-/// directory (removed once packed).
-const STAGING_DIR: &str = "export";
-
 /// Export `variant`'s final build to the archive `out`; returns its manifest.
 pub fn export(cx: &Context, variant: &str, out: &Path) -> Result<Manifest> {
     archive::compression(out)?;
@@ -36,21 +32,44 @@ pub fn export(cx: &Context, variant: &str, out: &Path) -> Result<Manifest> {
         )
     })?;
     let top_name = format!("{}-{}", cx.experiment.target.name, variant.name);
-    let staging = cx.workdir.root.join(STAGING_DIR);
-    if staging.exists() {
-        fs_err::remove_dir_all(&staging)?;
-    }
-    let top = staging.join(&top_name);
-    fs_err::create_dir_all(&top)?;
-    let manifest = assemble(cx, variant, &record, &top)?;
+    // Assembled outside the work directory: export only reads there, so it
+    // needs no lock and runs beside a bench.
+    let staging = scratch_dir("export")?;
+    let packed = stage_and_pack(cx, variant, &record, &staging.join(&top_name), out);
+    let _ = fs_err::remove_dir_all(&staging);
+    packed
+}
+
+/// Fill `top` and pack it into `out`.
+fn stage_and_pack(
+    cx: &Context,
+    variant: &Variant,
+    record: &BuildRecord,
+    top: &Path,
+    out: &Path,
+) -> Result<Manifest> {
+    fs_err::create_dir_all(top)?;
+    let manifest = assemble(cx, variant, record, top)?;
     let json = serde_json::to_string_pretty(&manifest)?;
     fs_err::write(top.join(MANIFEST_FILE), format!("{json}\n"))?;
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs_err::create_dir_all(parent)?;
     }
-    archive::pack(&staging, &top_name, out)?;
-    fs_err::remove_dir_all(&staging)?;
+    let (Some(parent), Some(name)) = (top.parent(), top.file_name()) else {
+        bail!("{} has no parent folder", top.display());
+    };
+    archive::pack(parent, &name.to_string_lossy(), out)?;
     Ok(manifest)
+}
+
+/// A fresh folder of this process under the system's temporary directory.
+fn scratch_dir(purpose: &str) -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("afterburner-{purpose}-{}", std::process::id()));
+    if dir.exists() {
+        fs_err::remove_dir_all(&dir)?;
+    }
+    fs_err::create_dir_all(&dir)?;
+    Ok(dir)
 }
 
 /// The variant named `name`, if it has a build to export.
@@ -107,6 +126,7 @@ fn assemble(cx: &Context, variant: &Variant, record: &BuildRecord, top: &Path) -
         variant: variant.name.clone(),
         optimize: variant.optimize.clone(),
         compiler: CompilerInfo {
+            name: variant.compiler.name().to_owned(),
             cc: record.cc.clone(),
             version: record.compiler_version.clone(),
         },
@@ -194,11 +214,7 @@ fn bench_summary(results: &Results, record: &BuildRecord) -> BenchSummary {
 /// manifest names against its SHA-256; returns the manifest and the
 /// number of files checked.
 pub fn verify(archive: &Path) -> Result<(Manifest, usize)> {
-    let scratch = std::env::temp_dir().join(format!("afterburner-verify-{}", std::process::id()));
-    if scratch.exists() {
-        fs_err::remove_dir_all(&scratch)?;
-    }
-    fs_err::create_dir_all(&scratch)?;
+    let scratch = scratch_dir("verify")?;
     let checked = archive::unpack(archive, &scratch).and_then(|()| check_unpacked(&scratch));
     let _ = fs_err::remove_dir_all(&scratch);
     checked.with_context(|| format!("verifying {}", archive.display()))
@@ -244,4 +260,77 @@ fn check_unpacked(dir: &Path) -> Result<(Manifest, usize)> {
     }
     let count = files.len();
     Ok((manifest, count))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_archive_format_follows_the_extension() {
+        let flag = |name: &str| archive::compression(Path::new(name)).map_err(|e| e.to_string());
+        assert_eq!(flag("out/pgo.tar.zst"), Ok(Some("--zstd")));
+        assert_eq!(flag("pgo.tzst"), Ok(Some("--zstd")));
+        assert_eq!(flag("pgo.tar.gz"), Ok(Some("--gzip")));
+        assert_eq!(flag("pgo.tgz"), Ok(Some("--gzip")));
+        assert_eq!(flag("pgo.tar"), Ok(None));
+        let zip = flag("pgo.zip").unwrap_err();
+        assert!(zip.contains("hint: name it NAME.tar.zst"), "{zip}");
+    }
+
+    fn file(path: &str, text: &str, top: &Path) -> ShippedFile {
+        let full = top.join(path);
+        fs_err::create_dir_all(full.parent().unwrap()).unwrap();
+        fs_err::write(&full, text).unwrap();
+        ShippedFile {
+            path: PathBuf::from(path),
+            sha256: sha256_file(&full).unwrap(),
+        }
+    }
+
+    fn manifest_with(profiles: Vec<ShippedFile>) -> Manifest {
+        Manifest {
+            schema_version: MANIFEST_VERSION,
+            target: "t".to_owned(),
+            variant: "pgo".to_owned(),
+            optimize: Vec::new(),
+            compiler: CompilerInfo {
+                name: "gcc".to_owned(),
+                cc: "gcc".to_owned(),
+                version: "gcc 12".to_owned(),
+            },
+            cflags: String::new(),
+            ldflags: String::new(),
+            goflags: String::new(),
+            revision: None,
+            binaries: Vec::new(),
+            profiles,
+            bench: None,
+            machine: Machine::from(&crate::env::capture()),
+            afterburner_version: "0".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_changed_file_fails_the_check_and_is_named() {
+        let dir = scratch_dir("unit-check").unwrap();
+        let top = dir.join("t-pgo");
+        let profile = file("profile/gcc-pgo/a.gcda", "counts", &top);
+        let manifest = manifest_with(vec![profile]);
+        fs_err::write(
+            top.join(MANIFEST_FILE),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .unwrap();
+        let (read, count) = check_unpacked(&dir).unwrap();
+        assert_eq!((read, count), (manifest, 1));
+        fs_err::write(top.join("profile/gcc-pgo/a.gcda"), "other counts").unwrap();
+        let error = format!("{:#}", check_unpacked(&dir).unwrap_err());
+        fs_err::remove_dir_all(&dir).unwrap();
+        assert!(
+            error.contains("profile/gcc-pgo/a.gcda has SHA-256"),
+            "{error}"
+        );
+        assert!(error.contains("hint:"), "{error}");
+    }
 }

@@ -152,6 +152,7 @@ fn assert_manifest_matches(
     assert_eq!(manifest["target"], "hotpath");
     assert_eq!(manifest["variant"], "pgo");
     assert_eq!(manifest["optimize"], serde_json::json!(["pgo"]));
+    assert_eq!(manifest["compiler"]["name"], "gcc");
     assert_eq!(manifest["compiler"]["cc"], record["cc"]);
     assert_eq!(manifest["compiler"]["version"], record["compiler_version"]);
     for flags in ["cflags", "ldflags", "goflags"] {
@@ -180,11 +181,19 @@ fn assert_manifest_matches(
 #[test]
 fn export_of_an_unknown_variant_names_the_variants() {
     let sandbox = Sandbox::with_fixture("hotpath");
-    sandbox.write("afterburner.toml", EXPERIMENT);
+    let distro = format!(
+        "{EXPERIMENT}\n[[variant]]\nname = \"distro\"\nprebuilt = {{ hotpath = \"/bin/true\" }}\n"
+    );
+    sandbox.write("afterburner.toml", &distro);
     sandbox
         .afterburner(&["export", "lto", "--out", "x.tar.zst"])
         .assert_fails_with("no variant `lto`")
-        .assert_fails_with("hint: the variants are: baseline, pgo");
+        .assert_fails_with("hint: the variants are: baseline, pgo, distro");
+    // A prebuilt variant was not built here: nothing to export.
+    sandbox
+        .afterburner(&["export", "distro", "--out", "x.tar.zst"])
+        .assert_fails_with("variant `distro` is prebuilt")
+        .assert_fails_with("export one of: baseline, pgo");
 }
 
 #[test]
