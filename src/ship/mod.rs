@@ -31,25 +31,56 @@ pub fn export(cx: &Context, variant: &str, out: &Path) -> Result<Manifest> {
             if variant.needs_profile() { "train" } else { "build" }
         )
     })?;
+    let source_dir = ensure_current(cx, variant, &record)?;
     let top_name = format!("{}-{}", cx.experiment.target.name, variant.name);
     // Assembled outside the work directory: export only reads there, so it
     // needs no lock and runs beside a bench.
     let staging = scratch_dir("export")?;
-    let packed = stage_and_pack(cx, variant, &record, &staging.join(&top_name), out);
+    let revision = crate::source::revision(&cx.experiment.target.source, &source_dir);
+    let built = Built {
+        variant,
+        record: &record,
+        revision,
+    };
+    let packed = stage_and_pack(cx, &built, &staging.join(&top_name), out);
     let _ = fs_err::remove_dir_all(&staging);
     packed
 }
 
+/// The build being exported.
+struct Built<'a> {
+    variant: &'a Variant,
+    record: &'a BuildRecord,
+    /// The source's revision, which the build is current with.
+    revision: Option<String>,
+}
+
+/// The source directory, if the variant's final build is current with it
+/// and with the experiment: the revision the manifest names must be the
+/// one the binaries were built from.
+fn ensure_current(cx: &Context, variant: &Variant, record: &BuildRecord) -> Result<PathBuf> {
+    let source_dir = crate::source::fetch(&cx.experiment.target.source, &cx.workdir.root)?;
+    let key = build::stage_key(
+        &cx.experiment,
+        variant,
+        Stage::Final,
+        &source_dir,
+        &cx.workdir,
+    )?;
+    if key != record.key {
+        bail!(
+            "variant `{}`'s final build is out of date: its source, build command, flags, compiler or profile changed since it was built\nhint: run `afterburner {}` to rebuild it (and `afterburner bench` for verdicts on it), then export",
+            variant.name,
+            if variant.needs_profile() { "build` and `afterburner train" } else { "build" }
+        );
+    }
+    Ok(source_dir)
+}
+
 /// Fill `top` and pack it into `out`.
-fn stage_and_pack(
-    cx: &Context,
-    variant: &Variant,
-    record: &BuildRecord,
-    top: &Path,
-    out: &Path,
-) -> Result<Manifest> {
+fn stage_and_pack(cx: &Context, built: &Built, top: &Path, out: &Path) -> Result<Manifest> {
     fs_err::create_dir_all(top)?;
-    let manifest = assemble(cx, variant, record, top)?;
+    let manifest = assemble(cx, built, top)?;
     let json = serde_json::to_string_pretty(&manifest)?;
     fs_err::write(top.join(MANIFEST_FILE), format!("{json}\n"))?;
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -102,7 +133,8 @@ fn exportable<'a>(cx: &'a Context, name: &str) -> Result<&'a Variant> {
 }
 
 /// Fill `top` with the binaries and profiles; the manifest that describes them.
-fn assemble(cx: &Context, variant: &Variant, record: &BuildRecord, top: &Path) -> Result<Manifest> {
+fn assemble(cx: &Context, built: &Built, top: &Path) -> Result<Manifest> {
+    let (variant, record) = (built.variant, built.record);
     let mut binaries = Vec::new();
     for (name, built) in &record.binaries {
         binaries.push(
@@ -116,10 +148,6 @@ fn assemble(cx: &Context, variant: &Variant, record: &BuildRecord, top: &Path) -
         || Machine::from(&crate::env::capture()),
         |r| Machine::from(&r.environment),
     );
-    let source = &cx.experiment.target.source;
-    let revision = crate::source::fetch(source, &cx.workdir.root)
-        .ok()
-        .and_then(|dir| crate::source::revision(source, &dir));
     Ok(Manifest {
         schema_version: MANIFEST_VERSION,
         target: cx.experiment.target.name.clone(),
@@ -133,7 +161,7 @@ fn assemble(cx: &Context, variant: &Variant, record: &BuildRecord, top: &Path) -
         cflags: record.cflags.clone(),
         ldflags: record.ldflags.clone(),
         goflags: record.goflags.clone(),
-        revision,
+        revision: built.revision.clone(),
         binaries,
         profiles,
         bench: results.as_ref().map(|r| bench_summary(r, record)),

@@ -69,6 +69,7 @@ fn unpack(archive: &Path, into: &Path) {
 fn export_round_trips_the_pgo_build() {
     let sandbox = Sandbox::with_fixture("hotpath");
     sandbox.write("afterburner.toml", EXPERIMENT);
+    let revision = commit_source(&sandbox.path().join("src"));
     sandbox.afterburner(&["run"]).assert_ok();
     let export = sandbox.afterburner(&["export", "pgo", "--out", "ship/pgo.tar.zst"]);
     export.assert_ok();
@@ -105,6 +106,7 @@ fn export_round_trips_the_pgo_build() {
 
     let manifest = read_json(&top.join("manifest.json"));
     assert_manifest_matches(&manifest, &record, built, &shipped);
+    assert_eq!(manifest["revision"], revision.as_str());
     let run_id = only_run_dir(&sandbox)
         .file_name()
         .unwrap()
@@ -138,6 +140,34 @@ fn export_round_trips_the_pgo_build() {
     sandbox
         .afterburner(&["export", "--verify", "tampered.tar.zst"])
         .assert_fails_with("profile/gcc-pgo/hotpath.gcda has SHA-256");
+
+    // A source changed since the build: the revision would not be the
+    // binary's, so export refuses until it is rebuilt.
+    let source = sandbox.path().join("src/hotpath.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(&source, format!("{text}\n/* changed */\n")).unwrap();
+    sandbox
+        .afterburner(&["export", "pgo", "--out", "again.tar.zst"])
+        .assert_fails_with("final build is out of date")
+        .assert_fails_with("hint: run `afterburner build` and `afterburner train`");
+}
+
+/// Make `dir` a git repository with one commit; its short revision.
+fn commit_source(dir: &Path) -> String {
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "fixture"]);
+    git(&["rev-parse", "--short=12", "HEAD"])
 }
 
 /// The manifest says what the build record says, and its checksums are
