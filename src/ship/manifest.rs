@@ -1,6 +1,7 @@
 //! `manifest.json`, the description an exported package carries: what was
 //! built, how, from which source, with which profiles, and how it fared.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,9 @@ pub struct Manifest {
     pub variant: String,
     /// The variant's optimizations, in the order they were applied.
     pub optimize: Vec<Optimization>,
+    /// Environment the variant's runs had (e.g. `LD_PRELOAD`), to set where
+    /// the binaries are installed too; empty for most variants.
+    pub env: BTreeMap<String, String>,
     /// The compiler the final build used.
     pub compiler: CompilerInfo,
     /// Compile flags of the final build, as the build command got them.
@@ -99,6 +103,8 @@ pub struct BenchSummary {
     pub run_id: String,
     /// The variant the verdicts compare against.
     pub baseline: String,
+    /// Confidence level of the intervals, e.g. 0.95.
+    pub confidence: f64,
     /// Whether the run benchmarked this very build: same compiler
     /// version and flags as the exported build's record.
     pub same_build: bool,

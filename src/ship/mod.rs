@@ -153,6 +153,7 @@ fn assemble(cx: &Context, built: &Built, top: &Path) -> Result<Manifest> {
         target: cx.experiment.target.name.clone(),
         variant: variant.name.clone(),
         optimize: variant.optimize.clone(),
+        env: variant.env.clone(),
         compiler: CompilerInfo {
             name: variant.compiler.name().to_owned(),
             cc: record.cc.clone(),
@@ -177,7 +178,18 @@ fn copy_profiles(cx: &Context, variant: &Variant, top: &Path) -> Result<Vec<Ship
     for round in variant.rounds() {
         let dir = dirs.round(round).profile;
         for file in round.profile_files(&dir)? {
-            let inside = file.strip_prefix(&dir).unwrap_or(&file);
+            // Profiles lie under their round's folder; a file elsewhere
+            // keeps only its name (joining an absolute path would replace
+            // the whole target path).
+            let inside = file
+                .strip_prefix(&dir)
+                .map(Path::to_path_buf)
+                .or_else(|_| {
+                    file.file_name()
+                        .map(PathBuf::from)
+                        .context("a profile without a file name")
+                })
+                .with_context(|| format!("packing profile {}", file.display()))?;
             let relative = Path::new("profile").join(round.name()).join(inside);
             let target = top.join(&relative);
             if let Some(parent) = target.parent() {
@@ -233,6 +245,7 @@ fn bench_summary(results: &Results, record: &BuildRecord) -> BenchSummary {
     BenchSummary {
         run_id: results.run_id.clone(),
         baseline: results.baseline.clone(),
+        confidence: results.confidence,
         same_build,
         verdicts,
     }
@@ -278,6 +291,15 @@ fn check_unpacked(dir: &Path) -> Result<(Manifest, usize)> {
             .map(|p| (p.path.as_path(), p.sha256.as_str())),
     );
     for (relative, expected) in &files {
+        if !relative
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            bail!(
+                "the manifest names {}, a path outside the package\nhint: only trust packages that `afterburner export` wrote",
+                relative.display()
+            );
+        }
         let actual = sha256_file(&top.join(relative))?;
         if actual != *expected {
             bail!(
@@ -322,6 +344,7 @@ mod tests {
             target: "t".to_owned(),
             variant: "pgo".to_owned(),
             optimize: Vec::new(),
+            env: std::collections::BTreeMap::new(),
             compiler: CompilerInfo {
                 name: "gcc".to_owned(),
                 cc: "gcc".to_owned(),

@@ -114,6 +114,7 @@ fn export_round_trips_the_pgo_build() {
         .into_owned();
     assert_eq!(manifest["bench"]["run_id"], run_id.as_str());
     assert_eq!(manifest["bench"]["same_build"], true);
+    assert_eq!(manifest["bench"]["confidence"], 0.95);
     let verdict = &manifest["bench"]["verdicts"][0];
     assert_eq!(verdict["workload"], "loop");
     assert_eq!(verdict["metric"], "wall");
@@ -182,6 +183,7 @@ fn assert_manifest_matches(
     assert_eq!(manifest["target"], "hotpath");
     assert_eq!(manifest["variant"], "pgo");
     assert_eq!(manifest["optimize"], serde_json::json!(["pgo"]));
+    assert_eq!(manifest["env"], serde_json::json!({}));
     assert_eq!(manifest["compiler"]["name"], "gcc");
     assert_eq!(manifest["compiler"]["cc"], record["cc"]);
     assert_eq!(manifest["compiler"]["version"], record["compiler_version"]);
