@@ -245,6 +245,7 @@ pub struct ExplainArgs {
     pub quick: bool,
 }
 
+/// `afterburner export`'s arguments: a variant to pack, or a package to verify.
 #[derive(Debug, Args)]
 pub struct ShipArgs {
     /// The variant to export (see the experiment's `[[variant]]`s).
