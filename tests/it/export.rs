@@ -53,6 +53,48 @@ fn sections(binary: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The binary's `.gnu_debuglink` names `debug` and carries its CRC-32, as
+/// gdb checks before it uses the file (the section: the file name, NUL,
+/// padding to 4 bytes, the CRC little-endian; binutils' `bfd_create_gnu_debuglink_section`).
+fn assert_debuglink_names(binary: &Path, debug: &Path) {
+    let dumped = binary.with_extension("debuglink");
+    let status = Command::new("objcopy")
+        .arg(format!(
+            "--dump-section=.gnu_debuglink={}",
+            dumped.display()
+        ))
+        .arg(binary)
+        .arg(binary.with_extension("scratch"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "objcopy --dump-section failed");
+    let section = std::fs::read(&dumped).unwrap();
+    let name = debug.file_name().unwrap().to_string_lossy();
+    assert!(
+        section.starts_with(format!("{name}\0").as_bytes()),
+        "{section:?}"
+    );
+    let crc = u32::from_le_bytes(section[section.len() - 4..].try_into().unwrap());
+    assert_eq!(crc, crc32(&std::fs::read(debug).unwrap()), "debuglink CRC");
+}
+
+/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), the checksum
+/// `.gnu_debuglink` uses.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
 fn unpack(archive: &Path, into: &Path) {
     std::fs::create_dir_all(into).unwrap();
     let status = Command::new("tar")
@@ -100,6 +142,7 @@ fn export_round_trips_the_pgo_build() {
         "{shipped_sections}"
     );
     assert!(sections(&top.join("debug/hotpath.debug")).contains(".debug_info"));
+    assert_debuglink_names(&shipped, &top.join("debug/hotpath.debug"));
 
     // The merged profile is in the package.
     assert!(top.join("profile/gcc-pgo/hotpath.gcda").is_file());
