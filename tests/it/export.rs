@@ -282,3 +282,68 @@ fn export_before_training_says_to_train() {
         .afterburner(&["export", "pgo", "--out", "x.zip"])
         .assert_fails_with("hint: name it NAME.tar.zst");
 }
+
+/// Go PGO on the gohot fixture, trained only (no bench): small inputs.
+const GO: &str = r#"
+[target]
+name = "gohot"
+source = { path = "src" }
+build = "go build -o gohot ."
+binaries = { gohot = "gohot" }
+compiler = "go"
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+
+[[workload]]
+name = "loop"
+run = "{bin.gohot} -n 200000"
+train_run = "{bin.gohot} -n 5000000 -cpuprofile {profile}"
+"#;
+
+/// A Go binary is split and stripped like a C one and still runs; its
+/// merged pprof profile and goflags are in the package, and no bench run
+/// means no verdicts.
+#[test]
+fn export_ships_a_go_pgo_build() {
+    let sandbox = Sandbox::with_fixture("gohot");
+    sandbox.write("afterburner.toml", GO);
+    sandbox.afterburner(&["build"]).assert_ok();
+    sandbox.afterburner(&["train"]).assert_ok();
+    sandbox
+        .afterburner(&["export", "pgo", "--out", "gohot.tar.gz"])
+        .assert_ok();
+    let unpacked = sandbox.path().join("unpacked");
+    std::fs::create_dir_all(&unpacked).unwrap();
+    let status = Command::new("tar")
+        .arg("-xzf")
+        .arg(sandbox.path().join("gohot.tar.gz"))
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let top = unpacked.join("gohot-pgo");
+    let record = read_json(&sandbox.path().join(".afterburner/variants/pgo/final.json"));
+    let built = Path::new(record["binaries"]["gohot"].as_str().unwrap());
+    let shipped = top.join("bin/gohot");
+    assert_eq!(output_of(&shipped, "-n=1000"), output_of(built, "-n=1000"));
+
+    let manifest = read_json(&top.join("manifest.json"));
+    assert_eq!(manifest["compiler"]["name"], "go");
+    assert_eq!(manifest["goflags"], record["goflags"]);
+    let binary = &manifest["binaries"][0];
+    assert!(
+        binary["bytes"].as_u64() < binary["built_bytes"].as_u64(),
+        "{binary:#}"
+    );
+    assert_eq!(binary["debug"]["path"], "debug/gohot.debug");
+    let profile = manifest["profiles"][0]["path"].as_str().unwrap();
+    assert!(profile.starts_with("profile/go-pgo/merged-"), "{profile}");
+    assert!(top.join(profile).is_file());
+    assert!(manifest["bench"].is_null());
+}
