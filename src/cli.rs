@@ -64,6 +64,9 @@ pub enum Command {
     /// Load a running server (redis, memcached, http, postgres, exec): closed loop, fixed rate, or an SLA search.
     #[command(after_help = crate::load::command::request_syntax())]
     Load(crate::load::command::LoadArgs),
+    /// Ship a variant's final build: its binaries stripped (debug info in
+    /// `.debug` files), its merged profiles and a manifest.json, in one archive.
+    Export(ShipArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),
 }
@@ -242,6 +245,27 @@ pub struct ExplainArgs {
     pub quick: bool,
 }
 
+/// `afterburner export`'s arguments: a variant to pack, or a package to verify.
+#[derive(Debug, Args)]
+pub struct ShipArgs {
+    /// The variant to export (see the experiment's `[[variant]]`s).
+    #[arg(required_unless_present = "verify")]
+    pub variant: Option<String>,
+    /// The experiment file.
+    #[arg(default_value = "afterburner.toml")]
+    pub file: PathBuf,
+    /// The archive to write: NAME.tar.zst (or .tar.gz, .tar).
+    #[arg(long, value_name = "PATH", required_unless_present = "verify")]
+    pub out: Option<PathBuf>,
+    /// Instead of exporting: unpack this archive to a temporary folder and
+    /// check every file against the SHA-256 its manifest.json records.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["variant", "out"])]
+    pub verify: Option<PathBuf>,
+    /// Work directory (default: .afterburner/ beside the experiment file).
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// A short version: baseline and pgo only, small inputs, 3 repetitions.
@@ -328,7 +352,51 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Demo(a) => demo(&a),
+        Command::Export(a) => ship(&a),
     }
+}
+
+/// `export VARIANT --out PATH`, or `export --verify PATH`.
+fn ship(args: &ShipArgs) -> Result<()> {
+    if let Some(archive) = &args.verify {
+        let (manifest, files) = crate::ship::verify(archive)?;
+        println!(
+            "OK: {} ({}-{}): {files} files match manifest.json",
+            archive.display(),
+            manifest.target,
+            manifest.variant
+        );
+        return Ok(());
+    }
+    let (Some(variant), Some(out)) = (&args.variant, &args.out) else {
+        anyhow::bail!(
+            "export needs a VARIANT and --out PATH\nhint: afterburner export pgo --out pgo.tar.zst"
+        );
+    };
+    let cx = Context::open(
+        &args.file,
+        &Options {
+            quick: false,
+            workdir: args.workdir.clone(),
+        },
+    )?;
+    let manifest = crate::ship::export(&cx, variant, out)?;
+    for binary in &manifest.binaries {
+        if let Some(note) = &binary.note {
+            eprintln!("warning: {}: {note}", binary.name);
+        }
+    }
+    println!(
+        "exported {}: {} binaries, {} profile files, {}",
+        out.display(),
+        manifest.binaries.len(),
+        manifest.profiles.len(),
+        manifest.bench.as_ref().map_or_else(
+            || "no bench run".to_owned(),
+            |b| format!("verdicts of run {}", b.run_id)
+        )
+    );
+    Ok(())
 }
 
 fn open(args: &PhaseArgs) -> Result<Context> {

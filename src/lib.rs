@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! CLI        cli
-//! phases     pipeline · bench · doctor · store (history)
+//! phases     pipeline · bench · doctor · store (history) · ship (export)
 //! records    report (results, exporters) · context (experiment + workdir)
 //!            explain (where the instructions went: callgrind files per function)
 //!            runs (meta.json, raw.jsonl, profiles/: the only writer and reader) · build
@@ -40,6 +40,7 @@ pub mod report;
 pub mod rng;
 pub mod runs;
 pub mod service;
+pub mod ship;
 pub mod source;
 pub mod stats;
 pub mod step;

@@ -7,6 +7,7 @@ mod architecture;
 mod codegen;
 mod errors;
 mod explain;
+mod export;
 mod figures;
 mod html;
 mod load;
