@@ -561,6 +561,10 @@ fn drive(
             s.logs.join(format!("{name}.series.csv")),
             series_csv(&outcome.series),
         )?;
+        fs_err::write(
+            s.logs.join(format!("{name}.feedsim.csv")),
+            load::feedsim_csv(&outcome.series),
+        )?;
         outcomes.push((outcome, found.map(|f| f.rate_rps)));
         recorded.extend(kept);
     }

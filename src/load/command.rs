@@ -69,6 +69,10 @@ pub struct LoadArgs {
     /// Write the per-interval time series here as CSV.
     #[arg(long)]
     pub series: Option<PathBuf>,
+    /// Write the per-interval series here in FeedSim's CSV columns
+    /// (`duration_secs`, `total_queries`, …, `rx_MBps`, …, `99.9p_ms`).
+    #[arg(long, value_name = "FILE")]
+    pub feedsim: Option<PathBuf>,
     /// Write the summary (and time series) here as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -212,6 +216,9 @@ pub fn main(args: &LoadArgs) -> Result<()> {
     } else {
         run(&spec)?
     };
+    if let Some(path) = &args.feedsim {
+        fs_err::write(path, super::feedsim_csv(&outcome.series))?;
+    }
     if let Some(path) = &args.series {
         fs_err::write(path, series_csv(&outcome.series))?;
     }

@@ -283,7 +283,7 @@ pub fn run(
                 sent = true;
             }
             if sent {
-                if let Err(error) = flush(conn) {
+                if let Err(error) = flush(conn, &mut recorder) {
                     fail(
                         conn,
                         &poll,
@@ -379,7 +379,7 @@ pub fn run(
                 continue;
             }
             if event.is_writable() {
-                if let Err(error) = flush(conn) {
+                if let Err(error) = flush(conn, &mut recorder) {
                     fail(
                         conn,
                         &poll,
@@ -458,15 +458,19 @@ fn fail(conn: &mut Conn, poll: &Poll, recorder: &mut Recorder, now: Instant, why
     conn.retry_at = Some(now + RECONNECT_AFTER);
 }
 
-/// Write as much of the pending output as the socket takes.
-fn flush(conn: &mut Conn) -> io::Result<()> {
+/// Write as much of the pending output as the socket takes, counting the
+/// bytes sent.
+fn flush(conn: &mut Conn, recorder: &mut Recorder) -> io::Result<()> {
     let Some(stream) = conn.stream.as_mut() else {
         return Ok(());
     };
     while conn.written < conn.out.len() {
         match stream.write(&conn.out[conn.written..]) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => conn.written += n,
+            Ok(n) => {
+                conn.written += n;
+                recorder.bytes(0, n as u64);
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
@@ -505,6 +509,7 @@ fn read_replies(
             }
             Ok(n) => {
                 conn.input.end += n;
+                recorder.bytes(n as u64, 0);
                 if n == asked {
                     // More may be waiting: read it in bigger pieces.
                     conn.input.widen();

@@ -51,7 +51,7 @@ use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 pub use driver::Driver;
-pub use recorder::{series_csv, Latency, Percentile, SeriesRow, Summary};
+pub use recorder::{feedsim_csv, series_csv, Latency, Percentile, SeriesRow, Summary};
 pub use request::{RequestTemplate, Source};
 
 use recorder::Recorder;

@@ -14,11 +14,18 @@ use super::failure::{Failure, Kind};
 /// Longest latency the totals resolve: one hour, in µs.
 const MAX_US: u64 = 3_600_000_000;
 
+/// Intervals a byte count may open (the series' own bound, as
+/// `limits` keeps it for latencies).
+const MAX_BUCKETS: usize = 1_000_000;
+
 #[derive(Debug, Clone)]
 struct Bucket {
     latency: Histogram<u64>,
     errors: u64,
     timeouts: u64,
+    /// Bytes received and sent in the interval.
+    rx: u64,
+    tx: u64,
 }
 
 impl Bucket {
@@ -28,6 +35,8 @@ impl Bucket {
             latency: Histogram::new_with_max(MAX_US, 2).expect("invariant: valid bounds"),
             errors: 0,
             timeouts: 0,
+            rx: 0,
+            tx: 0,
         }
     }
 }
@@ -51,6 +60,9 @@ pub struct Recorder {
     /// Keys looked up by retrievals that were answered: found, not found.
     hits: u64,
     misses: u64,
+    /// Bytes received and sent since the warmup ended.
+    rx: u64,
+    tx: u64,
 }
 
 impl Recorder {
@@ -67,6 +79,29 @@ impl Recorder {
             by_kind: BTreeMap::new(),
             hits: 0,
             misses: 0,
+            rx: 0,
+            tx: 0,
+        }
+    }
+
+    /// Bytes received (`rx`) and sent (`tx`) on a connection just now;
+    /// those of the warmup are not counted.
+    pub fn bytes(&mut self, rx: u64, tx: u64) {
+        let now = Instant::now();
+        if now < self.from {
+            return;
+        }
+        self.rx += rx;
+        self.tx += tx;
+        let since = now.saturating_duration_since(self.from);
+        let index = usize::try_from(since.as_nanos() / self.interval.as_nanos().max(1))
+            .unwrap_or(usize::MAX);
+        if index < self.buckets.len() || index < MAX_BUCKETS {
+            if self.buckets.len() <= index {
+                self.buckets.resize_with(index + 1, Bucket::new);
+            }
+            self.buckets[index].rx += rx;
+            self.buckets[index].tx += tx;
         }
     }
 
@@ -163,7 +198,11 @@ impl Recorder {
             let _ = mine.latency.add(&theirs.latency);
             mine.errors += theirs.errors;
             mine.timeouts += theirs.timeouts;
+            mine.rx += theirs.rx;
+            mine.tx += theirs.tx;
         }
+        self.rx += other.rx;
+        self.tx += other.tx;
         self.last = match (self.last, other.last) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -223,6 +262,8 @@ impl Recorder {
             hits: (looked_up > 0).then_some(self.hits),
             misses: (looked_up > 0).then_some(self.misses),
             hit_rate: (looked_up > 0).then(|| self.hits as f64 / looked_up as f64),
+            bytes_rx: (self.rx + self.tx > 0).then_some(self.rx),
+            bytes_tx: (self.rx + self.tx > 0).then_some(self.tx),
         }
     }
 
@@ -247,6 +288,8 @@ impl Recorder {
                     let _ = last.latency.add(&b.latency);
                     last.errors += b.errors;
                     last.timeouts += b.timeouts;
+                    last.rx += b.rx;
+                    last.tx += b.tx;
                 }
             }
         }
@@ -267,6 +310,15 @@ impl Recorder {
                     p95_ms: q(0.95),
                     p99_ms: q(0.99),
                     max_ms: b.latency.max() as f64 / 1000.0,
+                    min_ms: if b.latency.is_empty() {
+                        0.0
+                    } else {
+                        b.latency.min() as f64 / 1000.0
+                    },
+                    mean_ms: b.latency.mean() / 1000.0,
+                    p999_ms: q(0.999),
+                    bytes_rx: b.rx,
+                    bytes_tx: b.tx,
                 }
             })
             .collect()
@@ -313,6 +365,13 @@ pub struct Summary {
     /// hits / (hits + misses), a fraction from 0 to 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hit_rate: Option<f64>,
+    /// Bytes received from the server after the warmup; absent where the
+    /// driver does not count them (exec, postgres).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_rx: Option<u64>,
+    /// Bytes sent to the server after the warmup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_tx: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -348,6 +407,56 @@ pub struct SeriesRow {
     pub p95_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+    /// The interval's fastest reply, in ms.
+    #[serde(default)]
+    pub min_ms: f64,
+    /// Its mean latency, in ms.
+    #[serde(default)]
+    pub mean_ms: f64,
+    #[serde(default)]
+    pub p999_ms: f64,
+    /// Bytes received and sent in the interval (0 where the driver does
+    /// not count them).
+    #[serde(default)]
+    pub bytes_rx: u64,
+    #[serde(default)]
+    pub bytes_tx: u64,
+}
+
+/// FeedSim's per-interval CSV (seed 004's `feedsim_results_N.txt`), one
+/// row per interval of one instance: its length, queries, the rates
+/// asked and achieved, bytes and MB/s each way, and latency from the
+/// fastest to p99.9.
+pub fn feedsim_csv(rows: &[SeriesRow]) -> String {
+    let mut out = String::from(
+        "duration_secs,total_queries,requested_qps,achieved_qps,total_bytes_rx,total_bytes_tx,rx_MBps,tx_MBps,min_ms,avg_ms,50p_ms,90p_ms,95p_ms,99p_ms,99.9p_ms\n",
+    );
+    let mut previous = 0.0;
+    for r in rows {
+        let seconds = (r.time_s - previous).max(f64::MIN_POSITIVE);
+        previous = r.time_s;
+        let mbps = |bytes: u64| bytes as f64 / seconds / 1e6;
+        let _ = writeln!(
+            out,
+            "{:.0},{},{:.2},{:.2},{},{},{:.2},{:.2},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3}",
+            seconds,
+            r.requests,
+            r.requested_rps.unwrap_or(0.0),
+            r.achieved_rps,
+            r.bytes_rx,
+            r.bytes_tx,
+            mbps(r.bytes_rx),
+            mbps(r.bytes_tx),
+            r.min_ms,
+            r.mean_ms,
+            r.p50_ms,
+            r.p90_ms,
+            r.p95_ms,
+            r.p99_ms,
+            r.p999_ms,
+        );
+    }
+    out
 }
 
 /// The time series as CSV.

@@ -755,3 +755,78 @@ fn postgres_driver_binds_parameters_and_counts_failures() {
     assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
     assert!(u(&out["summary"]["requests"]) > 100, "{out}");
 }
+
+/// FeedSim's per-interval CSV (seed 004): its header, and byte counts that
+/// are exactly what memcached itself counted (`bytes_read`,
+/// `bytes_written` in `stats`).
+#[test]
+fn feedsim_csv_counts_the_bytes_the_server_saw() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = start(
+        "memcached",
+        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
+    );
+    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let before_reply = ask(server.port, b"stats\r\n", b"END\r\n");
+    let before = (
+        stat(&before_reply, "bytes_read"),
+        stat(&before_reply, "bytes_written"),
+    );
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "set key:{k} value-{k}",
+            "--var",
+            "k=seq:1:500",
+            "-n",
+            "1500",
+            "-c",
+            "3",
+            "--warmup",
+            "0s",
+            "--interval",
+            "200ms",
+            "--feedsim",
+            "feedsim.csv",
+        ],
+    );
+    let after = ask(server.port, b"stats\r\n", b"END\r\n");
+    let (read, written) = (
+        stat(&after, "bytes_read") - before.0,
+        stat(&after, "bytes_written") - before.1,
+    );
+    let s = &out["summary"];
+    // The server's counts include the second `stats` asked and the first
+    // one's reply.
+    assert_eq!(u(&s["bytes_tx"]) + 7, read, "{s}");
+    assert_eq!(
+        u(&s["bytes_rx"]) + before_reply.len() as u64,
+        written,
+        "{s}"
+    );
+    let csv = std::fs::read_to_string(sandbox.path().join("feedsim.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "duration_secs,total_queries,requested_qps,achieved_qps,total_bytes_rx,total_bytes_tx,rx_MBps,tx_MBps,min_ms,avg_ms,50p_ms,90p_ms,95p_ms,99p_ms,99.9p_ms"
+    );
+    let (mut queries, mut rx, mut tx) = (0, 0, 0);
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), 15, "{line}");
+        queries += cells[1].parse::<u64>().unwrap();
+        rx += cells[4].parse::<u64>().unwrap();
+        tx += cells[5].parse::<u64>().unwrap();
+        let (min, avg, p999): (f64, f64, f64) = (
+            cells[8].parse().unwrap(),
+            cells[9].parse().unwrap(),
+            cells[14].parse().unwrap(),
+        );
+        assert!(min <= avg && avg <= p999 + 0.001, "{line}");
+    }
+    assert_eq!(queries, 1500);
+    assert_eq!((rx, tx), (u(&s["bytes_rx"]), u(&s["bytes_tx"])));
+}
