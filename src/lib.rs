@@ -15,6 +15,7 @@
 //! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
 //! probes     env (the machine) · stats (verdicts)
 //! leaves     units · digest · rng · pinning · process · guardian · interrupt · system
+//!            cpustat
 //!            lockfile · progress
 //! ```
 
@@ -22,6 +23,7 @@ pub mod bench;
 pub mod build;
 pub mod cli;
 pub mod context;
+pub mod cpustat;
 pub mod digest;
 pub mod doctor;
 pub mod env;

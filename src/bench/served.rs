@@ -148,6 +148,13 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
         }
         return Err(error);
     }
+    // What the machine's CPUs did meanwhile, per interval.
+    let sampler = crate::cpustat::Sampler::start(
+        slot.workload
+            .load
+            .as_ref()
+            .map_or(Duration::from_secs(1), |l| l.interval),
+    );
     let work = if let Some(load) = &slot.workload.load {
         if windowed {
             drive_window(load, &all_bindings, &started, s, &stem, &mut record)
@@ -155,38 +162,13 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
             drive(load, &all_bindings, s, &stem, &mut record)
         }
     } else {
-        let template = slot
-            .workload
-            .run
-            .as_ref()
-            .context("invariant: a workload has run or load")?;
-        let command = template.expand(bindings)?;
-        if counting {
-            // The services are counted; the client only drives them.
-            let mut c = measure::command_for(&command);
-            c.envs(&s.variant.env).current_dir(&e.dir);
-            let timed = run_timed(&mut c, &io, slot.workload.timeout)?;
-            record.success = timed.status.success();
-            record.exit = crate::process::describe_status(timed.status);
-            Ok(())
-        } else {
-            let setup = RunSetup {
-                command: &command,
-                env: &s.variant.env,
-                cwd: &e.dir,
-                logs: s.logs,
-                scratch: s.scratch,
-                counter: s.counter,
-                keep: None,
-            };
-            let measured = measure::measure(slot, &setup)?;
-            record = RunRecord {
-                started_unix_ms: record.started_unix_ms,
-                ..measured
-            };
-            Ok(())
-        }
+        run_command(slot, s, bindings, &io, &mut record)
     };
+    let cpu = sampler.stop();
+    fs_err::write(
+        s.logs.join(format!("{stem}.cpu.json")),
+        serde_json::to_vec(&cpu)?,
+    )?;
     let after = workload_step(slot.workload, true, bindings, &s.variant.env, steps);
     let stopped: Vec<_> = started.into_iter().map(service::Services::stop).collect();
     work?;
@@ -206,6 +188,48 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
         add_count(&mut record, s, slot.workload.load.as_ref(), windowed);
     }
     Ok(record)
+}
+
+/// A command workload against the started services: timed, or (when
+/// they are counted) only run, since the services are what is counted.
+fn run_command(
+    slot: &RunSlot,
+    s: &Served,
+    bindings: &Bindings,
+    io: &TimedIo,
+    record: &mut RunRecord,
+) -> Result<()> {
+    let e = s.experiment;
+    let template = slot
+        .workload
+        .run
+        .as_ref()
+        .context("invariant: a workload has run or load")?;
+    let command = template.expand(bindings)?;
+    if slot.kind == RunKind::Instructions {
+        // The services are counted; the client only drives them.
+        let mut c = measure::command_for(&command);
+        c.envs(&s.variant.env).current_dir(&e.dir);
+        let timed = run_timed(&mut c, io, slot.workload.timeout)?;
+        record.success = timed.status.success();
+        record.exit = crate::process::describe_status(timed.status);
+    } else {
+        let setup = RunSetup {
+            command: &command,
+            env: &s.variant.env,
+            cwd: &e.dir,
+            logs: s.logs,
+            scratch: s.scratch,
+            counter: s.counter,
+            keep: None,
+        };
+        let measured = measure::measure(slot, &setup)?;
+        *record = RunRecord {
+            started_unix_ms: record.started_unix_ms,
+            ..measured
+        };
+    }
+    Ok(())
 }
 
 /// `instances` copies of the services, each with ports and state of its

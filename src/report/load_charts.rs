@@ -70,6 +70,22 @@ pub fn render(out: &mut String, results: &Results, esc: impl Fn(&str) -> String)
         let ticks: Vec<(f64, &str)> = labels.iter().map(|(x, l)| (*x, l.as_str())).collect();
         chart(out, &p99, &ticks, "ms", false, &esc);
         chart(out, &rate, &ticks, "req/s", false, &esc);
+        let busy: Lines = curves
+            .iter()
+            .filter(|c| !c.cpu.is_empty())
+            .map(|c| {
+                let points = c.cpu.iter().map(|r| (r.time_s, r.total.busy())).collect();
+                (c.variant.as_str(), points)
+            })
+            .collect();
+        if !busy.is_empty() {
+            let _ = writeln!(
+                out,
+                "<h2>{} / CPU busy per interval (%, the whole machine: user + system + steal)</h2>",
+                esc(workload)
+            );
+            chart(out, &busy, &ticks, "%", false, &esc);
+        }
     }
 }
 

@@ -59,6 +59,7 @@ impl Exporter for Markdown {
             table(&mut out, results, &group.rows, &group.comparisons);
         }
         out.push_str(&super::sets::markdown(results));
+        out.push_str(&super::utilization::markdown(results));
         out.push_str(&super::axes::markdown(results));
         unseen(&mut out, results);
         if let Some(explained) = &results.explained {

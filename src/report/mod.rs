@@ -17,6 +17,7 @@ pub mod instances;
 mod load_charts;
 pub mod results;
 mod sets;
+mod utilization;
 
 /// Declares each export format's module and lists them: the one list.
 macro_rules! exporters {

@@ -95,6 +95,10 @@ pub struct LoadCurves {
     pub round: u32,
     pub percentiles: Vec<crate::load::Percentile>,
     pub series: Vec<crate::load::SeriesRow>,
+    /// CPU utilization during the run, per interval, the machine's and
+    /// each CPU's (from /proc/stat).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu: Vec<crate::cpustat::Row>,
 }
 
 /// One variant's samples of one metric on one workload.
@@ -322,10 +326,21 @@ pub fn load_curves(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<LoadCurves> {
                 round: run.round,
                 percentiles: outcome.summary.percentiles,
                 series: outcome.series,
+                cpu: read_cpu(&run.stdout_log),
             });
         }
     }
     out
+}
+
+/// The CPU utilization sampled during a run (`<stem>.cpu.json`); empty
+/// when none was kept.
+fn read_cpu(stdout_log: &std::path::Path) -> Vec<crate::cpustat::Row> {
+    let stem = stdout_log.to_string_lossy();
+    stem.strip_suffix(".out")
+        .and_then(|s| std::fs::read(format!("{s}.cpu.json")).ok())
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
 }
 
 /// The load outcome saved beside a run's stdout log (`<stem>.out`): the

@@ -55,6 +55,35 @@ fn a_slow_instance_is_flagged_and_benchpress_json_has_the_seeds_keys() {
     let warned = results["warnings"].to_string();
     assert!(warned.contains("instance 3 of 3"), "{warned}");
 
+    // CPU utilization during the run: every interval's shares add up to
+    // 100%, the machine's and each CPU's.
+    let cpu = results["loads"][0]["cpu"].as_array().unwrap();
+    assert!(!cpu.is_empty(), "no CPU samples");
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    for row in cpu {
+        let sum = |s: &serde_json::Value| {
+            ["user", "system", "iowait", "steal", "idle"]
+                .iter()
+                .map(|k| s[*k].as_f64().unwrap())
+                .sum::<f64>()
+        };
+        assert!((sum(&row["total"]) - 100.0).abs() < 1e-6, "{row}");
+        let each = row["cpus"].as_array().unwrap();
+        assert!(
+            each.len() >= cpus,
+            "{} CPUs in /proc/stat, {cpus} usable",
+            each.len()
+        );
+        assert!(each.iter().all(|c| (sum(c) - 100.0).abs() < 1e-6), "{row}");
+    }
+    let report = std::fs::read_to_string(only_run_dir(&sandbox).join("report.md")).unwrap();
+    assert!(
+        report.contains("## CPU utilization during the loads"),
+        "{report}"
+    );
+    let html = std::fs::read_to_string(only_run_dir(&sandbox).join("report.html")).unwrap();
+    assert!(html.contains("CPU busy per interval"));
+
     let bp = read_json(&sandbox.path().join("bp.json"));
     let one = &bp[0];
     for key in [
