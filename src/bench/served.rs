@@ -36,7 +36,28 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
     if matches!(load.model, LoadModel::Sla { .. }) {
         out.push(metric("sla_rate", "req/s", false));
     }
+    if load.driver.keeps_server_time() {
+        // The server's own time per command (Redis INFO commandstats),
+        // beside the client's latency.
+        out.push(metric(SERVER_MEAN, "µs", true));
+    }
     out
+}
+
+use crate::load::driver::SERVER_MEAN;
+
+/// What the servers of every copy had counted so far, if they count.
+fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::driver::ServerTime>> {
+    if !load.driver.keeps_server_time() {
+        return None;
+    }
+    bindings
+        .iter()
+        .map(|b| {
+            let address = load.address.expand(b).ok()?;
+            load.driver.server_time(&address, Duration::from_secs(2))
+        })
+        .collect()
 }
 
 /// The metrics each service adds: its CPU time, CPU time per request
@@ -558,7 +579,9 @@ fn drive(
 ) -> Result<()> {
     let started = Instant::now();
     let round = u64::from(record.round);
+    let servers_before = server_times(load, bindings);
     let results = run_copies(load, bindings, s, round);
+    let servers_after = server_times(load, bindings);
     // The time a fixed amount of work took is a measurement; the length of
     // a load that runs for a set duration is not.
     if countable(Some(load)) {
@@ -626,6 +649,19 @@ fn drive(
     }
     let requests = sum(&|s| s.requests as f64);
     figures.insert(REQUESTS.to_owned(), requests);
+    if let (Some(before), Some(after)) = (servers_before, servers_after) {
+        let sum = |v: &[load::driver::ServerTime]| {
+            v.iter().fold(load::driver::ServerTime::default(), |a, t| {
+                load::driver::ServerTime {
+                    calls: a.calls + t.calls,
+                    busy_us: a.busy_us + t.busy_us,
+                }
+            })
+        };
+        if let Some(us) = sum(&before).mean_us_until(sum(&after)) {
+            figures.insert(SERVER_MEAN.to_owned(), us);
+        }
+    }
     record.exit = format!(
         "{requests} requests, {} errors, {} timeouts",
         figures["errors"], figures["timeouts"]

@@ -52,6 +52,36 @@ pub trait DriverKind: Sync {
     }
     /// How its clients talk, for `spec`.
     fn client<'a>(&self, spec: &'a LoadSpec) -> Result<Client<'a>>;
+    /// The server's own count of the commands it ran and the time it spent
+    /// in them so far (Redis `INFO commandstats`), where it keeps one;
+    /// the difference over a run is the server-side latency.
+    fn server_time(&self, _address: &str, _timeout: std::time::Duration) -> Option<ServerTime> {
+        None
+    }
+    /// Whether [`DriverKind::server_time`] reads anything.
+    fn keeps_server_time(&self) -> bool {
+        false
+    }
+}
+
+/// The metric of a server's mean time per command over a run, in µs.
+pub const SERVER_MEAN: &str = "server_mean";
+
+/// Commands a server ran and the time it spent running them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ServerTime {
+    pub calls: u64,
+    /// Microseconds.
+    pub busy_us: u64,
+}
+
+impl ServerTime {
+    /// Mean time per command between `self` and a later reading, in µs.
+    pub fn mean_us_until(self, later: ServerTime) -> Option<f64> {
+        let calls = later.calls.checked_sub(self.calls)?;
+        let us = later.busy_us.checked_sub(self.busy_us)?;
+        (calls > 0).then(|| us as f64 / calls as f64)
+    }
 }
 
 /// A load driver, by name.

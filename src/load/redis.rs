@@ -33,6 +33,58 @@ impl DriverKind for Redis {
     fn client<'a>(&self, _spec: &'a LoadSpec) -> anyhow::Result<Client<'a>> {
         Ok(Client::Engine(Box::new(Redis)))
     }
+
+    fn keeps_server_time(&self) -> bool {
+        true
+    }
+
+    fn server_time(
+        &self,
+        address: &str,
+        timeout: std::time::Duration,
+    ) -> Option<super::driver::ServerTime> {
+        use std::io::{Read as _, Write as _};
+        let addr = std::net::ToSocketAddrs::to_socket_addrs(address).ok()?.next()?;
+        let mut stream = std::net::TcpStream::connect_timeout(&addr, timeout).ok()?;
+        stream.set_read_timeout(Some(timeout)).ok()?;
+        stream.write_all(b"INFO commandstats\r\n").ok()?;
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            if let Ok(Reply::Complete { len, .. }) = Redis.parse(&reply) {
+                reply.truncate(len);
+                break;
+            }
+            let n = stream.read(&mut buf).ok()?;
+            if n == 0 || reply.len() > 1 << 20 {
+                return None;
+            }
+            reply.extend_from_slice(&buf[..n]);
+        }
+        Some(commandstats(&String::from_utf8_lossy(&reply)))
+    }
+}
+
+/// The calls and microseconds of every command in an `INFO commandstats`
+/// reply but INFO itself (which reading them runs).
+fn commandstats(text: &str) -> super::driver::ServerTime {
+    let mut total = super::driver::ServerTime::default();
+    for line in text.lines() {
+        let Some((name, fields)) = line.strip_prefix("cmdstat_").and_then(|l| l.split_once(':')) else {
+            continue;
+        };
+        if name == "info" {
+            continue;
+        }
+        for field in fields.split(',') {
+            match field.split_once('=') {
+                Some(("calls", v)) => total.calls += v.trim().parse().unwrap_or(0),
+                Some(("usec", v)) => total.busy_us += v.trim().parse().unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    total
 }
 
 impl Protocol for Redis {
@@ -98,6 +150,16 @@ fn value(buf: &[u8], depth: usize) -> Result<Option<usize>, Malformed> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn commandstats_sum_every_command_but_info() {
+        let text = "$200\r\n# Commandstats\r\ncmdstat_get:calls=1000,usec=2500,usec_per_call=2.50,rejected_calls=0,failed_calls=0\r\ncmdstat_set:calls=10,usec=100,usec_per_call=10.00\r\ncmdstat_info:calls=3,usec=300,usec_per_call=100.00\r\n";
+        let t = commandstats(text);
+        assert_eq!((t.calls, t.busy_us), (1010, 2600));
+        let later = super::super::driver::ServerTime { calls: 2010, busy_us: 5600 };
+        assert_eq!(t.mean_us_until(later), Some(3.0));
+        assert_eq!(later.mean_us_until(t), None);
+    }
+
     use super::*;
 
     fn parse(bytes: &[u8]) -> Reply {

@@ -60,6 +60,7 @@ impl Exporter for Markdown {
         }
         out.push_str(&super::sets::markdown(results));
         out.push_str(&super::utilization::markdown(results));
+        out.push_str(&super::server::markdown(results));
         out.push_str(&super::axes::markdown(results));
         unseen(&mut out, results);
         if let Some(explained) = &results.explained {

@@ -16,6 +16,7 @@ mod headline;
 pub mod instances;
 mod load_charts;
 pub mod results;
+mod server;
 mod sets;
 mod utilization;
 

@@ -135,3 +135,70 @@ fn a_slow_instance_is_flagged_and_benchpress_json_has_the_seeds_keys() {
     assert!(m["overall"]["average_latency_msec"].is_number());
     assert!(one["timestamp"].as_i64().unwrap() > 1_700_000_000);
 }
+
+/// Debian's redis-server loaded with GETs: its own time per command (INFO
+/// commandstats, before and after each run) is recorded beside the
+/// client's latency, and is a small part of it (no network, no queue).
+#[test]
+fn redis_server_side_latency_is_read_and_shown_beside_the_clients() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    sandbox.write(
+        "afterburner.toml",
+        r#"
+[target]
+name = "redis"
+source = { path = "src" }
+build = "make"
+binaries = { redis = "slowserver" }
+
+[[target.service]]
+name = "db"
+start = "{bin.redis} --port {port} --bind 127.0.0.1 --save '' --appendonly no"
+ready = "redis"
+
+[[variant]]
+name = "debian"
+prebuilt = { redis = "/usr/bin/redis-server" }
+
+[[workload]]
+name = "get"
+[workload.load]
+driver = "redis"
+request = "GET key:{k}"
+vars = { k = "uniform:1:1000" }
+clients = 4
+requests = 3000
+warmup = "0s"
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+"#,
+    );
+    sandbox.afterburner(&["bench"]).assert_ok();
+    let run_dir = only_run_dir(&sandbox);
+    let results = read_json(&run_dir.join("results.json"));
+    let mean = |metric: &str| {
+        results["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"]["name"] == metric)
+            .unwrap_or_else(|| panic!("no {metric}"))["summary"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    let (server_us, p50_ms) = (mean("server_mean"), mean("p50"));
+    assert!(
+        server_us > 0.0 && server_us < p50_ms * 1000.0,
+        "server {server_us} µs, client p50 {p50_ms} ms"
+    );
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("## Server-side latency beside the client's"),
+        "{report}"
+    );
+    assert!(report.contains("| get | debian |"), "{report}");
+}
