@@ -9,8 +9,17 @@ use afterburner::report::{exporter, Results};
 
 const HOTPATH: &str = include_str!("../fixtures/results/hotpath.json");
 
+/// A real run of two slowserver variants behind a closed HTTP load, two
+/// instances each (the second slow on purpose): loads, instances, CPU
+/// utilization, warnings.
+const INSTANCES: &str = include_str!("../fixtures/results/instances.json");
+
 fn render(format: &str) -> String {
-    let results: Results = serde_json::from_str(HOTPATH).unwrap();
+    render_from(HOTPATH, format)
+}
+
+fn render_from(fixture: &str, format: &str) -> String {
+    let results: Results = serde_json::from_str(fixture).unwrap();
     let bytes = exporter(format).unwrap().render(&results).unwrap();
     String::from_utf8(bytes).unwrap()
 }
@@ -35,11 +44,29 @@ fn html_page() {
     insta::assert_snapshot!(render("html"));
 }
 
+#[test]
+fn load_markdown_report() {
+    insta::assert_snapshot!(render_from(INSTANCES, "markdown"));
+}
+
+#[test]
+fn load_terminal_summary() {
+    insta::assert_snapshot!(render_from(INSTANCES, "text"));
+}
+
+#[test]
+fn benchpress_export() {
+    insta::assert_snapshot!(render_from(INSTANCES, "benchpress"));
+}
+
 /// results.json is the format the others are drawn from: reading and
 /// writing it again changes nothing.
 #[test]
 fn json_export_round_trips() {
     let again: serde_json::Value = serde_json::from_str(&render("json")).unwrap();
     let fixed: serde_json::Value = serde_json::from_str(HOTPATH).unwrap();
+    assert_eq!(again, fixed);
+    let again: serde_json::Value = serde_json::from_str(&render_from(INSTANCES, "json")).unwrap();
+    let fixed: serde_json::Value = serde_json::from_str(INSTANCES).unwrap();
     assert_eq!(again, fixed);
 }
