@@ -40,13 +40,7 @@ impl Exporter for Benchpress {
 
 /// A load of one instance, from its measurements and its last run's curve.
 fn single(results: &Results, workload: &str, variant: &str) -> Instances {
-    let mean = |metric: &str| {
-        results
-            .measurements
-            .iter()
-            .find(|m| m.workload == workload && m.variant == variant && m.metric.name == metric)
-            .map(|m| m.summary.mean)
-    };
+    let mean = |metric: &str| results.mean(workload, variant, metric);
     let curves = results
         .loads
         .iter()

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::load::{Outcome, Summary};
-use crate::measure::{RunKind, RunRecord};
+use crate::measure::RunRecord;
 use crate::runs::BenchMeta;
 
 /// An instance is unhealthy below this share of its siblings' median.
@@ -59,14 +59,9 @@ pub fn read(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<Instances> {
     let mut out = Vec::new();
     for workload in &meta.workloads {
         for variant in &meta.variants {
-            let last = runs.iter().rev().find(|r| {
-                r.success
-                    && !r.warmup
-                    && r.kind == RunKind::Timing
-                    && &r.workload == workload
-                    && r.variant == variant.name
-            });
-            let Some(run) = last else { continue };
+            let Some(run) = super::results::last_counted_run(runs, workload, &variant.name) else {
+                continue;
+            };
             let Some(mut set) = read_run(&run.stdout_log) else {
                 continue;
             };

@@ -165,6 +165,14 @@ pub struct Group<'a> {
 }
 
 impl Results {
+    /// The mean of `metric` for `variant` on `workload`, if measured.
+    pub fn mean(&self, workload: &str, variant: &str, metric: &str) -> Option<f64> {
+        self.measurements
+            .iter()
+            .find(|m| m.workload == workload && m.variant == variant && m.metric.name == metric)
+            .map(|m| m.summary.mean)
+    }
+
     /// Measurements grouped by workload and metric, in the order they were
     /// measured (workload first), for every report format.
     pub fn groups(&self) -> Vec<Group<'_>> {
@@ -309,14 +317,9 @@ pub fn load_curves(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<LoadCurves> {
     let mut out = Vec::new();
     for workload in &meta.workloads {
         for variant in &meta.variants {
-            let last = runs.iter().rev().find(|r| {
-                r.success
-                    && !r.warmup
-                    && r.kind == crate::measure::RunKind::Timing
-                    && &r.workload == workload
-                    && r.variant == variant.name
-            });
-            let Some(run) = last else { continue };
+            let Some(run) = last_counted_run(runs, workload, &variant.name) else {
+                continue;
+            };
             let Some(outcome) = read_load(&run.stdout_log) else {
                 continue;
             };
@@ -331,6 +334,22 @@ pub fn load_curves(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<LoadCurves> {
         }
     }
     out
+}
+
+/// The last successful counted timing run of `workload` on `variant`,
+/// whose files the load curves and instances are read from.
+pub fn last_counted_run<'a>(
+    runs: &'a [RunRecord],
+    workload: &str,
+    variant: &str,
+) -> Option<&'a RunRecord> {
+    runs.iter().rev().find(|r| {
+        r.success
+            && !r.warmup
+            && r.kind == crate::measure::RunKind::Timing
+            && r.workload == workload
+            && r.variant == variant
+    })
 }
 
 /// The CPU utilization sampled during a run (`<stem>.cpu.json`); empty

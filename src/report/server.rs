@@ -9,13 +9,6 @@ use super::Results;
 
 /// The section of report.md; empty when no server kept its own time.
 pub fn markdown(results: &Results) -> String {
-    let mean = |workload: &str, variant: &str, metric: &str| {
-        results
-            .measurements
-            .iter()
-            .find(|m| m.workload == workload && m.variant == variant && m.metric.name == metric)
-            .map(|m| m.summary.mean)
-    };
     let mut rows = String::new();
     for m in results
         .measurements
@@ -24,8 +17,8 @@ pub fn markdown(results: &Results) -> String {
     {
         let server = m.summary.mean;
         let (p50, p99) = (
-            mean(&m.workload, &m.variant, "p50"),
-            mean(&m.workload, &m.variant, "p99"),
+            results.mean(&m.workload, &m.variant, "p50"),
+            results.mean(&m.workload, &m.variant, "p99"),
         );
         // The client's percentiles are in ms; the table is in µs.
         let show =

@@ -35,13 +35,7 @@ pub fn markdown(results: &Results) -> String {
 /// One metric's table: queries × variants.
 fn table(out: &mut String, results: &Results, set: &str, members: &[String], metric: (&str, &str)) {
     let (metric, unit) = metric;
-    let mean = |workload: &str, variant: &str| {
-        results
-            .measurements
-            .iter()
-            .find(|m| m.workload == workload && m.variant == variant && m.metric.name == metric)
-            .map(|m| m.summary.mean)
-    };
+    let mean = |workload: &str, variant: &str| results.mean(workload, variant, metric);
     let typical = members
         .iter()
         .filter_map(|w| mean(w, &results.baseline))
