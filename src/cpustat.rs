@@ -5,8 +5,7 @@
 //! per CPU and for the machine (seed 004 expects 60–75% busy during the
 //! confirming run).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -87,9 +86,11 @@ fn share(before: &Ticks, after: &Ticks) -> Share {
     }
 }
 
-/// A sampler thread; [`Sampler::stop`] ends it and returns its rows.
+/// A sampler thread; [`Sampler::stop`] ends it and returns its rows. It
+/// wakes once per interval (or when stopped), not more: it runs beside
+/// what is being measured.
 pub struct Sampler {
-    stop: Arc<AtomicBool>,
+    stop: mpsc::Sender<()>,
     thread: JoinHandle<Vec<Row>>,
 }
 
@@ -97,23 +98,17 @@ impl Sampler {
     /// Sample every `interval` (at least 10 ms) from now on.
     pub fn start(interval: Duration) -> Sampler {
         let interval = interval.max(Duration::from_millis(10));
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
+        let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             let began = Instant::now();
             let mut rows = Vec::new();
             let mut last = read();
             let mut next = began + interval;
             loop {
-                // Short sleeps, so a stop is seen within 10 ms.
-                while Instant::now() < next && !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(
-                        Duration::from_millis(10)
-                            .min(next.saturating_duration_since(Instant::now())),
-                    );
-                }
+                let wait = next.saturating_duration_since(Instant::now());
+                let done = !matches!(stopped.recv_timeout(wait), Err(RecvTimeoutError::Timeout));
                 let now = read();
-                if now.len() == last.len() && !now.is_empty() && Instant::now() > began {
+                if now.len() == last.len() && !now.is_empty() {
                     rows.push(Row {
                         time_s: began.elapsed().as_secs_f64(),
                         total: share(&last[0], &now[0]),
@@ -125,7 +120,7 @@ impl Sampler {
                     });
                 }
                 last = now;
-                if flag.load(Ordering::Relaxed) || rows.len() >= MAX_ROWS {
+                if done || rows.len() >= MAX_ROWS {
                     return rows;
                 }
                 next += interval;
@@ -136,7 +131,7 @@ impl Sampler {
 
     /// Stop sampling (the interval under way becomes a last, shorter row).
     pub fn stop(self) -> Vec<Row> {
-        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.stop.send(());
         self.thread.join().unwrap_or_default()
     }
 }
