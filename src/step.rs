@@ -11,7 +11,8 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 
 use crate::measure::command_for;
-use crate::process::{capture_command, describe_status, quote_output};
+use crate::process::{describe_status, quote_output, run_timed, TimedIo};
+use crate::workdir::tail;
 
 /// One step to run.
 pub struct Step<'a> {
@@ -28,7 +29,8 @@ pub struct Step<'a> {
     pub user: Option<(u32, u32)>,
 }
 
-/// Run `step`; its output goes to its log either way.
+/// Run `step`; its output streams to its log (never held in memory: a
+/// data load may print a great deal), whose tail a failure quotes.
 pub fn run(step: &Step) -> Result<()> {
     let mut command = command_for(step.line);
     command.envs(step.env).current_dir(step.cwd);
@@ -36,25 +38,25 @@ pub fn run(step: &Step) -> Result<()> {
         std::os::unix::process::CommandExt::uid(&mut command, uid);
         std::os::unix::process::CommandExt::gid(&mut command, gid);
     }
-    let out = capture_command(&mut command, step.timeout).with_context(|| {
+    let io = TimedIo {
+        stdout: step.log.clone(),
+        stderr: step.log.clone(),
+    };
+    let timed = run_timed(&mut command, &io, step.timeout).with_context(|| {
         format!(
-            "{} did not finish within {:?}: {}\nhint: raise the workload's timeout, or check that the command ends by itself",
-            step.what, step.timeout, step.line
+            "{} did not finish: {}\nlog: {}\nhint: raise the workload's timeout, or check that the command ends by itself",
+            step.what,
+            step.line,
+            step.log.display()
         )
     })?;
-    let text = format!("$ {}\n{}{}", step.line, out.stdout, out.stderr);
-    fs_err::write(&step.log, &text)?;
-    if !out.success() {
-        let tail: String = {
-            let lines: Vec<&str> = text.lines().collect();
-            lines[lines.len().saturating_sub(20)..].join("\n")
-        };
+    if !timed.status.success() {
         bail!(
             "{} failed with {}\ncommand: {}\n{}\nlog: {}\nhint: run the command by hand in {} to see why",
             step.what,
-            describe_status(out.status),
+            describe_status(timed.status),
             step.line,
-            quote_output(&tail),
+            quote_output(&tail(&step.log, 20)),
             step.log.display(),
             step.cwd.display()
         );
