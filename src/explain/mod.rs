@@ -4,6 +4,7 @@
 //! largest change first ([`diff`]), drawn as text, Markdown or HTML
 //! ([`render`]).
 
+pub mod binary;
 pub mod diff;
 pub mod flame;
 pub mod parse;

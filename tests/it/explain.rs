@@ -98,6 +98,21 @@ fn explain_puts_the_function_pgo_changed_on_top_with_fewer_instructions() {
         .find(|l| l.trim_start().starts_with("onehot "))
         .expect("a row for the program's own object");
     assert!(object_line.contains(" -"), "{stdout}");
+    // Binary facts per variant: code size and functions, as built.
+    let facts = stdout
+        .split("binaries (as they are on disk now):")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no binary facts:\n{stdout}"));
+    for variant in ["baseline", "pgo"] {
+        let line = facts
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(variant))
+            .unwrap_or_else(|| panic!("no {variant} row:\n{facts}"));
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        let (bytes, text): (u64, u64) = (cells[2].parse().unwrap(), cells[3].parse().unwrap());
+        assert!(text > 0 && text < bytes, "{line}");
+        assert!(cells[4].parse::<u64>().unwrap() > 0, "{line}");
+    }
 
     report_has_the_section(&run_dir);
     simulates(&sandbox, &run_dir);
