@@ -168,16 +168,36 @@ impl Cx<'_> {
 }
 
 /// Whether `name` matches `pattern` (`*` any run, `?` one byte).
+///
+/// One pass with a single backtrack point (the last `*`), so a pattern of
+/// many stars costs O(pattern × name), not a recursion that doubles per
+/// star.
 fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
-    match (pattern.first(), name.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => {
-            wildcard(&pattern[1..], name) || (!name.is_empty() && wildcard(pattern, &name[1..]))
+    let (mut p, mut n) = (0, 0);
+    // After the last `*` seen: where the pattern resumes, and the name
+    // position that star has swallowed up to.
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p + 1, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((resume, swallowed)) => {
+                    p = resume;
+                    n = swallowed + 1;
+                    star = Some((resume, swallowed + 1));
+                }
+                None => return false,
+            },
         }
-        (Some(b'?'), Some(_)) => wildcard(&pattern[1..], &name[1..]),
-        (Some(p), Some(n)) if p == n => wildcard(&pattern[1..], &name[1..]),
-        _ => false,
     }
+    pattern[p..].iter().all(|&c| c == b'*')
 }
 
 #[cfg(test)]
@@ -192,5 +212,14 @@ mod tests {
         assert!(wildcard(b"*", b""));
         assert!(!wildcard(b"*.sql", b"q1.sql.bak"));
         assert!(wildcard(b"a*b*c", b"aXXbYc"));
+        assert!(!wildcard(b"a*b*c", b"aXXbYcd"));
+        assert!(wildcard(b"**q*", b"xq"));
+        assert!(!wildcard(b"", b"x"));
+        // Many stars against a long name that fails at its end: immediate.
+        let name = [b'a'; 255];
+        assert!(!wildcard(
+            b"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b",
+            &name
+        ));
     }
 }
