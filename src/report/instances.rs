@@ -79,9 +79,19 @@ pub fn read(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<Instances> {
 /// answer.
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Saved {
+pub(super) enum Saved {
     Found(crate::load::sla::Found),
     Outcome(Outcome),
+}
+
+impl Saved {
+    /// The run's outcome: an SLA search's confirming run.
+    pub(super) fn outcome(self) -> Outcome {
+        match self {
+            Saved::Found(found) => found.confirm,
+            Saved::Outcome(outcome) => outcome,
+        }
+    }
 }
 
 /// The per-instance files of one run (`<stem>-i0.load.json`, …); `None`

@@ -365,19 +365,14 @@ fn read_cpu(stdout_log: &std::path::Path) -> Vec<crate::cpustat::Row> {
 /// The load outcome saved beside a run's stdout log (`<stem>.out`): the
 /// run's own, or its first instance's; an sla search's confirming run.
 fn read_load(stdout_log: &std::path::Path) -> Option<crate::load::Outcome> {
-    #[derive(Deserialize)]
-    struct Found {
-        confirm: crate::load::Outcome,
-    }
-
     let stem = stdout_log.to_string_lossy();
     let stem = stem.strip_suffix(".out")?;
     let text = [format!("{stem}.load.json"), format!("{stem}-i0.load.json")]
         .iter()
         .find_map(|p| std::fs::read_to_string(p).ok())?;
-    serde_json::from_str::<crate::load::Outcome>(&text)
+    serde_json::from_str::<super::instances::Saved>(&text)
         .ok()
-        .or_else(|| serde_json::from_str::<Found>(&text).ok().map(|f| f.confirm))
+        .map(super::instances::Saved::outcome)
 }
 
 fn measurement(
