@@ -44,18 +44,68 @@ pub struct Stopped {
 /// finished successfully. The work directory is locked meanwhile: a second
 /// bench, resume or build refuses.
 pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
-    let e = &cx.experiment;
     let lock = cx.workdir.lock("a bench is starting")?;
-    let bindings: Vec<Bindings> = e
-        .variants
-        .iter()
-        .map(|v| cx.bindings(v, Stage::Final))
-        .collect::<Result<_>>()?;
-    let (meta, writer, done, notes) = if resume {
+    let bindings = final_bindings(cx)?;
+    let started = if resume {
         resume_run(cx, lock)?
     } else {
         start_run(cx, lock)?
     };
+    run_plan(cx, bindings, started, resume)
+}
+
+/// Every variant's final build, bound for runs.
+fn final_bindings(cx: &Context) -> Result<Vec<Bindings>> {
+    cx.experiment
+        .variants
+        .iter()
+        .map(|v| cx.bindings(v, Stage::Final))
+        .collect()
+}
+
+/// One block of cluster run `run_id` (a task of its job array): the whole
+/// interleaved plan in the block's own run directory
+/// (`runs/<id>/blocks/<k>/`), with its own seed and this node's
+/// environment; a block that already has runs goes on where it stopped.
+/// Locks the block alone: blocks on other nodes share the work directory.
+pub fn bench_block(cx: &Context, run_id: &str, k: u32) -> Result<PathBuf> {
+    let run_dir = cx.workdir.run(run_id);
+    let cluster = runs::read_cluster(&run_dir)?;
+    if k >= cluster.blocks {
+        bail!(
+            "cluster run {run_id} has blocks 0 to {}, not {k}\nhint: the job array's task index names the block",
+            cluster.blocks.saturating_sub(1)
+        );
+    }
+    let dir = runs::block_dir(&run_dir, k);
+    fs_err::create_dir_all(&dir)?;
+    let lock =
+        crate::lockfile::acquire(&dir.join(crate::workdir::LOCK_FILE), "a block is starting")?;
+    let bindings = final_bindings(cx)?;
+    let resume = dir.join(crate::workdir::META_FILE).is_file();
+    let started = if resume {
+        resume_at(cx, &dir, lock)?
+    } else {
+        let environment = env::capture();
+        let counter = InstructionCounter::detect(environment.perf_counters);
+        let mut meta = bench_meta(cx, environment, counter)?;
+        meta.run_id = format!("{run_id}-block{k}");
+        meta.seed = runs::block_seed(cluster.seed, k);
+        let writer = runs::Writer::create(&dir, &meta, lock)?;
+        (meta, writer, HashSet::new(), Vec::new())
+    };
+    run_plan(cx, bindings, started, resume)
+}
+
+/// Run the rounds of a started (or resumed) bench.
+fn run_plan(
+    cx: &Context,
+    bindings: Vec<Bindings>,
+    started: Started,
+    resume: bool,
+) -> Result<PathBuf> {
+    let e = &cx.experiment;
+    let (meta, writer, done, notes) = started;
     let run_dir = writer.dir().to_owned();
     // Each variant's services keep their state (a database a setup step
     // made) across the variant's runs of this bench.
@@ -170,14 +220,25 @@ fn start_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
 
 /// Reopen the latest run, if it is a run of this same plan.
 fn resume_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
-    let e = &cx.experiment;
     let run_dir = cx.workdir.latest_run().with_context(|| {
         format!(
             "there is no bench run to resume in {}\nhint: run `afterburner bench` without --resume",
             cx.workdir.runs().display()
         )
     })?;
-    let meta = runs::read_meta(&run_dir)?;
+    if runs::is_cluster(&run_dir) {
+        bail!(
+            "the latest run {} is a cluster run: its blocks resume as cluster jobs\nhint: run `afterburner bench --resume` with the experiment's [cluster] section (or --slurm)",
+            run_dir.display()
+        );
+    }
+    resume_at(cx, &run_dir, lock)
+}
+
+/// Reopen the run directory `run_dir`, if it is a run of this same plan.
+fn resume_at(cx: &Context, run_dir: &Path, lock: crate::lockfile::Held) -> Result<Started> {
+    let e = &cx.experiment;
+    let meta = runs::read_meta(run_dir)?;
     if let Some(stop) = &meta.stopped {
         bail!(
             "run {} is a sequential plan that already stopped after {} rounds ({:?}): there is nothing to resume\nhint: run `afterburner report` for its results, or `afterburner bench` for a new run (with a larger budget or max)",
@@ -216,7 +277,7 @@ fn resume_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
             e.file.display()
         );
     }
-    let resumed = runs::Writer::resume(&run_dir, lock)?;
+    let resumed = runs::Writer::resume(run_dir, lock)?;
     let done = resumed
         .runs
         .into_iter()
@@ -718,7 +779,7 @@ fn bench_meta(
 }
 
 /// A sortable, unique run id: UTC date and time, plus a suffix on collision.
-fn run_id(unix_secs: u64, runs: &Path) -> String {
+pub(crate) fn run_id(unix_secs: u64, runs: &Path) -> String {
     let base = crate::env::format_utc(unix_secs)
         .replace([':', '-'], "")
         .replace('T', "-")

@@ -34,6 +34,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Redraw results.json and report.md from a bench run's raw records.
     Report(ReportArgs),
+    /// A run's progress; for a cluster run, its jobs, blocks and logs.
+    Status(ReportArgs),
     /// Where the instructions went: per function and object, each variant
     /// against the baseline, from callgrind's files of the counted runs.
     Explain(ExplainArgs),
@@ -90,8 +92,50 @@ pub struct PhaseArgs {
     /// Work directory (default: .afterburner/ beside the experiment file).
     #[arg(long)]
     pub workdir: Option<PathBuf>,
+    /// Only this variant (build and train; a cluster's per-variant jobs).
+    #[arg(long, value_name = "NAME")]
+    pub variant: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     #[command(flatten)]
     pub exports: ExportArgs,
+}
+
+/// Where `run` and `bench` run: here, or as Slurm jobs.
+#[derive(Debug, Args, Default)]
+pub struct ClusterArgs {
+    /// Run as Slurm jobs (builds per variant, then the bench as a job
+    /// array of blocks), with the experiment's [cluster] settings or
+    /// defaults (run and bench).
+    #[arg(long, conflicts_with = "local")]
+    pub slurm: bool,
+    /// Bench blocks on the cluster: the job array's tasks, a node each.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub nodes: Option<u32>,
+    /// Submit the cluster jobs and return; `afterburner status` follows them.
+    #[arg(long)]
+    pub detach: bool,
+    /// Run here even if the experiment has a [cluster] section (what the
+    /// cluster's own jobs do).
+    #[arg(long)]
+    pub local: bool,
+}
+
+impl ClusterArgs {
+    /// The cluster to submit to, if any: `--slurm` or `[cluster]`, unless `--local`.
+    fn cluster(&self, e: &crate::experiment::Experiment) -> Option<crate::experiment::Cluster> {
+        if self.local {
+            return None;
+        }
+        let mut cluster = e
+            .cluster
+            .clone()
+            .or_else(|| self.slurm.then(crate::experiment::Cluster::slurm_defaults))?;
+        if let Some(n) = self.nodes {
+            cluster.nodes = n;
+        }
+        Some(cluster)
+    }
 }
 
 /// Copies of the report in other formats, like hyperfine's `--export-*`.
@@ -185,9 +229,15 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub phase: PhaseArgs,
     /// Continue the latest run where it stopped (same seed and order),
-    /// keeping every finished run.
+    /// keeping every finished run; a cluster run resubmits its unfinished blocks.
     #[arg(long)]
     pub resume: bool,
+    /// Run one block of cluster run --run ID (what a job array task does).
+    #[arg(long, value_name = "K", requires = "run", hide = true)]
+    pub block: Option<u32>,
+    /// The cluster run a --block belongs to.
+    #[arg(long, value_name = "ID", requires = "block", hide = true)]
+    pub run: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -279,32 +329,91 @@ pub struct DemoArgs {
 /// The `SQLite` recipe the demo runs.
 pub const SQLITE_RECIPE: &str = include_str!("../recipes/sqlite.toml");
 
+/// `--run DIR`, or the work directory's latest run.
+fn run_dir_or_latest(cx: &Context, run: Option<PathBuf>) -> Result<PathBuf> {
+    match run {
+        Some(dir) => Ok(dir),
+        None => cx.workdir.latest_run().with_context(|| {
+            format!(
+                "no bench run in {}\nhint: run `afterburner bench` first",
+                cx.workdir.runs().display()
+            )
+        }),
+    }
+}
+
+/// `run` or `bench` as cluster jobs; the merged report once they end
+/// (`None` when detached).
+fn on_cluster(
+    cx: &Context,
+    args: &PhaseArgs,
+    cluster: crate::experiment::Cluster,
+    build: bool,
+    resume: bool,
+) -> Result<Option<crate::report::Results>> {
+    let request = crate::cluster::Request {
+        cluster,
+        file: args.file.clone(),
+        quick: args.quick,
+        build,
+        detach: args.cluster.detach,
+    };
+    let run_dir = if resume {
+        crate::cluster::resume(cx, &request)?
+    } else {
+        crate::cluster::run(cx, &request)?
+    };
+    if request.detach {
+        return Ok(None);
+    }
+    pipeline::report(&run_dir).map(Some)
+}
+
 /// Run the parsed command.
 pub fn run(cli: Cli) -> Result<()> {
     crate::progress::set_level(cli.quiet, cli.verbose);
     match cli.command {
         Command::Run(a) => {
-            let results = pipeline::run(&open(&a)?)?;
+            let cx = open(&a)?;
+            let results = match a.cluster.cluster(&cx.experiment) {
+                Some(cluster) => {
+                    let Some(results) = on_cluster(&cx, &a, cluster, true, false)? else {
+                        return Ok(());
+                    };
+                    results
+                }
+                None => pipeline::run(&cx)?,
+            };
             a.exports.exports().write(&results)
         }
         Command::Build(a) => pipeline::build(&open(&a)?),
         Command::Train(a) => pipeline::train(&open(&a)?),
         Command::Bench(a) => {
             let cx = open(&a.phase)?;
-            let results = pipeline::bench_and_report(&cx, a.resume)?;
+            if let (Some(k), Some(id)) = (a.block, &a.run) {
+                crate::bench::bench_block(&cx, id, k)?;
+                return Ok(());
+            }
+            let results = match a.phase.cluster.cluster(&cx.experiment) {
+                Some(cluster) => {
+                    let Some(results) = on_cluster(&cx, &a.phase, cluster, false, a.resume)? else {
+                        return Ok(());
+                    };
+                    results
+                }
+                None => pipeline::bench_and_report(&cx, a.resume)?,
+            };
             a.phase.exports.exports().write(&results)
+        }
+        Command::Status(a) => {
+            let cx = open(&a.phase)?;
+            let run_dir = run_dir_or_latest(&cx, a.run)?;
+            print!("{}", crate::cluster::status(&run_dir)?);
+            Ok(())
         }
         Command::Report(a) => {
             let cx = open(&a.phase)?;
-            let run_dir = match a.run {
-                Some(dir) => dir,
-                None => cx.workdir.latest_run().with_context(|| {
-                    format!(
-                        "no bench run in {}\nhint: run `afterburner bench` first",
-                        cx.workdir.runs().display()
-                    )
-                })?,
-            };
+            let run_dir = run_dir_or_latest(&cx, a.run)?;
             let results = pipeline::report(&run_dir)?;
             a.phase.exports.exports().write(&results)
         }
@@ -378,6 +487,7 @@ fn ship(args: &ShipArgs) -> Result<()> {
         &Options {
             quick: false,
             workdir: args.workdir.clone(),
+            variant: None,
         },
     )?;
     let manifest = crate::ship::export(&cx, variant, out)?;
@@ -405,6 +515,7 @@ fn open(args: &PhaseArgs) -> Result<Context> {
         &Options {
             quick: args.quick,
             workdir: args.workdir.clone(),
+            variant: args.variant.clone(),
         },
     )
 }
@@ -460,6 +571,7 @@ fn simulate(args: &ExplainArgs) -> Result<()> {
         &Options {
             quick: args.quick,
             workdir: args.workdir.clone(),
+            variant: None,
         },
     )?;
     let run_dir = args
@@ -531,6 +643,7 @@ fn demo(args: &DemoArgs) -> Result<()> {
         &Options {
             quick: args.quick,
             workdir: None,
+            variant: None,
         },
     )?;
     pipeline::run(&cx)?;

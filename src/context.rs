@@ -17,6 +17,8 @@ pub struct Options {
     pub quick: bool,
     /// Work directory; `.afterburner/` beside the experiment file when unset.
     pub workdir: Option<PathBuf>,
+    /// Only this variant (a cluster's per-variant build and train jobs).
+    pub variant: Option<String>,
 }
 
 /// A loaded experiment and its work directory.
@@ -28,16 +30,32 @@ pub struct Context {
 
 impl Context {
     pub fn open(file: &Path, options: &Options) -> Result<Self> {
-        let experiment = experiment::load(file, options.quick)?;
+        let mut experiment = experiment::load(file, options.quick)?;
+        if let Some(name) = &options.variant {
+            let known: Vec<&str> = experiment
+                .variants
+                .iter()
+                .map(|v| v.name.as_str())
+                .collect();
+            anyhow::ensure!(
+                known.contains(&name.as_str()),
+                "{} has no variant `{name}`\nhint: the variants are {}",
+                file.display(),
+                known.join(", ")
+            );
+            experiment.variants.retain(|v| &v.name == name);
+        }
         let root = options
             .workdir
             .clone()
             .unwrap_or_else(|| experiment.default_workdir());
         let root = std::path::absolute(&root).unwrap_or(root);
         fs_err::create_dir_all(&root)?;
+        let mut workdir = Workdir::new(root);
+        workdir.scope.clone_from(&options.variant);
         Ok(Self {
             experiment,
-            workdir: Workdir::new(root),
+            workdir,
         })
     }
 

@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! CLI        cli
-//! phases     pipeline · bench · doctor · store (history) · ship (export)
+//! phases     cluster (Slurm jobs, above bench and pipeline)
+//!            pipeline · bench · doctor · store (history) · ship (export)
 //! records    report (results, exporters) · context (experiment + workdir)
 //!            explain (where the instructions went: callgrind files per function)
 //!            runs (meta.json, raw.jsonl, profiles/: the only writer and reader) · build
@@ -22,6 +23,7 @@
 pub mod bench;
 pub mod build;
 pub mod cli;
+pub mod cluster;
 pub mod context;
 pub mod cpustat;
 pub mod digest;

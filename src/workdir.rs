@@ -9,11 +9,17 @@ use crate::toolchain::{Stage, VariantDirs};
 #[derive(Debug, Clone)]
 pub struct Workdir {
     pub root: PathBuf,
+    /// A process that writes one variant only (a cluster's build job)
+    /// locks that variant's directory, not the whole work directory.
+    pub scope: Option<String>,
 }
 
 impl Workdir {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            scope: None,
+        }
     }
 
     pub fn variant(&self, name: &str) -> PathBuf {
@@ -58,11 +64,15 @@ impl Workdir {
     /// Lock the work directory for a process that writes in it (build,
     /// train, bench); a second one refuses, naming the first.
     pub fn lock(&self, doing: &str) -> Result<crate::lockfile::Held, crate::lockfile::LockError> {
-        fs_err::create_dir_all(&self.root).map_err(|source| crate::lockfile::LockError::Io {
-            path: self.root.clone(),
+        let dir = self
+            .scope
+            .as_ref()
+            .map_or_else(|| self.root.clone(), |variant| self.variant(variant));
+        fs_err::create_dir_all(&dir).map_err(|source| crate::lockfile::LockError::Io {
+            path: dir.clone(),
             source,
         })?;
-        crate::lockfile::acquire(&self.root.join(LOCK_FILE), doing)
+        crate::lockfile::acquire(&dir.join(LOCK_FILE), doing)
     }
 
     /// The most recent run directory (run ids sort by time).
@@ -71,7 +81,7 @@ impl Workdir {
             .ok()?
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.join(RAW_FILE).exists())
+            .filter(|p| p.join(RAW_FILE).exists() || p.join(CLUSTER_FILE).exists())
             .collect();
         ids.sort();
         ids.pop()
@@ -82,6 +92,8 @@ impl Workdir {
 pub const LOCK_FILE: &str = "lock";
 /// One JSON line per finished run.
 pub const RAW_FILE: &str = "raw.jsonl";
+/// What a cluster run submitted (see `runs::blocks`).
+pub const CLUSTER_FILE: &str = "cluster.json";
 /// Bench metadata written before the first run.
 pub const META_FILE: &str = "meta.json";
 pub const RESULTS_FILE: &str = "results.json";

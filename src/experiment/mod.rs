@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use resolve::{load, load_str};
 pub use template::{Bindings, Template};
@@ -53,6 +53,54 @@ pub struct Experiment {
     pub bench: Bench,
     /// Values for `{params.KEY}` (after `--quick` overrides).
     pub params: BTreeMap<String, String>,
+    /// `[cluster]`: builds and bench blocks run as cluster jobs.
+    pub cluster: Option<Cluster>,
+}
+
+/// `[cluster]`: where and how the jobs of a cluster run are submitted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cluster {
+    /// The scheduler; Slurm is the one there is.
+    pub engine: ClusterEngine,
+    pub partition: Option<String>,
+    /// Bench blocks: the tasks of the job array, a node each.
+    pub nodes: u32,
+    /// Slurm's time limit per job, as Slurm writes it.
+    pub time: Option<String>,
+    pub account: Option<String>,
+    /// Extra sbatch options, passed as they are.
+    pub sbatch: Vec<String>,
+    /// The afterburner binary the jobs run (default: this one).
+    pub afterburner: Option<PathBuf>,
+    /// Whether each job takes its nodes whole.
+    pub exclusive: bool,
+    /// Skip the check that the work directory is on shared storage.
+    pub shared: bool,
+}
+
+impl Cluster {
+    /// `--slurm` without a `[cluster]` section: two blocks on the default
+    /// partition, each job on whole nodes.
+    pub fn slurm_defaults() -> Self {
+        Self {
+            engine: ClusterEngine::Slurm,
+            partition: None,
+            nodes: 2,
+            time: None,
+            account: None,
+            sbatch: Vec::new(),
+            afterburner: None,
+            exclusive: true,
+            shared: false,
+        }
+    }
+}
+
+/// A cluster scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterEngine {
+    Slurm,
 }
 
 /// What is built, from where, how.

@@ -26,6 +26,30 @@ pub struct RawExperiment {
     /// Overrides applied with `--quick`.
     #[serde(default)]
     pub quick: RawQuick,
+    /// `[cluster]`: run builds and bench blocks as cluster jobs.
+    pub cluster: Option<RawCluster>,
+}
+
+/// `[cluster]`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCluster {
+    pub engine: Spanned<String>,
+    pub partition: Option<String>,
+    /// Bench blocks: the tasks of the job array, a node each.
+    pub nodes: Option<Spanned<u32>>,
+    /// Slurm's time limit per job ("30", "1:00:00", "1-00:00:00").
+    pub time: Option<Spanned<String>>,
+    pub account: Option<String>,
+    /// Extra sbatch options, passed as they are.
+    #[serde(default)]
+    pub sbatch: Vec<String>,
+    /// The afterburner binary the jobs run (default: this one).
+    pub afterburner: Option<String>,
+    /// Whether each job takes its nodes whole (default true).
+    pub exclusive: Option<bool>,
+    /// Skip the check that the work directory is on shared storage.
+    pub shared: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -18,6 +18,7 @@ use super::{
 use crate::toolchain::Compiler;
 use crate::units::parse_duration;
 
+mod cluster;
 mod each;
 mod matrix;
 mod services;
@@ -58,6 +59,11 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         cx.expand_each(std::mem::take(&mut raw.workloads), &dir)?;
     let workloads = cx.workloads(&raw_workloads, &target, &params, &dir)?;
     let bench = cx.bench(&raw.bench, quick.then_some(&quick_section))?;
+    let cluster = raw
+        .cluster
+        .as_ref()
+        .map(|c| cx.cluster(c, &bench, &dir))
+        .transpose()?;
     Ok(Experiment {
         file: absolute,
         dir,
@@ -67,6 +73,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         workload_sets,
         bench,
         params,
+        cluster,
     })
 }
 

@@ -59,6 +59,7 @@ impl Exporter for Html {
         for group in results.groups() {
             section(&mut out, results, &group.rows, &group.comparisons);
         }
+        super::nodes::html(&mut out, results, esc);
         super::load_charts::render(&mut out, results, esc);
         if let Some(explained) = &results.explained {
             out.push_str(&crate::explain::render::html(

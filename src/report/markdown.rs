@@ -58,6 +58,7 @@ impl Exporter for Markdown {
             }
             table(&mut out, results, &group.rows, &group.comparisons);
         }
+        out.push_str(&super::nodes::markdown(results));
         out.push_str(&super::sets::markdown(results));
         out.push_str(&super::utilization::markdown(results));
         out.push_str(&super::server::markdown(results));

@@ -15,6 +15,7 @@ mod format;
 mod headline;
 pub mod instances;
 mod load_charts;
+pub mod nodes;
 pub mod results;
 mod server;
 mod sets;
@@ -132,9 +133,13 @@ pub fn load_results(run_dir: &Path) -> Result<Results> {
             });
         }
     }
+    results.nodes = nodes::read(&recorded.blocks);
+    results.warnings.extend(nodes::disagreements(&results));
+    // A cluster run's profiles are its blocks': the first explains.
+    let explained_run = recorded.blocks.first().map_or(&recorded, |b| &b.recorded);
     // A profile that cannot be read costs the report its section, not
     // the report itself.
-    match crate::explain::explain(&recorded) {
+    match crate::explain::explain(explained_run) {
         Ok(explained) => results.explained = explained,
         Err(error) => results.warnings.push(results::WarningEntry {
             workload: None,
@@ -143,7 +148,7 @@ pub fn load_results(run_dir: &Path) -> Result<Results> {
             message: format!("no section \"Where the instructions went\": {error:#}"),
         }),
     }
-    match crate::explain::simulation::read(&recorded) {
+    match crate::explain::simulation::read(explained_run) {
         Ok(simulated) => results.simulated = Some(simulated).filter(|s| !s.runs.is_empty()),
         Err(error) => results.warnings.push(results::WarningEntry {
             workload: None,

@@ -72,6 +72,9 @@ pub struct Results {
     /// achieved, latency, and whether it kept up with its siblings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<super::instances::Instances>,
+    /// A cluster run's blocks, each analysed alone, with its node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<super::nodes::Node>,
     /// Where the instructions went, per function and object, when the
     /// run kept callgrind's files (drawn in report.md and report.html;
     /// not part of results.json: `afterburner explain` redraws it).
@@ -306,6 +309,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         },
         loads: Vec::new(),
         instances: Vec::new(),
+        nodes: Vec::new(),
         explained: None,
         simulated: None,
     }

@@ -5,6 +5,7 @@
 //! [`Writer`]; report and compare read through [`read`], which checks every
 //! record against the plan.
 
+mod blocks;
 mod profiles;
 mod reader;
 mod sequential;
@@ -17,6 +18,10 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 pub use crate::measure::{RunKind, RunRecord};
+pub use blocks::{
+    block_dir, block_seed, block_states, is_cluster, read_cluster, write_cluster, Block,
+    ClusterRun, Job, BLOCKS_DIR, CLUSTER_FILE, JOB_LOGS_DIR,
+};
 pub use profiles::{
     profile_dir, profile_files, simulation_dir, simulation_files, PROFILES_DIR, SIMULATED_DIR,
 };

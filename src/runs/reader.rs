@@ -30,11 +30,17 @@ pub struct Recorded {
     pub runs: Vec<RunRecord>,
     pub notes: Vec<String>,
     pub progress: Progress,
+    /// A cluster run's blocks, each read on its own (empty for a run on
+    /// one machine); `runs` is then their records merged.
+    pub blocks: Vec<super::Block>,
 }
 
 /// Read and check a run directory for a report; a run with no finished
 /// run at all is an error.
 pub fn read(run_dir: &Path) -> Result<Recorded> {
+    if super::is_cluster(run_dir) {
+        return super::blocks::read_merged(run_dir);
+    }
     let meta = read_meta(run_dir)?;
     let path = run_dir.join(RAW_FILE);
     let checked = read_records(&path, &meta)?;
@@ -52,6 +58,7 @@ pub fn read(run_dir: &Path) -> Result<Recorded> {
         runs: checked.runs,
         notes: checked.notes,
         progress,
+        blocks: Vec::new(),
     })
 }
 

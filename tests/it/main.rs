@@ -4,6 +4,7 @@
 
 mod abuse;
 mod architecture;
+mod cluster;
 mod codegen;
 mod errors;
 mod explain;

@@ -1,0 +1,375 @@
+//! A cluster run's blocks side by side: each block analysed alone (its
+//! own paired rounds, its own interval and verdict), with the node it ran
+//! on and that node's CPU, and whether the merged verdict holds on every
+//! node type. Two blocks whose intervals do not overlap disagree beyond
+//! their noise: a warning says so, naming both.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::results::{analyze, ComparisonEntry, Results, WarningEntry};
+use crate::runs::Block;
+use crate::stats::Verdict;
+
+/// One block of a cluster run and its comparisons.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Node {
+    /// The block (the job array's task index).
+    pub block: u32,
+    /// The node it ran on (its host name), when captured.
+    pub node: Option<String>,
+    pub cpu_model: Option<String>,
+    pub logical_cpus: usize,
+    pub complete_rounds: u32,
+    pub planned_rounds: u32,
+    /// Each comparison of the merged report, on this block alone.
+    pub comparisons: Vec<NodeComparison>,
+}
+
+/// A variant against the baseline on one block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NodeComparison {
+    pub workload: String,
+    pub metric: String,
+    pub variant: String,
+    /// The ratio that decides (the median per-round ratio where rounds
+    /// are paired and the metric noisy, else the ratio of means), and its
+    /// interval.
+    pub ratio: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub verdict: Verdict,
+}
+
+/// The deciding ratio and interval of a comparison.
+fn deciding(c: &ComparisonEntry) -> (f64, f64, f64) {
+    let outcome = &c.outcome;
+    match (
+        outcome.median_ratio,
+        outcome.median_ci_low,
+        outcome.median_ci_high,
+    ) {
+        (Some(ratio), Some(low), Some(high)) => (ratio, low, high),
+        _ => (outcome.ratio, outcome.ci_low, outcome.ci_high),
+    }
+}
+
+/// Each block analysed alone.
+pub fn read(blocks: &[Block]) -> Vec<Node> {
+    blocks
+        .iter()
+        .map(|b| {
+            let r = &b.recorded;
+            let results = analyze(&r.meta, &r.runs);
+            Node {
+                block: b.index,
+                node: r.meta.environment.hostname.clone(),
+                cpu_model: r.meta.environment.cpu_model.clone(),
+                logical_cpus: r.meta.environment.logical_cpus,
+                complete_rounds: r.progress.complete_rounds,
+                planned_rounds: r.progress.planned_rounds,
+                comparisons: results
+                    .comparisons
+                    .iter()
+                    .map(|c| {
+                        let (ratio, ci_low, ci_high) = deciding(c);
+                        NodeComparison {
+                            workload: c.workload.clone(),
+                            metric: c.metric.clone(),
+                            variant: c.variant.clone(),
+                            ratio,
+                            ci_low,
+                            ci_high,
+                            verdict: c.outcome.verdict,
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn node_name(n: &Node) -> String {
+    format!(
+        "block {} on {} ({})",
+        n.block,
+        n.node.as_deref().unwrap_or("?"),
+        n.cpu_model.as_deref().unwrap_or("unknown CPU")
+    )
+}
+
+/// How the merged comparison `c` fares node by node: (blocks whose own
+/// verdict is the merged one, blocks that have it, node types on which
+/// every block agrees, node types).
+fn holds(nodes: &[Node], c: &ComparisonEntry) -> (usize, usize, usize, usize) {
+    let mut blocks = 0;
+    let mut agree = 0;
+    let mut types: BTreeSet<&str> = BTreeSet::new();
+    let mut failing: BTreeSet<&str> = BTreeSet::new();
+    for n in nodes {
+        let Some(own) = find(n, c) else { continue };
+        let cpu = n.cpu_model.as_deref().unwrap_or("unknown CPU");
+        types.insert(cpu);
+        blocks += 1;
+        if own.verdict == c.outcome.verdict {
+            agree += 1;
+        } else {
+            failing.insert(cpu);
+        }
+    }
+    (agree, blocks, types.len() - failing.len(), types.len())
+}
+
+fn find<'a>(n: &'a Node, c: &ComparisonEntry) -> Option<&'a NodeComparison> {
+    n.comparisons
+        .iter()
+        .find(|o| o.workload == c.workload && o.metric == c.metric && o.variant == c.variant)
+}
+
+/// Warnings for comparisons whose blocks disagree beyond their intervals.
+pub fn disagreements(results: &Results) -> Vec<WarningEntry> {
+    let mut out = Vec::new();
+    for c in &results.comparisons {
+        let own: Vec<(&Node, &NodeComparison)> = results
+            .nodes
+            .iter()
+            .filter_map(|n| find(n, c).map(|o| (n, o)))
+            .collect();
+        let apart = own.iter().find_map(|(a, x)| {
+            own.iter()
+                .find(|(_, y)| y.ci_low > x.ci_high)
+                .map(|(b, y)| ((a, x), (b, y)))
+        });
+        let Some(((a, x), (b, y))) = apart else {
+            continue;
+        };
+        let (_, _, types_ok, types) = holds(&results.nodes, c);
+        out.push(WarningEntry {
+            workload: Some(c.workload.clone()),
+            metric: Some(c.metric.clone()),
+            variant: Some(c.variant.clone()),
+            message: format!(
+                "the blocks disagree beyond their intervals: {} {:.3} [{:.3}, {:.3}] against {} {:.3} [{:.3}, {:.3}]; the merged verdict ({}) holds on {types_ok} of {types} node type(s)",
+                node_name(a),
+                x.ratio,
+                x.ci_low,
+                x.ci_high,
+                node_name(b),
+                y.ratio,
+                y.ci_low,
+                y.ci_high,
+                c.outcome.verdict_text()
+            ),
+        });
+    }
+    out
+}
+
+/// The section "Per node" of report.md.
+pub fn markdown(results: &Results) -> String {
+    if results.nodes.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "## Per node\n\nA cluster run: {} blocks, each the whole interleaved plan on one node with its own order and seed. A block's ratio below is its own (its paired rounds alone); the verdicts above pool every block's rounds, and pairs never cross blocks.\n\n| Block | Node | CPU | Rounds | Workload | Metric | Variant | Ratio | {:.0}% CI | Verdict |\n|---:|---|---|---:|---|---|---|---:|---|---|\n",
+        results.nodes.len(),
+        results.confidence * 100.0
+    );
+    for n in &results.nodes {
+        for o in &n.comparisons {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {}/{} | `{}` | {} | `{}` | {:.3} | {:.3}–{:.3} | {} |",
+                n.block,
+                n.node.as_deref().unwrap_or("?"),
+                n.cpu_model.as_deref().unwrap_or("?"),
+                n.complete_rounds,
+                n.planned_rounds,
+                o.workload,
+                o.metric,
+                o.variant,
+                o.ratio,
+                o.ci_low,
+                o.ci_high,
+                verdict_word(o.verdict)
+            );
+        }
+    }
+    out.push('\n');
+    for c in &results.comparisons {
+        let (agree, blocks, types_ok, types) = holds(&results.nodes, c);
+        let _ = writeln!(
+            out,
+            "- `{}` on `{}` ({}): {} merged; the same on {agree} of {blocks} blocks, on {types_ok} of {types} node type(s)",
+            c.variant,
+            c.workload,
+            c.metric,
+            c.outcome.verdict_text()
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// The section "Per node" of report.html.
+pub fn html(out: &mut String, results: &Results, esc: fn(&str) -> String) {
+    if results.nodes.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<h2>Per node</h2><p>{} blocks, each the whole plan on one node; a block's ratio is its own, pairs never cross blocks.</p><table><tr><th>Block</th><th>Node</th><th>CPU</th><th>Rounds</th><th>Workload</th><th>Metric</th><th>Variant</th><th>Ratio</th><th>{:.0}% CI</th><th>Verdict</th></tr>",
+        results.nodes.len(),
+        results.confidence * 100.0
+    );
+    for n in &results.nodes {
+        for o in &n.comparisons {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{:.3}</td><td>{:.3}–{:.3}</td><td>{}</td></tr>",
+                n.block,
+                esc(n.node.as_deref().unwrap_or("?")),
+                esc(n.cpu_model.as_deref().unwrap_or("?")),
+                n.complete_rounds,
+                n.planned_rounds,
+                esc(&o.workload),
+                esc(&o.metric),
+                esc(&o.variant),
+                o.ratio,
+                o.ci_low,
+                o.ci_high,
+                verdict_word(o.verdict)
+            );
+        }
+    }
+    let _ = writeln!(out, "</table>");
+}
+
+/// The terminal's lines: each block's primary comparisons, in a line.
+pub fn text(results: &Results) -> String {
+    if results.nodes.is_empty() {
+        return String::new();
+    }
+    let rows = super::headline::rows(results);
+    let mut out = format!(
+        "per node ({} blocks, pairs within each):\n",
+        results.nodes.len()
+    );
+    for n in &results.nodes {
+        let mut line = format!("  {}:", node_name(n));
+        for row in &rows {
+            if let Some(o) = find(n, row.comparison) {
+                let _ = write!(
+                    line,
+                    " {} {} {} {:.3} {};",
+                    o.workload,
+                    o.metric,
+                    o.variant,
+                    o.ratio,
+                    verdict_word(o.verdict)
+                );
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end_matches(';'));
+    }
+    out
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::Same => "same",
+        Verdict::Undecided => "undecided",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(block: u32, cpu: &str, ratio: f64, low: f64, high: f64, verdict: Verdict) -> Node {
+        Node {
+            block,
+            node: Some(format!("n{block}")),
+            cpu_model: Some(cpu.to_owned()),
+            logical_cpus: 2,
+            complete_rounds: 4,
+            planned_rounds: 4,
+            comparisons: vec![NodeComparison {
+                workload: "w".into(),
+                metric: "wall".into(),
+                variant: "pgo".into(),
+                ratio,
+                ci_low: low,
+                ci_high: high,
+                verdict,
+            }],
+        }
+    }
+
+    fn entry(verdict: Verdict) -> ComparisonEntry {
+        let mut outcome = crate::stats::compare(
+            &[1.0, 1.1, 0.9, 1.0],
+            &[0.8, 0.85, 0.75, 0.8],
+            &crate::stats::CompareOptions {
+                confidence: 0.95,
+                paired: true,
+                precision: crate::stats::Precision::Noisy,
+                lower_is_better: true,
+                resamples: 1000,
+                seed: 1,
+                equivalence: 0.01,
+            },
+        )
+        .unwrap();
+        outcome.verdict = verdict;
+        ComparisonEntry {
+            workload: "w".into(),
+            metric: "wall".into(),
+            unit: "s".into(),
+            variant: "pgo".into(),
+            baseline: "baseline".into(),
+            outcome,
+            paired: true,
+        }
+    }
+
+    #[test]
+    fn holds_counts_blocks_and_node_types() {
+        let nodes = vec![
+            node(0, "EPYC", 0.8, 0.75, 0.85, Verdict::Faster),
+            node(1, "EPYC", 0.82, 0.78, 0.86, Verdict::Faster),
+            node(2, "Xeon", 1.0, 0.97, 1.03, Verdict::Undecided),
+        ];
+        assert_eq!(holds(&nodes, &entry(Verdict::Faster)), (2, 3, 1, 2));
+    }
+
+    #[test]
+    fn intervals_apart_are_a_warning_and_overlapping_ones_are_not() {
+        let mut results: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
+        results.comparisons = vec![entry(Verdict::Faster)];
+        results.nodes = vec![
+            node(0, "EPYC", 0.8, 0.75, 0.85, Verdict::Faster),
+            node(1, "Xeon", 0.83, 0.8, 0.9, Verdict::Faster),
+        ];
+        assert!(disagreements(&results).is_empty());
+        results
+            .nodes
+            .push(node(2, "Xeon", 1.0, 0.97, 1.03, Verdict::Undecided));
+        let warnings = disagreements(&results);
+        assert_eq!(warnings.len(), 1);
+        let text = &warnings[0].message;
+        assert!(
+            text.contains(
+                "block 0 on n0 (EPYC) 0.800 [0.750, 0.850] against block 2 on n2 (Xeon) 1.000"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("holds on 1 of 2 node type(s)"), "{text}");
+    }
+}
