@@ -591,3 +591,52 @@ fn state_placeholders_name_services_and_steps_resolve() {
         "{err}"
     );
 }
+
+#[test]
+fn a_cluster_section_loads_with_defaults_and_its_settings() {
+    let e = load_text(
+        &format!(
+            "{GOOD}\n[cluster]\nengine = \"slurm\"\npartition = \"perf\"\ntime = \"1:00:00\"\nsbatch = [\"--constraint=epyc\"]\nafterburner = \"bin/afterburner\"\n"
+        ),
+        false,
+    )
+    .unwrap();
+    let c = e.cluster.unwrap();
+    assert_eq!(c.nodes, 2);
+    assert_eq!(c.partition.as_deref(), Some("perf"));
+    assert_eq!(c.time.as_deref(), Some("1:00:00"));
+    assert_eq!(c.sbatch, ["--constraint=epyc"]);
+    assert_eq!(c.afterburner, Some(PathBuf::from("/exp/bin/afterburner")));
+    assert!(c.exclusive && !c.shared);
+    assert!(load_text(GOOD, false).unwrap().cluster.is_none());
+}
+
+#[test]
+fn a_bad_cluster_section_names_its_line() {
+    let text = format!("{GOOD}\n[cluster]\nengine = \"kubernetes\"\n");
+    let line = text.lines().position(|l| l.starts_with("engine")).unwrap() + 1;
+    let engine = error_of(&text);
+    assert!(engine.contains(&format!(":{line}:")), "{engine}");
+    assert!(
+        engine.contains("unknown cluster engine `kubernetes`"),
+        "{engine}"
+    );
+    let nodes = error_of(&format!(
+        "{GOOD}\n[cluster]\nengine = \"slurm\"\nnodes = 0\n"
+    ));
+    assert!(nodes.contains(&format!(":{}:", line + 1)), "{nodes}");
+    assert!(nodes.contains("nodes = 0 is out of range"), "{nodes}");
+    let time = error_of(&format!(
+        "{GOOD}\n[cluster]\nengine = \"slurm\"\ntime = \"2h\"\n"
+    ));
+    assert!(time.contains("not a Slurm time limit"), "{time}");
+    let auto = GOOD.replace(
+        "[quick]",
+        "[bench]\nrepetitions = \"auto\"\nbudget = \"10m\"\n\n[quick]",
+    );
+    let auto = error_of(&format!("{auto}\n[cluster]\nengine = \"slurm\"\n"));
+    assert!(
+        auto.contains("a cluster run needs a fixed number of rounds"),
+        "{auto}"
+    );
+}
