@@ -546,8 +546,10 @@ fn explain(args: &ExplainArgs) -> Result<()> {
             )
         })?
     };
-    let recorded = crate::runs::read(&run_dir)?;
-    let explanation = crate::explain::explain_or_say_why(&recorded)?;
+    let merged = crate::runs::read(&run_dir)?;
+    // A cluster run's profiles are in its first block.
+    let recorded = merged.with_files();
+    let explanation = crate::explain::explain_or_say_why(recorded)?;
     let selection = crate::explain::render::Selection {
         variant: args.variant.as_deref(),
         workload: args.workload.as_deref(),
@@ -584,7 +586,10 @@ fn simulate(args: &ExplainArgs) -> Result<()> {
                 cx.workdir.runs().display()
             )
         })?;
-    let recorded = crate::runs::read(&run_dir)?;
+    let merged = crate::runs::read(&run_dir)?;
+    // A cluster run simulates beside its first block's profiles.
+    let recorded = merged.with_files();
+    let run_dir = recorded.dir.clone();
     let planned = recorded.meta.variants.iter().map(|v| v.name.as_str());
     if !planned.eq(cx.experiment.variants.iter().map(|v| v.name.as_str())) {
         anyhow::bail!(
@@ -600,7 +605,7 @@ fn simulate(args: &ExplainArgs) -> Result<()> {
     };
     crate::explain::check_selection(&recorded.meta, &selection)?;
     let notes = crate::bench::simulate(&cx, &run_dir, args.workload.as_deref())?;
-    let mut simulation = crate::explain::simulation::read(&recorded)?;
+    let mut simulation = crate::explain::simulation::read(recorded)?;
     simulation
         .runs
         .retain(|r| args.workload.as_deref().is_none_or(|w| w == r.workload));

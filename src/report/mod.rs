@@ -136,7 +136,7 @@ pub fn load_results(run_dir: &Path) -> Result<Results> {
     results.nodes = nodes::read(&recorded.blocks);
     results.warnings.extend(nodes::disagreements(&results));
     // A cluster run's profiles are its blocks': the first explains.
-    let explained_run = recorded.blocks.first().map_or(&recorded, |b| &b.recorded);
+    let explained_run = recorded.with_files();
     // A profile that cannot be read costs the report its section, not
     // the report itself.
     match crate::explain::explain(explained_run) {

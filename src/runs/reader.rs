@@ -35,6 +35,14 @@ pub struct Recorded {
     pub blocks: Vec<super::Block>,
 }
 
+impl Recorded {
+    /// The run directory whose per-run files (callgrind profiles,
+    /// simulations) are read: a cluster run's first block, else this run.
+    pub fn with_files(&self) -> &Recorded {
+        self.blocks.first().map_or(self, |b| &b.recorded)
+    }
+}
+
 /// Read and check a run directory for a report; a run with no finished
 /// run at all is an error.
 pub fn read(run_dir: &Path) -> Result<Recorded> {
