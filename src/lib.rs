@@ -15,7 +15,7 @@
 //! model      experiment (the validated experiment file)
 //! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
 //! probes     env (the machine) · stats (verdicts)
-//! leaves     units · digest · rng · pinning · process · guardian · interrupt · system
+//! leaves     handle · units · digest · rng · pinning · process · guardian · interrupt · system
 //!            cpustat
 //!            lockfile · progress
 //! ```
@@ -32,6 +32,7 @@ pub mod env;
 pub mod experiment;
 pub mod explain;
 pub mod guardian;
+pub mod handle;
 pub mod interrupt;
 pub mod load;
 pub mod lockfile;

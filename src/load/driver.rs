@@ -4,7 +4,7 @@
 //! blocking call per request ([`blocking::Call`]). [`Driver`] is a handle
 //! on one, compared, printed and recorded by its name.
 
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 use anyhow::Result;
 
@@ -110,45 +110,10 @@ impl Driver {
     }
 }
 
-impl std::ops::Deref for Driver {
-    type Target = dyn DriverKind;
-
-    fn deref(&self) -> &Self::Target {
-        self.0
-    }
-}
-
-impl PartialEq for Driver {
-    fn eq(&self, other: &Self) -> bool {
-        self.name() == other.name()
-    }
-}
-
-impl Eq for Driver {}
-
-impl fmt::Debug for Driver {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl serde::Serialize for Driver {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Driver {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        Driver::from_name(&name).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "unknown driver `{name}`; the drivers: {}",
-                Driver::names()
-            ))
-        })
-    }
-}
+crate::named_handle!(Driver, DriverKind, name, |name| {
+    Driver::from_name(name)
+        .ok_or_else(|| format!("unknown driver `{name}`; the drivers: {}", Driver::names()))
+});
 
 /// `load --help`'s request syntax, from every driver's own.
 pub fn request_syntax() -> String {

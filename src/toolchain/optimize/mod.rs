@@ -194,44 +194,11 @@ impl Optimization {
     }
 }
 
-impl std::ops::Deref for Optimization {
-    type Target = dyn Optimize;
-
-    fn deref(&self) -> &Self::Target {
-        self.0
-    }
-}
-
-impl PartialEq for Optimization {
-    fn eq(&self, other: &Self) -> bool {
-        self.word() == other.word()
-    }
-}
-
-impl Eq for Optimization {}
-
-impl fmt::Debug for Optimization {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.word())
-    }
-}
+crate::named_handle!(Optimization, Optimize, word, Optimization::from_name);
 
 impl fmt::Display for Optimization {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.word())
-    }
-}
-
-impl serde::Serialize for Optimization {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.word())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Optimization {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let word = String::deserialize(d)?;
-        Optimization::from_name(&word).map_err(serde::de::Error::custom)
     }
 }
 
