@@ -26,6 +26,8 @@ pub struct Node {
     pub planned_rounds: u32,
     /// Each comparison of the merged report, on this block alone.
     pub comparisons: Vec<NodeComparison>,
+    /// The node's machine and software, captured when the block began.
+    pub environment: crate::env::Environment,
 }
 
 /// A variant against the baseline on one block.
@@ -86,6 +88,7 @@ pub fn read(blocks: &[Block]) -> Vec<Node> {
                         }
                     })
                     .collect(),
+                environment: r.meta.environment.clone(),
             }
         })
         .collect()
@@ -198,6 +201,24 @@ pub fn markdown(results: &Results) -> String {
         }
     }
     out.push('\n');
+    for n in &results.nodes {
+        let e = &n.environment;
+        let _ = writeln!(
+            out,
+            "- block {}: {}, {}, {} logical CPUs, kernel {}, hardware counters {}, captured {}",
+            n.block,
+            e.hostname.as_deref().unwrap_or("?"),
+            e.cpu_model.as_deref().unwrap_or("unknown CPU"),
+            e.logical_cpus,
+            e.kernel_version
+                .as_deref()
+                .or(e.kernel.as_deref())
+                .unwrap_or("?"),
+            if e.perf_counters { "yes" } else { "no" },
+            e.captured_at
+        );
+    }
+    out.push('\n');
     for c in &results.comparisons {
         let (agree, blocks, types_ok, types) = holds(&results.nodes, c);
         let _ = writeln!(
@@ -291,7 +312,11 @@ mod tests {
     use super::*;
 
     fn node(block: u32, cpu: &str, ratio: f64, low: f64, high: f64, verdict: Verdict) -> Node {
+        let results: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
         Node {
+            environment: results.environment,
             block,
             node: Some(format!("n{block}")),
             cpu_model: Some(cpu.to_owned()),
