@@ -10,13 +10,19 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 
 use crate::experiment::{Bindings, Experiment, Load, LoadModel, Variant, Workload};
-use crate::load::{self, series_csv, sla, Outcome};
+use crate::load;
 use crate::measure::{
-    self, log_stem, nanos, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot,
+    self, log_stem, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot,
 };
 use crate::process::{run_timed, TimedIo};
 use crate::service::{self, ServiceUsage};
 use crate::stats::Precision;
+
+mod copies;
+mod count;
+
+use copies::{copy_stem, drive};
+use count::{add_count, counter_prefix, drive_window};
 
 /// The metrics a load workload adds: throughput and latency percentiles.
 pub fn load_metrics(load: &Load) -> Vec<Metric> {
@@ -301,142 +307,6 @@ fn start_copies(
     Ok((started, all_bindings))
 }
 
-/// The instructions the counter wrote into scratch, and per request for a
-/// windowed count.
-fn add_count(record: &mut RunRecord, s: &Served, load: Option<&Load>, windowed: bool) {
-    record.instruction_source = Some(s.counter.name().to_owned());
-    let keep = crate::runs::profile_dir(s.run_dir, &record.workload, &record.variant, record.round);
-    record.instructions = match s.counter.collect(s.scratch, Some(&keep)) {
-        Ok(n) => n,
-        // A service killed under the counter leaves no count: this run
-        // fails (with the first cause, if it had one), the bench goes on.
-        Err(error) => {
-            record.success = false;
-            record.error.get_or_insert_with(|| format!("{error:#}"));
-            None
-        }
-    };
-    if let (true, Some(n), Some(&requests)) =
-        (windowed, record.instructions, record.figures.get(REQUESTS))
-    {
-        if requests > 0.0 {
-            record
-                .figures
-                .insert(INSTRUCTIONS_PER_REQUEST.to_owned(), n as f64 / requests);
-        }
-        if !countable(load) {
-            // A load of a set duration answers as many requests as it
-            // can: its total is no measure of the variant, only per request.
-            record
-                .figures
-                .insert(WINDOW_INSTRUCTIONS.to_owned(), n as f64);
-            record.instructions = None;
-        }
-    }
-}
-
-/// The instructions counted over a duration load's window (recorded, not
-/// compared: the requests answered vary).
-const WINDOW_INSTRUCTIONS: &str = "window_instructions";
-
-/// The words that start a counted run's services, and whether they count a
-/// load's window only (where the counter can be switched: callgrind) rather
-/// than start to stop.
-fn counter_prefix(
-    slot: &RunSlot,
-    s: &Served,
-    out: &Path,
-    counting: bool,
-) -> (Option<Vec<String>>, bool) {
-    let windowed = (counting && windowable(slot.workload.load.as_ref()))
-        .then(|| s.counter.windowed_prefix(out))
-        .flatten();
-    match windowed {
-        Some(words) => (Some(words), true),
-        None => (counting.then(|| s.counter.prefix(out)), false),
-    }
-}
-
-/// Drive a load whose services run under callgrind with instrumentation
-/// off: the warmup as a load of its own, uncounted; then instrumentation on
-/// in every service process, the measured load, and off again before the
-/// services stop, so only the window is counted.
-fn drive_window(
-    load: &Load,
-    bindings: &[Bindings],
-    started: &[service::Services],
-    s: &Served,
-    stem: &str,
-    record: &mut RunRecord,
-) -> Result<()> {
-    if !load.warmup.is_zero() {
-        if let Err(error) = warm_up(load, bindings, s) {
-            // This run fails; the bench goes on.
-            record.error = Some(format!("{error:#}"));
-            return Ok(());
-        }
-    }
-    let groups: Vec<libc::pid_t> = started.iter().flat_map(service::Services::groups).collect();
-    if let Err(error) = crate::measure::window::switch(&groups, true) {
-        // A service that died in the warmup, say: this run fails, the
-        // bench goes on.
-        record.error = Some(format!("{error:#}"));
-        return Ok(());
-    }
-    let measured = Load {
-        warmup: Duration::ZERO,
-        ..load.clone()
-    };
-    let result = drive(&measured, bindings, s, stem, record);
-    // A service that died during the load leaves nothing to switch off:
-    // that fails this run (it has its own error already), not the bench.
-    if let Err(error) = crate::measure::window::switch(&groups, false) {
-        record.success = false;
-        record.error.get_or_insert_with(|| format!("{error:#}"));
-    }
-    result
-}
-
-/// The load's warmup alone, on every instance, its outcome dropped.
-fn warm_up(load: &Load, bindings: &[Bindings], s: &Served) -> Result<()> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = bindings
-            .iter()
-            .map(|b| {
-                scope.spawn(move || -> Result<()> {
-                    let address = load.address.expand(b)?;
-                    let mut spec = load.spec(address, s.seed, &s.experiment.dir);
-                    let duration = spec.warmup;
-                    spec.model = match spec.model {
-                        load::Model::Rate { clients, rate, .. } => load::Model::Rate {
-                            clients,
-                            rate,
-                            duration,
-                        },
-                        load::Model::Closed { clients, .. } => load::Model::Closed {
-                            clients,
-                            duration: Some(duration),
-                            requests: None,
-                        },
-                        load::Model::Iterations { .. } => load::Model::Closed {
-                            clients: 1,
-                            duration: Some(duration),
-                            requests: None,
-                        },
-                    };
-                    spec.warmup = Duration::ZERO;
-                    spec.interval = spec.interval.min(duration);
-                    load::run(&spec).map(drop).context("the load's warmup")
-                })
-            })
-            .collect();
-        handles.into_iter().try_for_each(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("a warmup thread panicked")))
-        })
-    })
-}
-
 /// A service's CPU time (user + sys from `wait4`, start to stop) divided by
 /// the requests the load had answered in its measured window, in µs: on a
 /// saturated machine far steadier than throughput.
@@ -528,177 +398,6 @@ pub fn workload_step(
     })
 }
 
-/// Each copy of the load against its own services, in parallel.
-fn run_copies(load: &Load, bindings: &[Bindings], s: &Served, round: u64) -> Vec<Result<Ran>> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = bindings
-            .iter()
-            .enumerate()
-            .map(|(copy, b)| {
-                scope.spawn(move || -> Result<Ran> {
-                    let address = load.address.expand(b)?;
-                    let seed = s.seed ^ round ^ ((copy as u64) << 32);
-                    let spec = load.spec(address, seed, &s.experiment.dir);
-                    match &load.model {
-                        LoadModel::Sla { sla: bound, .. } => {
-                            let found = sla::search(&spec, bound, |_| {})?;
-                            Ok((found.confirm.clone(), Some(found), None))
-                        }
-                        LoadModel::Run(_) => {
-                            let recorded = load::run_recorded(&spec)?;
-                            Ok((recorded.outcome.clone(), None, Some(recorded)))
-                        }
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))
-            })
-            .collect()
-    })
-}
-
-/// What one copy of a load gave: its outcome, the SLA search's finding,
-/// and its recorded latencies (not kept for an SLA search).
-type Ran = (Outcome, Option<sla::Found>, Option<load::Recorded>);
-
-/// Run the load (one per instance, in parallel); summaries and time
-/// series go beside the run's logs. Instances add up: throughput, errors
-/// and timeouts are summed, latency percentiles read from their merged
-/// histograms (averaged only for an SLA search's confirming runs).
-fn drive(
-    load: &Load,
-    bindings: &[Bindings],
-    s: &Served,
-    stem: &str,
-    record: &mut RunRecord,
-) -> Result<()> {
-    let started = Instant::now();
-    let round = u64::from(record.round);
-    let servers_before = server_times(load, bindings);
-    let results = run_copies(load, bindings, s, round);
-    let servers_after = server_times(load, bindings);
-    // The time a fixed amount of work took is a measurement; the length of
-    // a load that runs for a set duration is not.
-    if countable(Some(load)) {
-        record.wall_ns = Some(nanos(started.elapsed()));
-    }
-    let mut outcomes = Vec::new();
-    let mut recorded = Vec::new();
-    for (copy, result) in results.into_iter().enumerate() {
-        let (outcome, found, kept) = match result {
-            Ok(r) => r,
-            Err(error) => {
-                // No rate met the bound, say: this run failed, the bench goes on.
-                record.error = Some(format!("load: {error:#}"));
-                return Ok(());
-            }
-        };
-        let name = copy_stem(stem, copy, bindings.len());
-        let json = match &found {
-            Some(f) => serde_json::to_vec_pretty(f)?,
-            None => serde_json::to_vec_pretty(&outcome)?,
-        };
-        fs_err::write(s.logs.join(format!("{name}.load.json")), json)?;
-        fs_err::write(
-            s.logs.join(format!("{name}.series.csv")),
-            series_csv(&outcome.series),
-        )?;
-        fs_err::write(
-            s.logs.join(format!("{name}.feedsim.csv")),
-            load::feedsim_csv(&outcome.series),
-        )?;
-        outcomes.push((outcome, found.map(|f| f.rate_rps)));
-        recorded.extend(kept);
-    }
-    let n = outcomes.len() as f64;
-    let sum = |f: &dyn Fn(&load::Summary) -> f64| {
-        outcomes.iter().map(|(o, _)| f(&o.summary)).sum::<f64>()
-    };
-    // Copies' latencies merged into one histogram before any percentile is
-    // read; an SLA search's confirming runs (kept as summaries only) are
-    // averaged.
-    let merged = (recorded.len() == outcomes.len())
-        .then(|| load::merged_summary(&recorded))
-        .flatten();
-    let latency = |f: &dyn Fn(&load::Summary) -> f64| merged.as_ref().map_or_else(|| sum(f) / n, f);
-    let mut figures: BTreeMap<String, f64> = [
-        ("throughput", sum(&|s| s.achieved_rps)),
-        ("p50", latency(&|s| s.latency_ms.p50)),
-        ("p90", latency(&|s| s.latency_ms.p90)),
-        ("p99", latency(&|s| s.latency_ms.p99)),
-        ("p99.9", latency(&|s| s.latency_ms.p999)),
-        ("errors", sum(&|s| s.errors as f64)),
-        ("timeouts", sum(&|s| s.timeouts as f64)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect();
-    if matches!(load.model, LoadModel::Sla { .. }) {
-        figures.insert(
-            "sla_rate".to_owned(),
-            outcomes.iter().filter_map(|(_, r)| *r).sum(),
-        );
-    }
-    if let Some(rate) = hit_rate(outcomes.iter().map(|(o, _)| &o.summary)) {
-        figures.insert("hit_rate".to_owned(), rate);
-    }
-    let requests = sum(&|s| s.requests as f64);
-    figures.insert(REQUESTS.to_owned(), requests);
-    if let (Some(before), Some(after)) = (servers_before, servers_after) {
-        let sum = |v: &[load::driver::ServerTime]| {
-            v.iter().fold(load::driver::ServerTime::default(), |a, t| {
-                load::driver::ServerTime {
-                    calls: a.calls + t.calls,
-                    busy_us: a.busy_us + t.busy_us,
-                }
-            })
-        };
-        if let Some(us) = sum(&before).mean_us_until(sum(&after)) {
-            figures.insert(SERVER_MEAN.to_owned(), us);
-        }
-    }
-    record.exit = format!(
-        "{requests} requests, {} errors, {} timeouts",
-        figures["errors"], figures["timeouts"]
-    );
-    record.figures.extend(figures);
-    if let Some((o, _)) = outcomes.iter().find(|(o, _)| o.summary.requests == 0) {
-        record.error = Some(format!(
-            "no request was answered: {}",
-            o.summary
-                .first_error
-                .as_deref()
-                .unwrap_or("no reason recorded")
-        ));
-    } else {
-        record.success = true;
-    }
-    Ok(())
-}
-
-/// The share of looked-up keys that copies of a load found, over all of
-/// them; `None` when none looked anything up (only memcached gets do).
-fn hit_rate<'a>(summaries: impl Iterator<Item = &'a load::Summary>) -> Option<f64> {
-    let (hits, misses) = summaries.fold((0, 0), |(h, m), s| {
-        (h + s.hits.unwrap_or(0), m + s.misses.unwrap_or(0))
-    });
-    (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64)
-}
-
-/// The log stem of copy `copy` of `copies` (`-iN` only when there are several).
-fn copy_stem(stem: &str, copy: usize, copies: usize) -> String {
-    if copies > 1 {
-        format!("{stem}-i{copy}")
-    } else {
-        stem.to_owned()
-    }
-}
-
 /// One training run of a workload on an instrumented variant: the target's
 /// services (if any) started with the training environment (so they write
 /// profiles), the command or load, then a clean stop so the profiles are
@@ -780,6 +479,7 @@ pub fn train_served(
 
 #[cfg(test)]
 mod tests {
+    use super::copies::hit_rate;
     use super::*;
 
     fn summary(hits: Option<u64>, misses: Option<u64>) -> load::Summary {

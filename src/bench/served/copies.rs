@@ -1,0 +1,190 @@
+//! A load's copies (`instances`), each against its own services, in
+//! parallel; their outcomes added up, summaries and series written beside
+//! the run's logs.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::experiment::{Bindings, Load, LoadModel};
+use crate::load::{self, series_csv, sla, Outcome};
+use crate::measure::{nanos, RunRecord};
+
+use super::{countable, server_times, Served, REQUESTS, SERVER_MEAN};
+
+/// Each copy of the load against its own services, in parallel.
+pub(super) fn run_copies(
+    load: &Load,
+    bindings: &[Bindings],
+    s: &Served,
+    round: u64,
+) -> Vec<Result<Ran>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = bindings
+            .iter()
+            .enumerate()
+            .map(|(copy, b)| {
+                scope.spawn(move || -> Result<Ran> {
+                    let address = load.address.expand(b)?;
+                    let seed = s.seed ^ round ^ ((copy as u64) << 32);
+                    let spec = load.spec(address, seed, &s.experiment.dir);
+                    match &load.model {
+                        LoadModel::Sla { sla: bound, .. } => {
+                            let found = sla::search(&spec, bound, |_| {})?;
+                            Ok((found.confirm.clone(), Some(found), None))
+                        }
+                        LoadModel::Run(_) => {
+                            let recorded = load::run_recorded(&spec)?;
+                            Ok((recorded.outcome.clone(), None, Some(recorded)))
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))
+            })
+            .collect()
+    })
+}
+
+/// What one copy of a load gave: its outcome, the SLA search's finding,
+/// and its recorded latencies (not kept for an SLA search).
+pub(super) type Ran = (Outcome, Option<sla::Found>, Option<load::Recorded>);
+
+/// Run the load (one per instance, in parallel); summaries and time
+/// series go beside the run's logs. Instances add up: throughput, errors
+/// and timeouts are summed, latency percentiles read from their merged
+/// histograms (averaged only for an SLA search's confirming runs).
+pub(super) fn drive(
+    load: &Load,
+    bindings: &[Bindings],
+    s: &Served,
+    stem: &str,
+    record: &mut RunRecord,
+) -> Result<()> {
+    let started = Instant::now();
+    let round = u64::from(record.round);
+    let servers_before = server_times(load, bindings);
+    let results = run_copies(load, bindings, s, round);
+    let servers_after = server_times(load, bindings);
+    // The time a fixed amount of work took is a measurement; the length of
+    // a load that runs for a set duration is not.
+    if countable(Some(load)) {
+        record.wall_ns = Some(nanos(started.elapsed()));
+    }
+    let mut outcomes = Vec::new();
+    let mut recorded = Vec::new();
+    for (copy, result) in results.into_iter().enumerate() {
+        let (outcome, found, kept) = match result {
+            Ok(r) => r,
+            Err(error) => {
+                // No rate met the bound, say: this run failed, the bench goes on.
+                record.error = Some(format!("load: {error:#}"));
+                return Ok(());
+            }
+        };
+        let name = copy_stem(stem, copy, bindings.len());
+        let json = match &found {
+            Some(f) => serde_json::to_vec_pretty(f)?,
+            None => serde_json::to_vec_pretty(&outcome)?,
+        };
+        fs_err::write(s.logs.join(format!("{name}.load.json")), json)?;
+        fs_err::write(
+            s.logs.join(format!("{name}.series.csv")),
+            series_csv(&outcome.series),
+        )?;
+        fs_err::write(
+            s.logs.join(format!("{name}.feedsim.csv")),
+            load::feedsim_csv(&outcome.series),
+        )?;
+        outcomes.push((outcome, found.map(|f| f.rate_rps)));
+        recorded.extend(kept);
+    }
+    let n = outcomes.len() as f64;
+    let sum = |f: &dyn Fn(&load::Summary) -> f64| {
+        outcomes.iter().map(|(o, _)| f(&o.summary)).sum::<f64>()
+    };
+    // Copies' latencies merged into one histogram before any percentile is
+    // read; an SLA search's confirming runs (kept as summaries only) are
+    // averaged.
+    let merged = (recorded.len() == outcomes.len())
+        .then(|| load::merged_summary(&recorded))
+        .flatten();
+    let latency = |f: &dyn Fn(&load::Summary) -> f64| merged.as_ref().map_or_else(|| sum(f) / n, f);
+    let mut figures: BTreeMap<String, f64> = [
+        ("throughput", sum(&|s| s.achieved_rps)),
+        ("p50", latency(&|s| s.latency_ms.p50)),
+        ("p90", latency(&|s| s.latency_ms.p90)),
+        ("p99", latency(&|s| s.latency_ms.p99)),
+        ("p99.9", latency(&|s| s.latency_ms.p999)),
+        ("errors", sum(&|s| s.errors as f64)),
+        ("timeouts", sum(&|s| s.timeouts as f64)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    if matches!(load.model, LoadModel::Sla { .. }) {
+        figures.insert(
+            "sla_rate".to_owned(),
+            outcomes.iter().filter_map(|(_, r)| *r).sum(),
+        );
+    }
+    if let Some(rate) = hit_rate(outcomes.iter().map(|(o, _)| &o.summary)) {
+        figures.insert("hit_rate".to_owned(), rate);
+    }
+    let requests = sum(&|s| s.requests as f64);
+    figures.insert(REQUESTS.to_owned(), requests);
+    if let (Some(before), Some(after)) = (servers_before, servers_after) {
+        let sum = |v: &[load::driver::ServerTime]| {
+            v.iter().fold(load::driver::ServerTime::default(), |a, t| {
+                load::driver::ServerTime {
+                    calls: a.calls + t.calls,
+                    busy_us: a.busy_us + t.busy_us,
+                }
+            })
+        };
+        if let Some(us) = sum(&before).mean_us_until(sum(&after)) {
+            figures.insert(SERVER_MEAN.to_owned(), us);
+        }
+    }
+    record.exit = format!(
+        "{requests} requests, {} errors, {} timeouts",
+        figures["errors"], figures["timeouts"]
+    );
+    record.figures.extend(figures);
+    if let Some((o, _)) = outcomes.iter().find(|(o, _)| o.summary.requests == 0) {
+        record.error = Some(format!(
+            "no request was answered: {}",
+            o.summary
+                .first_error
+                .as_deref()
+                .unwrap_or("no reason recorded")
+        ));
+    } else {
+        record.success = true;
+    }
+    Ok(())
+}
+
+/// The share of looked-up keys that copies of a load found, over all of
+/// them; `None` when none looked anything up (only memcached gets do).
+pub(super) fn hit_rate<'a>(summaries: impl Iterator<Item = &'a load::Summary>) -> Option<f64> {
+    let (hits, misses) = summaries.fold((0, 0), |(h, m), s| {
+        (h + s.hits.unwrap_or(0), m + s.misses.unwrap_or(0))
+    });
+    (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64)
+}
+
+/// The log stem of copy `copy` of `copies` (`-iN` only when there are several).
+pub(super) fn copy_stem(stem: &str, copy: usize, copies: usize) -> String {
+    if copies > 1 {
+        format!("{stem}-i{copy}")
+    } else {
+        stem.to_owned()
+    }
+}

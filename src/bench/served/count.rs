@@ -1,0 +1,151 @@
+//! Counted runs of served workloads: the words that start services under
+//! the counter, a load's measured window counted alone (callgrind's
+//! instrumentation switched on and off around it), and the counts read back.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+
+use crate::experiment::{Bindings, Load};
+use crate::load;
+use crate::measure::{RunRecord, RunSlot};
+use crate::service;
+
+use super::{countable, drive, windowable, Served, INSTRUCTIONS_PER_REQUEST, REQUESTS};
+
+/// The instructions the counter wrote into scratch, and per request for a
+/// windowed count.
+pub(super) fn add_count(record: &mut RunRecord, s: &Served, load: Option<&Load>, windowed: bool) {
+    record.instruction_source = Some(s.counter.name().to_owned());
+    let keep = crate::runs::profile_dir(s.run_dir, &record.workload, &record.variant, record.round);
+    record.instructions = match s.counter.collect(s.scratch, Some(&keep)) {
+        Ok(n) => n,
+        // A service killed under the counter leaves no count: this run
+        // fails (with the first cause, if it had one), the bench goes on.
+        Err(error) => {
+            record.success = false;
+            record.error.get_or_insert_with(|| format!("{error:#}"));
+            None
+        }
+    };
+    if let (true, Some(n), Some(&requests)) =
+        (windowed, record.instructions, record.figures.get(REQUESTS))
+    {
+        if requests > 0.0 {
+            record
+                .figures
+                .insert(INSTRUCTIONS_PER_REQUEST.to_owned(), n as f64 / requests);
+        }
+        if !countable(load) {
+            // A load of a set duration answers as many requests as it
+            // can: its total is no measure of the variant, only per request.
+            record
+                .figures
+                .insert(WINDOW_INSTRUCTIONS.to_owned(), n as f64);
+            record.instructions = None;
+        }
+    }
+}
+
+/// The instructions counted over a duration load's window (recorded, not
+/// compared: the requests answered vary).
+pub(super) const WINDOW_INSTRUCTIONS: &str = "window_instructions";
+
+/// The words that start a counted run's services, and whether they count a
+/// load's window only (where the counter can be switched: callgrind) rather
+/// than start to stop.
+pub(super) fn counter_prefix(
+    slot: &RunSlot,
+    s: &Served,
+    out: &Path,
+    counting: bool,
+) -> (Option<Vec<String>>, bool) {
+    let windowed = (counting && windowable(slot.workload.load.as_ref()))
+        .then(|| s.counter.windowed_prefix(out))
+        .flatten();
+    match windowed {
+        Some(words) => (Some(words), true),
+        None => (counting.then(|| s.counter.prefix(out)), false),
+    }
+}
+
+/// Drive a load whose services run under callgrind with instrumentation
+/// off: the warmup as a load of its own, uncounted; then instrumentation on
+/// in every service process, the measured load, and off again before the
+/// services stop, so only the window is counted.
+pub(super) fn drive_window(
+    load: &Load,
+    bindings: &[Bindings],
+    started: &[service::Services],
+    s: &Served,
+    stem: &str,
+    record: &mut RunRecord,
+) -> Result<()> {
+    if !load.warmup.is_zero() {
+        if let Err(error) = warm_up(load, bindings, s) {
+            // This run fails; the bench goes on.
+            record.error = Some(format!("{error:#}"));
+            return Ok(());
+        }
+    }
+    let groups: Vec<libc::pid_t> = started.iter().flat_map(service::Services::groups).collect();
+    if let Err(error) = crate::measure::window::switch(&groups, true) {
+        // A service that died in the warmup, say: this run fails, the
+        // bench goes on.
+        record.error = Some(format!("{error:#}"));
+        return Ok(());
+    }
+    let measured = Load {
+        warmup: Duration::ZERO,
+        ..load.clone()
+    };
+    let result = drive(&measured, bindings, s, stem, record);
+    // A service that died during the load leaves nothing to switch off:
+    // that fails this run (it has its own error already), not the bench.
+    if let Err(error) = crate::measure::window::switch(&groups, false) {
+        record.success = false;
+        record.error.get_or_insert_with(|| format!("{error:#}"));
+    }
+    result
+}
+
+/// The load's warmup alone, on every instance, its outcome dropped.
+pub(super) fn warm_up(load: &Load, bindings: &[Bindings], s: &Served) -> Result<()> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = bindings
+            .iter()
+            .map(|b| {
+                scope.spawn(move || -> Result<()> {
+                    let address = load.address.expand(b)?;
+                    let mut spec = load.spec(address, s.seed, &s.experiment.dir);
+                    let duration = spec.warmup;
+                    spec.model = match spec.model {
+                        load::Model::Rate { clients, rate, .. } => load::Model::Rate {
+                            clients,
+                            rate,
+                            duration,
+                        },
+                        load::Model::Closed { clients, .. } => load::Model::Closed {
+                            clients,
+                            duration: Some(duration),
+                            requests: None,
+                        },
+                        load::Model::Iterations { .. } => load::Model::Closed {
+                            clients: 1,
+                            duration: Some(duration),
+                            requests: None,
+                        },
+                    };
+                    spec.warmup = Duration::ZERO;
+                    spec.interval = spec.interval.min(duration);
+                    load::run(&spec).map(drop).context("the load's warmup")
+                })
+            })
+            .collect();
+        handles.into_iter().try_for_each(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("a warmup thread panicked")))
+        })
+    })
+}
