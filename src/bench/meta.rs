@@ -1,0 +1,175 @@
+//! `meta.json`'s plan: the metrics a bench records, each variant's build,
+//! the environment, the seed and a unique run id.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, Result};
+
+use super::{sequential, served};
+use crate::build;
+use crate::context::Context;
+use crate::env::Environment;
+use crate::experiment::MetricKind;
+use crate::measure::{InstructionCounter, Metric};
+use crate::runs::{BenchMeta, VariantInfo, SCHEMA_VERSION};
+use crate::toolchain::Stage;
+
+/// A variant's system settings as results record them.
+pub(super) fn system_of(
+    v: &crate::experiment::Variant,
+) -> std::collections::BTreeMap<String, String> {
+    v.system
+        .iter()
+        .map(|s| (s.key.clone(), s.value.clone()))
+        .collect()
+}
+
+/// The metrics a bench of `e` records: the built-in ones asked for, each
+/// workload's figures and load metrics, each service's, and instructions
+/// per request where a load's services are counted over its window.
+pub(super) fn metrics(
+    e: &crate::experiment::Experiment,
+    counter: InstructionCounter,
+) -> Vec<Metric> {
+    let mut metrics: Vec<Metric> = e
+        .bench
+        .metrics
+        .iter()
+        .map(|m| Metric::builtin(*m, counter))
+        .collect();
+    for workload in e.workloads.iter().filter(|w| w.role.benches()) {
+        let loads = workload.load.iter().flat_map(served::load_metrics);
+        for metric in workload.figures.iter().map(Metric::figure).chain(loads) {
+            if !metrics.iter().any(|m| m.name == metric.name) {
+                metrics.push(metric);
+            }
+        }
+    }
+    metrics.extend(served::service_metrics(e));
+    if e.bench.metrics.contains(&MetricKind::Instructions)
+        && counter == InstructionCounter::Callgrind
+        && e.workloads.iter().any(|w| {
+            w.role.benches() && w.load.is_some() && served::counted(w.load.as_ref(), counter)
+        })
+    {
+        // Judged as the counter's counts are: by their measured spread. A
+        // server's background threads run in the window too, so identical
+        // short runs differ (~20% per request for 100 memcached gets) while
+        // long ones agree (±0.2% for 50,000).
+        metrics.push(Metric {
+            name: served::INSTRUCTIONS_PER_REQUEST.to_owned(),
+            unit: "instructions".to_owned(),
+            lower_is_better: true,
+            precision: counter.precision(),
+        });
+    }
+    metrics
+}
+
+pub(super) fn bench_meta(
+    cx: &Context,
+    environment: Environment,
+    counter: InstructionCounter,
+) -> Result<BenchMeta> {
+    let e = &cx.experiment;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let seed = e
+        .bench
+        .seed
+        .unwrap_or_else(|| u64::from(now.subsec_nanos()) ^ now.as_secs());
+    let metrics = metrics(e, counter);
+    let variants = e
+        .variants
+        .iter()
+        .map(|v| {
+            if let Some(binaries) = &v.prebuilt {
+                return Ok(VariantInfo {
+                    name: v.name.clone(),
+                    optimize: Vec::new(),
+                    compiler_version: "prebuilt".to_owned(),
+                    cflags: String::new(),
+                    ldflags: String::new(),
+                    goflags: String::new(),
+                    env: v.env.clone(),
+                    binaries: binaries.clone(),
+                    build_log: PathBuf::new(),
+                    axes: v.axes.clone(),
+                    system: system_of(v),
+                });
+            }
+            let record = build::current(&cx.workdir, &v.name, Stage::Final)
+                .context("invariant: bindings were loaded from this record")?;
+            Ok(VariantInfo {
+                name: v.name.clone(),
+                optimize: v.optimize.clone(),
+                compiler_version: record.compiler_version,
+                cflags: record.cflags,
+                ldflags: record.ldflags,
+                goflags: record.goflags,
+                env: v.env.clone(),
+                binaries: record.binaries,
+                build_log: record.log,
+                axes: v.axes.clone(),
+                system: system_of(v),
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(BenchMeta {
+        schema_version: SCHEMA_VERSION,
+        run_id: run_id(now.as_secs(), &cx.workdir.runs()),
+        experiment: e.file.clone(),
+        target: e.target.name.clone(),
+        seed,
+        repetitions: e.bench.repetitions,
+        warmup: e.bench.warmup,
+        instruction_repetitions: e.bench.instruction_repetitions,
+        confidence: e.bench.confidence,
+        equivalence: e.bench.equivalence,
+        aslr: e.bench.aslr,
+        pinning: if e.bench.pin {
+            crate::pinning::default_split(&crate::pinning::allowed(), !e.target.services.is_empty())
+        } else {
+            None
+        },
+        instruction_counter: counter,
+        metrics,
+        variants,
+        workload_sets: e.workload_sets.clone(),
+        training_workloads: e
+            .workloads
+            .iter()
+            .filter(|w| w.role.trains())
+            .map(|w| w.name.clone())
+            .collect(),
+        workloads: e
+            .workloads
+            .iter()
+            .filter(|w| w.role.benches())
+            .map(|w| w.name.clone())
+            .collect(),
+        environment,
+        revision: crate::source::fetch(&e.target.source, &cx.workdir.root)
+            .ok()
+            .and_then(|dir| crate::source::revision(&e.target.source, &dir)),
+        sequential: sequential::meta(e),
+        stopped: None,
+    })
+}
+
+/// A sortable, unique run id: UTC date and time, plus a suffix on collision.
+pub(crate) fn run_id(unix_secs: u64, runs: &Path) -> String {
+    let base = crate::env::format_utc(unix_secs)
+        .replace([':', '-'], "")
+        .replace('T', "-")
+        .replace('Z', "");
+    let mut id = base.clone();
+    let mut n = 1;
+    while runs.join(&id).exists() {
+        n += 1;
+        id = format!("{base}-{n}");
+    }
+    id
+}

@@ -1,0 +1,354 @@
+//! The rounds of one bench: each run in its slot, skipped when a resume
+//! finds it done, appended to `raw.jsonl` (synced) before the next starts.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context as _, Result};
+
+use super::{sequential, served, Slot};
+use crate::context::Context;
+use crate::experiment::{Bindings, MetricKind};
+use crate::measure::{self, InstructionCounter, RunKind, RunRecord, RunSetup, RunSlot};
+use crate::process::quote_output;
+use crate::rng::Rng;
+use crate::runs::{self, BenchMeta, SequentialMeta, SequentialStop, StopReason};
+use crate::workdir::{tail, RAW_FILE};
+
+/// Runs the rounds of one bench, appending each finished run.
+pub(super) struct Runner<'a> {
+    pub(super) cx: &'a Context,
+    pub(super) meta: &'a BenchMeta,
+    pub(super) bindings: &'a [Bindings],
+    pub(super) logs: PathBuf,
+    pub(super) scratch: PathBuf,
+    pub(super) raw: runs::Writer,
+    /// Runs that finished before a resume; skipped.
+    pub(super) done: HashSet<Slot>,
+    /// Runs made by this bench (not skipped as done).
+    pub(super) made: u64,
+    pub(super) progress: crate::progress::Runs,
+    /// The CPUs afterburner could use when the bench began: where a run
+    /// with no CPUs of its own goes back to.
+    pub(super) all_cpus: crate::pinning::CpuSet,
+}
+
+/// How many runs a bench of `e` makes: every round, bench workload and
+/// variant, twice where instructions are counted too.
+pub(super) fn planned_runs(e: &crate::experiment::Experiment, counter: InstructionCounter) -> u64 {
+    let counting = e.bench.metrics.contains(&MetricKind::Instructions);
+    let variants = e.variants.len() as u64;
+    e.workloads
+        .iter()
+        .filter(|w| w.role.benches())
+        .map(|w| {
+            let counted_runs = if counting && served::counted(w.load.as_ref(), counter) {
+                u64::from(e.bench.instruction_repetitions.min(e.bench.repetitions))
+            } else {
+                0
+            };
+            (u64::from(e.bench.warmup + e.bench.repetitions) + counted_runs) * variants
+        })
+        .sum()
+}
+
+impl Runner<'_> {
+    /// Rounds of a sequential plan: warmup, then counted rounds until a look
+    /// finds every primary comparison decided, the budget cannot fit
+    /// another round, or the plan's most rounds are run.
+    pub(super) fn sequential_rounds(
+        &mut self,
+        plan: &SequentialMeta,
+        rng: &mut Rng,
+    ) -> Result<SequentialStop> {
+        let e = &self.cx.experiment;
+        let started = std::time::Instant::now();
+        let budget = std::time::Duration::from_secs_f64(plan.budget_s);
+        let mut took = Vec::new();
+        let mut stopped = SequentialStop {
+            rounds: 0,
+            reason: StopReason::Max,
+            decided: 0,
+            comparisons: 0,
+        };
+        for round in 0..e.bench.warmup + plan.plan.max {
+            let counted = round.saturating_sub(e.bench.warmup);
+            if round >= e.bench.warmup
+                && counted >= plan.plan.min
+                && !sequential::fits(budget, started.elapsed(), &took)
+            {
+                stopped.reason = StopReason::Budget;
+                break;
+            }
+            let began = std::time::Instant::now();
+            let ran = self.round(round, rng)?;
+            if ran {
+                took.push(began.elapsed());
+            }
+            if round < e.bench.warmup {
+                continue;
+            }
+            stopped.rounds = counted + 1;
+            if !plan.plan.is_look(counted + 1) {
+                continue;
+            }
+            let runs = crate::runs::read_records(&self.raw.dir().join(RAW_FILE), self.meta)?.runs;
+            let look = sequential::look(
+                e,
+                &self.meta.metrics,
+                &plan.plan,
+                &runs,
+                self.meta.equivalence,
+                self.meta.seed,
+            );
+            (stopped.decided, stopped.comparisons) = (look.decided, look.comparisons);
+            self.progress.line(format_args!(
+                "look after {} rounds: {} of {} primary comparisons decided{}",
+                counted + 1,
+                look.decided,
+                look.comparisons,
+                if look.pending.is_empty() {
+                    String::new()
+                } else {
+                    format!("; undecided: {}", look.pending.join(", "))
+                }
+            ));
+            if look.decided == look.comparisons {
+                stopped.reason = StopReason::Decided;
+                break;
+            }
+        }
+        Ok(stopped)
+    }
+
+    /// One round: every benchmark workload on every variant, in an order
+    /// shuffled by `rng` (drawn even when every run is done, so a resumed
+    /// bench keeps the original order). Returns whether any run was made
+    /// (false when a resume found them all done).
+    pub(super) fn round(&mut self, round: u32, rng: &mut Rng) -> Result<bool> {
+        let e = &self.cx.experiment;
+        let warmup = round < e.bench.warmup;
+        let count_instructions = e.bench.metrics.contains(&MetricKind::Instructions)
+            && round
+                .checked_sub(e.bench.warmup)
+                .is_some_and(|c| c < e.bench.instruction_repetitions);
+        let rounds = e.bench.warmup + e.bench.repetitions;
+        let made_before = self.made;
+        let mut line = format!(
+            "round {}/{rounds}{}:",
+            round + 1,
+            if warmup { " (warmup)" } else { "" }
+        );
+        for workload in e.workloads.iter().filter(|w| w.role.benches()) {
+            let mut order: Vec<usize> = (0..e.variants.len()).collect();
+            rng.shuffle(&mut order);
+            for (position, &index) in order.iter().enumerate() {
+                let kinds: &[RunKind] = if count_instructions
+                    && served::counted(workload.load.as_ref(), self.meta.instruction_counter)
+                {
+                    &[RunKind::Timing, RunKind::Instructions]
+                } else {
+                    &[RunKind::Timing]
+                };
+                for &kind in kinds {
+                    let slot = RunSlot {
+                        round,
+                        warmup,
+                        position: u32::try_from(position).unwrap_or(u32::MAX),
+                        variant: &e.variants[index].name,
+                        workload,
+                        kind,
+                    };
+                    self.progress.start(&format!(
+                        "round {}: {} on {}{}",
+                        round + 1,
+                        workload.name,
+                        slot.variant,
+                        if kind == RunKind::Instructions {
+                            " (instructions)"
+                        } else {
+                            ""
+                        }
+                    ));
+                    let wall = self.run(&slot, index)?;
+                    self.progress.tick();
+                    if let Some(shown) = wall {
+                        let _ = write!(line, " {}={shown}", slot.variant);
+                    }
+                }
+            }
+        }
+        self.progress.line(line);
+        Ok(self.made > made_before)
+    }
+
+    /// Append a finished run to raw.jsonl (synced) and describe it. An
+    /// interrupted run is not a finished one: it is not kept.
+    fn keep(&mut self, slot: &RunSlot, measured: Result<RunRecord>) -> Result<RunRecord> {
+        crate::interrupt::check()?;
+        let record = measured.with_context(|| {
+            format!(
+                "run of workload `{}` on variant `{}`",
+                slot.workload.name, slot.variant
+            )
+        })?;
+        self.raw.append(&record)?;
+        self.describe(&record);
+        Ok(record)
+    }
+
+    /// With `--verbose`, a line per finished run.
+    fn describe(&self, record: &RunRecord) {
+        if !crate::progress::verbose() {
+            return;
+        }
+        let mut text = format!(
+            "  round {} {} on {} ({:?}): {}",
+            record.round + 1,
+            record.workload,
+            record.variant,
+            record.kind,
+            record.exit
+        );
+        if let Some(wall) = record.wall_ns {
+            let _ = write!(text, ", wall {:.3} s", wall as f64 / 1e9);
+        }
+        if let Some(n) = record.instructions {
+            let _ = write!(text, ", {n} instructions");
+        }
+        for (name, value) in &record.figures {
+            let _ = write!(text, ", {name} {value:.3}");
+        }
+        self.progress.line(text);
+    }
+
+    /// Run one slot unless it is done; returns what the round's line shows.
+    fn run(&mut self, slot: &RunSlot, index: usize) -> Result<Option<String>> {
+        let key = (
+            slot.round,
+            slot.workload.name.clone(),
+            slot.variant.to_owned(),
+            slot.kind,
+        );
+        if self.done.contains(&key) {
+            return Ok(None);
+        }
+        crate::interrupt::check()?;
+        self.made += 1;
+        let e = &self.cx.experiment;
+        // The load's threads and the workload's processes inherit this
+        // thread's CPUs.
+        let cpus = slot
+            .workload
+            .cpus
+            .as_ref()
+            .or(self.meta.pinning.as_ref().map(|p| &p.workload))
+            .unwrap_or(&self.all_cpus);
+        if !cpus.0.is_empty() {
+            crate::pinning::pin_current_thread(cpus)?;
+        }
+        // Put back when this run ends, however it ends.
+        let _system = crate::system::apply(&e.variants[index].system).with_context(|| {
+            format!("applying the system settings of variant `{}`", slot.variant)
+        })?;
+        if !e.target.services.is_empty() || slot.workload.load.is_some() {
+            let served = served::Served {
+                experiment: e,
+                variant: &e.variants[index],
+                bindings: &self.bindings[index],
+                logs: &self.logs,
+                scratch: &self.scratch,
+                run_dir: self.raw.dir(),
+                counter: self.meta.instruction_counter,
+                seed: self.meta.seed,
+                pinning: self.meta.pinning.as_ref(),
+            };
+            let record = self.keep(slot, served::measure_served(slot, &served))?;
+            if !record.success {
+                // A dead service fails its run, not the bench.
+                self.progress.warn(format_args!(
+                    "run {} of workload `{}` on variant `{}` failed (kept in raw.jsonl; the bench goes on): {}",
+                    slot.round + 1,
+                    slot.workload.name,
+                    slot.variant,
+                    record.error.as_deref().unwrap_or(&record.exit)
+                ));
+                return Ok(None);
+            }
+            return Ok(headline(&record));
+        }
+        let command = slot
+            .workload
+            .run
+            .as_ref()
+            .context("invariant: a workload without load has run")?
+            .expand(&self.bindings[index])?;
+        let keep = runs::profile_dir(
+            self.raw.dir(),
+            &slot.workload.name,
+            slot.variant,
+            slot.round,
+        );
+        let setup = RunSetup {
+            command: &command,
+            env: &e.variants[index].env,
+            cwd: &e.dir,
+            logs: &self.logs,
+            scratch: &self.scratch,
+            counter: self.meta.instruction_counter,
+            keep: Some(&keep),
+        };
+        let stem = measure::log_stem(slot);
+        let steps = (e.dir.as_path(), self.logs.as_path(), stem.as_str());
+        let env = &e.variants[index].env;
+        served::workload_step(slot.workload, false, &self.bindings[index], env, steps)?;
+        let measured = measure::measure(slot, &setup);
+        served::workload_step(slot.workload, true, &self.bindings[index], env, steps)?;
+        let record = self.keep(slot, measured)?;
+        check_success(&record, &command)?;
+        Ok(headline(&record))
+    }
+}
+
+/// A timing run in a few characters: its wall time, or a load's throughput.
+pub(super) fn headline(record: &RunRecord) -> Option<String> {
+    if record.kind != RunKind::Timing {
+        return None;
+    }
+    match (record.wall_ns, record.figures.get("throughput")) {
+        (Some(wall), _) => Some(format!("{:.3}s", wall as f64 / 1e9)),
+        (None, Some(rps)) => Some(format!("{rps:.0}/s")),
+        (None, None) => None,
+    }
+}
+
+pub(super) fn check_success(record: &RunRecord, command: &str) -> Result<()> {
+    if record.success {
+        return Ok(());
+    }
+    if let Some(error) = &record.error {
+        bail!(
+            "workload `{}` on variant `{}`: {error} (the run is kept in raw.jsonl)",
+            record.workload,
+            record.variant
+        );
+    }
+    let said = tail(&record.stderr_log, 20);
+    // Valgrind's complaint comes last; a log may be gigabytes.
+    let whole = crate::workdir::tail_text(&record.stderr_log, 1 << 20);
+    let hint = if whole.contains("unhandled instruction bytes") {
+        // Valgrind knows no AVX-512, which -march=native emits on CPUs that have it.
+        "valgrind cannot run an instruction in this binary (AVX-512, as -march=native emits on CPUs that have it, is beyond it), so callgrind cannot count it; give such a variant a level valgrind can run (march = \"x86-64-v3\": AVX2 at most), or count with perf on a machine with hardware counters"
+    } else {
+        "run the command by hand to see why; every workload run must exit 0"
+    };
+    bail!(
+        "workload `{}` failed on variant `{}` with {} (the run is kept in raw.jsonl)\ncommand: {command}\n{}\nlogs: {}\nhint: {hint}",
+        record.workload,
+        record.variant,
+        record.exit,
+        quote_output(&said),
+        record.stderr_log.display()
+    )
+}
