@@ -110,6 +110,7 @@ pub fn markdown(explanation: &Explanation, top: usize) -> String {
         let _ = writeln!(out, "- {note}");
     }
     out.push('\n');
+    out.push_str(&super::binary::markdown(&explanation.binaries));
     out
 }
 
@@ -614,6 +615,7 @@ mod tests {
                 stacks: Default::default(),
             }],
             notes: vec!["a note".to_owned()],
+            binaries: Vec::new(),
         }
     }
 
