@@ -152,6 +152,14 @@ pub fn html(explanation: &Explanation, top: usize) -> String {
         }
         out.push_str("</ul>\n");
     }
+    let binaries = super::binary::text(&explanation.binaries);
+    if !binaries.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h3>Binaries</h3>\n<pre>{}</pre>",
+            esc(binaries.trim())
+        );
+    }
     out
 }
 
@@ -690,5 +698,30 @@ mod tests {
         assert_eq!(signed(0.2), "0");
         assert_eq!(percent(-3_499_000.0, 8_147_155.0), "-42.95%");
         assert_eq!(shorten("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn the_report_shows_the_binaries_when_there_are_some() {
+        let mut e = explanation();
+        assert!(!markdown(&e, 10).contains("### Binaries"));
+        assert!(!html(&e, 10).contains("<h3>Binaries</h3>"));
+        e.binaries.push(crate::explain::binary::Facts {
+            variant: "pgo".to_owned(),
+            binary: "a<b>".to_owned(),
+            bytes: 1234,
+            text_bytes: Some(567),
+            functions: Some(8),
+            cold: Some(1),
+            bolt: None,
+            coverage: None,
+            coverage_problem: None,
+        });
+        let md = markdown(&e, 10);
+        assert!(md.contains("| pgo | a<b> | 1234 | 567 | 8 | 1 |"), "{md}");
+        let page = html(&e, 10);
+        assert!(
+            page.contains("<h3>Binaries</h3>") && page.contains("a&lt;b&gt;"),
+            "{page}"
+        );
     }
 }
