@@ -127,24 +127,11 @@ pub fn text(facts: &[Facts]) -> String {
     let training = training_rows(facts);
     if !training.is_empty() {
         out.push_str("\ntraining and layout (profile coverage: functions the training ran, of those in the profile; BOLT: llvm-bolt's own output):\n");
-        let _ = writeln!(
-            out,
-            "  {:<20} {:<14} {:<24} {:<22} {:>10} {:<18} {}",
-            TRAINING_HEADER[0],
-            TRAINING_HEADER[1],
-            TRAINING_HEADER[2],
-            TRAINING_HEADER[3],
-            TRAINING_HEADER[4],
-            TRAINING_HEADER[5],
-            TRAINING_HEADER[6]
-        );
-        for r in &training {
-            let _ = writeln!(
-                out,
-                "  {:<20} {:<14} {:<24} {:<22} {:>10} {:<18} {}",
-                r[0], r[1], r[2], r[3], r[4], r[5], r[6]
-            );
-        }
+        out.push_str(&super::render::draw_text(&super::render::Table {
+            header: TRAINING_HEADER.iter().map(|h| (*h).to_owned()).collect(),
+            right: vec![false, false, true, true, true, true, true],
+            rows: training.into_iter().map(Vec::from).collect(),
+        }));
     }
     for f in facts {
         if let Some(problem) = &f.coverage_problem {

@@ -303,10 +303,10 @@ fn flame_graph(out: &mut String, d: &Difference, baseline: &str) {
 
 /// A table: a header, rows of cells, and which columns are numbers
 /// (aligned right).
-struct Table {
-    header: Vec<String>,
-    right: Vec<bool>,
-    rows: Vec<Vec<String>>,
+pub(super) struct Table {
+    pub(super) header: Vec<String>,
+    pub(super) right: Vec<bool>,
+    pub(super) rows: Vec<Vec<String>>,
 }
 
 fn total_line(d: &Difference) -> String {
@@ -443,7 +443,7 @@ fn pieces(f: &FunctionChange) -> String {
 const MAX_PIECES: usize = 4;
 
 /// Columns padded to their widest cell, numbers aligned right.
-fn draw_text(table: &Table) -> String {
+pub(super) fn draw_text(table: &Table) -> String {
     let widths: Vec<usize> = (0..table.header.len())
         .map(|c| {
             table
