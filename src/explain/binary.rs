@@ -22,7 +22,8 @@ pub struct Facts {
     pub binary: String,
     /// The file's size, in bytes.
     pub bytes: u64,
-    /// Its `.text` section, in bytes, when `size` could read it.
+    /// Its `.text` section (with BOLT's `.text.cold`), in bytes, when
+    /// `size` could read it.
     pub text_bytes: Option<u64>,
     /// Functions it defines (`nm` symbols of type T or t), when `nm` could
     /// read its symbols (a stripped binary has none).
@@ -69,14 +70,23 @@ pub fn read(meta: &BenchMeta) -> Vec<Facts> {
     out
 }
 
-/// `.text`'s size from `size -A -d`.
+/// `.text`'s size from `size -A -d`, with BOLT's `.text.cold` where BOLT
+/// split the code (its `.text` holds the hot part only, and the code as
+/// linked stays as `.bolt.org.text`, not counted).
 fn text_size(path: &Path) -> Option<u64> {
     let out = capture("size", &["-A", "-d", &path.to_string_lossy()], TIMEOUT).ok()?;
     out.success().then_some(())?;
-    out.stdout.lines().find_map(|l| {
-        let mut words = l.split_whitespace();
-        (words.next()? == ".text").then(|| words.next()?.parse().ok())?
-    })
+    text_in(&out.stdout)
+}
+
+fn text_in(listing: &str) -> Option<u64> {
+    let size = |section: &str| {
+        listing.lines().find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next()? == section).then(|| words.next()?.parse::<u64>().ok())?
+        })
+    };
+    Some(size(".text")? + size(".text.cold").unwrap_or(0))
 }
 
 /// Functions defined, and how many are cold parts, from `nm`.
@@ -276,6 +286,16 @@ mod tests {
         assert!(text.unwrap() > 1000);
         let (functions, cold) = symbols.unwrap();
         assert!(functions > 100 && cold <= functions);
+    }
+
+    /// `size -A -d` of a binary BOLT laid out (the gcc stack of speedtest1).
+    #[test]
+    fn bolts_cold_text_counts_and_the_original_code_does_not() {
+        let bolted = ".rela.plt                   1560     41168\n.bolt.org.text            683893     46160\n.text                     269884   4194304\n.text.cold                234049   4464192\n";
+        assert_eq!(text_in(bolted), Some(269_884 + 234_049));
+        let linked = ".init 27 4096\n.text 802035 8192\n.fini 13 810240\n";
+        assert_eq!(text_in(linked), Some(802_035));
+        assert_eq!(text_in(".data 10 0\n"), None);
     }
 
     fn facts(bolt: Option<BoltStats>, coverage: Option<Coverage>) -> Facts {
