@@ -557,10 +557,7 @@ fn explain(args: &ExplainArgs) -> Result<()> {
     };
     crate::explain::check_selection(&recorded.meta, &selection)?;
     print!("{}", crate::explain::render::text(&explanation, &selection));
-    print!(
-        "{}",
-        crate::explain::binary::text(&crate::explain::binary::read(&recorded.meta))
-    );
+    print!("{}", crate::explain::binary::text(&explanation.binaries));
     Ok(())
 }
 

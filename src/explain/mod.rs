@@ -5,6 +5,8 @@
 //! ([`render`]).
 
 pub mod binary;
+pub mod bolt_stats;
+pub mod coverage;
 pub mod diff;
 pub mod flame;
 pub mod parse;
@@ -34,6 +36,8 @@ pub struct Explanation {
     pub differences: Vec<Difference>,
     /// What was left out and why, one sentence each.
     pub notes: Vec<String>,
+    /// Each variant's binary facts, as the binaries are on disk now.
+    pub binaries: Vec<binary::Facts>,
 }
 
 /// The explanation of a recorded run; `None` when it kept no callgrind
@@ -49,6 +53,7 @@ pub fn explain(recorded: &Recorded) -> Result<Option<Explanation>> {
         baseline: baseline.name.clone(),
         differences: Vec::new(),
         notes: Vec::new(),
+        binaries: Vec::new(),
     };
     let mut kept_any = false;
     for workload in &meta.workloads {
@@ -82,6 +87,9 @@ pub fn explain(recorded: &Recorded) -> Result<Option<Explanation>> {
                 ));
             }
         }
+    }
+    if kept_any {
+        explanation.binaries = binary::read(meta);
     }
     Ok(kept_any.then_some(explanation))
 }

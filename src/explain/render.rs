@@ -110,6 +110,7 @@ pub fn markdown(explanation: &Explanation, top: usize) -> String {
         let _ = writeln!(out, "- {note}");
     }
     out.push('\n');
+    out.push_str(&super::binary::markdown(&explanation.binaries));
     out
 }
 
@@ -150,6 +151,14 @@ pub fn html(explanation: &Explanation, top: usize) -> String {
             let _ = write!(out, "<li>{}</li>", esc(note));
         }
         out.push_str("</ul>\n");
+    }
+    let binaries = super::binary::text(&explanation.binaries);
+    if !binaries.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h3>Binaries</h3>\n<pre>{}</pre>",
+            esc(binaries.trim())
+        );
     }
     out
 }
@@ -294,10 +303,10 @@ fn flame_graph(out: &mut String, d: &Difference, baseline: &str) {
 
 /// A table: a header, rows of cells, and which columns are numbers
 /// (aligned right).
-struct Table {
-    header: Vec<String>,
-    right: Vec<bool>,
-    rows: Vec<Vec<String>>,
+pub(super) struct Table {
+    pub(super) header: Vec<String>,
+    pub(super) right: Vec<bool>,
+    pub(super) rows: Vec<Vec<String>>,
 }
 
 fn total_line(d: &Difference) -> String {
@@ -434,7 +443,7 @@ fn pieces(f: &FunctionChange) -> String {
 const MAX_PIECES: usize = 4;
 
 /// Columns padded to their widest cell, numbers aligned right.
-fn draw_text(table: &Table) -> String {
+pub(super) fn draw_text(table: &Table) -> String {
     let widths: Vec<usize> = (0..table.header.len())
         .map(|c| {
             table
@@ -614,6 +623,7 @@ mod tests {
                 stacks: Default::default(),
             }],
             notes: vec!["a note".to_owned()],
+            binaries: Vec::new(),
         }
     }
 
@@ -688,5 +698,30 @@ mod tests {
         assert_eq!(signed(0.2), "0");
         assert_eq!(percent(-3_499_000.0, 8_147_155.0), "-42.95%");
         assert_eq!(shorten("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn the_report_shows_the_binaries_when_there_are_some() {
+        let mut e = explanation();
+        assert!(!markdown(&e, 10).contains("### Binaries"));
+        assert!(!html(&e, 10).contains("<h3>Binaries</h3>"));
+        e.binaries.push(crate::explain::binary::Facts {
+            variant: "pgo".to_owned(),
+            binary: "a<b>".to_owned(),
+            bytes: 1234,
+            text_bytes: Some(567),
+            functions: Some(8),
+            cold: Some(1),
+            bolt: None,
+            coverage: None,
+            coverage_problem: None,
+        });
+        let md = markdown(&e, 10);
+        assert!(md.contains("| pgo | a<b> | 1234 | 567 | 8 | 1 |"), "{md}");
+        let page = html(&e, 10);
+        assert!(
+            page.contains("<h3>Binaries</h3>") && page.contains("a&lt;b&gt;"),
+            "{page}"
+        );
     }
 }

@@ -59,7 +59,8 @@ pub fn find_tool(name: &str) -> Result<PathBuf> {
     Ok(fs_err::canonicalize(&on_path).unwrap_or(on_path))
 }
 
-pub(super) fn run(tool: &Path, args: &[String], what: &str) -> Result<()> {
+/// Run a BOLT tool; its output (stdout, then stderr) when it succeeds.
+pub(super) fn run(tool: &Path, args: &[String], what: &str) -> Result<String> {
     let mut command = Command::new(tool);
     command.args(args);
     let out = capture_command(&mut command, TIMEOUT)
@@ -67,7 +68,15 @@ pub(super) fn run(tool: &Path, args: &[String], what: &str) -> Result<()> {
     if !out.success() {
         bail!("{what} failed:\n{}\nhint: BOLT needs binaries linked with relocations (-Wl,--emit-relocs), which afterburner adds to LDFLAGS; check that the build honours LDFLAGS", quote_output(&format!("{}\n{}", out.stdout, out.stderr)));
     }
-    Ok(())
+    Ok(format!("{}{}", out.stdout, out.stderr))
+}
+
+/// Where the layout's `llvm-bolt` output is kept: beside the binary, so
+/// `explain` can show BOLT's own statistics.
+pub fn log_path(binary: &Path) -> PathBuf {
+    let mut name = binary.as_os_str().to_owned();
+    name.push(".bolt.log");
+    PathBuf::from(name)
 }
 
 pub(super) fn file_name(binary: &Path) -> String {
@@ -144,7 +153,7 @@ impl Pgo for Bolt {
                         // One profile per process, so concurrent runs never clobber.
                         "--instrumentation-file-append-pid".to_owned(),
                     ];
-                    rewrite(&bolt, binary, &args, "-instrument")?;
+                    let _ = rewrite(&bolt, binary, &args, "-instrument")?;
                 }
                 Ok(())
             }
@@ -170,8 +179,8 @@ pub(super) fn merge_fdata(files: &[PathBuf], out: &Path, binary: &str) -> Result
     Ok(())
 }
 
-/// Rewrite `binary` in place with `llvm-bolt` and `args`.
-fn rewrite(bolt: &Path, binary: &Path, args: &[String], what: &str) -> Result<()> {
+/// Rewrite `binary` in place with `llvm-bolt` and `args`; its output.
+fn rewrite(bolt: &Path, binary: &Path, args: &[String], what: &str) -> Result<String> {
     let rewritten = binary.with_extension("bolt-tmp");
     let mut all = vec![
         binary.to_string_lossy().into_owned(),
@@ -179,7 +188,7 @@ fn rewrite(bolt: &Path, binary: &Path, args: &[String], what: &str) -> Result<()
         rewritten.to_string_lossy().into_owned(),
     ];
     all.extend_from_slice(args);
-    run(
+    let output = run(
         bolt,
         &all,
         &format!("llvm-bolt {what} on {}", binary.display()),
@@ -188,7 +197,7 @@ fn rewrite(bolt: &Path, binary: &Path, args: &[String], what: &str) -> Result<()
     // rewritten binary takes the linked one's mode (0755 as a rule).
     fs_err::set_permissions(&rewritten, fs_err::metadata(binary)?.permissions())?;
     fs_err::rename(&rewritten, binary)?;
-    Ok(())
+    Ok(output)
 }
 
 /// Lay out each binary in place from its merged profile in `dirs.profile`.
@@ -208,7 +217,8 @@ pub(super) fn optimize(binaries: &[PathBuf], dirs: &StageDirs) -> Result<()> {
         }
         let mut args = vec![format!("-data={}", profile.display())];
         args.extend(OPTIMIZE_FLAGS.iter().map(|f| (*f).to_owned()));
-        rewrite(&bolt, binary, &args, "-data")?;
+        let output = rewrite(&bolt, binary, &args, "-data")?;
+        fs_err::write(log_path(binary), output)?;
     }
     Ok(())
 }

@@ -366,7 +366,8 @@ pub fn raw_dir(dirs: &StageDirs) -> PathBuf {
     dirs.profile.join(RAW_DIR)
 }
 
-const RAW_DIR: &str = "raw";
+/// The folder of a profile directory where training's raw profiles land.
+pub const RAW_DIR: &str = "raw";
 
 /// Move the `*.<extension>` files training left directly in `raw/` into
 /// `raw/<workload>/`.

@@ -514,6 +514,12 @@ fn bolt_rewrites_the_binary_which_still_passes_its_check() {
         bytes.windows(4).any(|w| w == b"BOLT"),
         "binary was not rewritten by BOLT"
     );
+    // llvm-bolt's own output is kept beside it, for `explain`.
+    let log = std::fs::read_to_string(binary.with_extension("bolt.log")).unwrap();
+    assert!(
+        log.contains("functions in the binary") && log.contains("non-empty execution profile"),
+        "{log}"
+    );
     // llvm-bolt writes mode 0777 whatever the umask; no file afterburner
     // leaves is writable by all.
     let all_writable: Vec<String> = walk(&sandbox.path().join(".afterburner"))
