@@ -63,7 +63,7 @@ pub enum Command {
         #[arg(long)]
         fix: bool,
     },
-    /// Load a running server (redis, memcached, http, postgres, exec): closed loop, fixed rate, or an SLA search.
+    /// Load a running server (redis, memcached, http, postgres, mysql, exec): closed loop, fixed rate, or an SLA search.
     #[command(after_help = crate::load::command::request_syntax())]
     Load(crate::load::command::LoadArgs),
     /// Ship a variant's final build: its binaries stripped (debug info in

@@ -19,7 +19,7 @@ pub use super::driver::request_syntax;
 
 #[derive(Debug, Args)]
 pub struct LoadArgs {
-    /// redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH, postgres://USER@HOST:PORT/DB, or exec.
+    /// redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH, postgres://USER@HOST:PORT/DB, mysql://USER:PASS@HOST:PORT/DB, or exec.
     pub url: String,
     /// The request, with {NAME} placeholders (default: PING, `get key`, GET PATH).
     #[arg(short, long)]

@@ -9,7 +9,7 @@
 //! | timeout | 1 ms to 1 hour |
 //! | interval | 1 ms to the duration; at most 1,000,000 intervals per run |
 //! | requests | 1 to 10¹² |
-//! | clients | 1 to the descriptor limit less 64 (network drivers), 10,000 (postgres, exec: a thread each) |
+//! | clients | 1 to the descriptor limit less 64 (network drivers), 10,000 (postgres, mysql, exec: a thread each) |
 //! | rate, start rate | more than 0, at most 10⁸ requests/s |
 //! | pipeline, threads | 1 to 1,024 |
 

@@ -38,6 +38,7 @@ drivers! {
     memcached::Memcached,
     http::HttpDriver,
     postgres::PostgresDriver,
+    mysql::MysqlDriver,
     exec::ExecDriver,
 }
 
@@ -125,7 +126,7 @@ pub fn template(
     request_template(driver, text, &sources)
 }
 
-/// A request template as `driver` reads requests: SQL for postgres,
+/// A request template as `driver` reads requests: SQL for postgres and mysql,
 /// shell-quoted words for the others.
 pub fn request_template(
     driver: Driver,
@@ -482,7 +483,7 @@ mod tests {
             (d, a.as_deref(), p.as_str()),
             (Driver::HTTP, Some("localhost:8080"), "/x?y=1")
         );
-        assert!(format!("{:#}", parse_url("mysql://h").unwrap_err()).contains("unknown driver"));
+        assert!(format!("{:#}", parse_url("gopher://h").unwrap_err()).contains("unknown driver"));
         assert!(parse_url("localhost:80").is_err());
     }
 

@@ -4,9 +4,11 @@
 
 use std::process::Command;
 
-/// Characters that need a shell to mean what the user wrote.
+/// Characters that need a shell to mean what the user wrote (and `=` in
+/// the first word: an assignment, `A=1 app`; in an argument, `--port=5`,
+/// it is only a character).
 const SHELL_SYNTAX: &[char] = &[
-    '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '[', '#', '~', '=', '\n',
+    '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '[', '#', '~', '\n',
 ];
 
 /// The words to exec, or `None` when the line needs a shell.
@@ -23,7 +25,15 @@ pub fn direct_words(line: &str) -> Option<Vec<String>> {
 fn needs_shell(line: &str) -> bool {
     let mut single = false;
     let mut double = false;
+    // Still in the first word (the program, or an assignment before it).
+    let mut first = true;
+    let mut started = false;
     for c in line.chars() {
+        if !single && !double && c.is_whitespace() {
+            first &= !started;
+            continue;
+        }
+        started = true;
         match c {
             '\'' if !double => single = !single,
             _ if single => {}
@@ -31,6 +41,7 @@ fn needs_shell(line: &str) -> bool {
             '$' | '`' | '\\' if double => return true,
             _ if double => {}
             '\\' => return true,
+            '=' if first => return true,
             c if SHELL_SYNTAX.contains(&c) => return true,
             _ => {}
         }
@@ -84,6 +95,16 @@ mod tests {
                 "a b".into()
             ])
         );
+        // `=` in an argument is no assignment: the server is the process
+        // afterburner signals and waits for, not a shell that dies first.
+        assert_eq!(
+            direct_words("  /usr/sbin/mariadbd --port=5 --datadir=/d"),
+            Some(vec![
+                "/usr/sbin/mariadbd".into(),
+                "--port=5".into(),
+                "--datadir=/d".into()
+            ])
+        );
     }
 
     #[test]
@@ -92,6 +113,7 @@ mod tests {
             "a | b",
             "a > out",
             "A=1 app",
+            "  A=1 app --x=2",
             "app $HOME",
             "a && b",
             "echo \"$HOME\"",

@@ -756,6 +756,257 @@ fn postgres_driver_binds_parameters_and_counts_failures() {
     assert!(u(&out["summary"]["requests"]) > 100, "{out}");
 }
 
+/// A MariaDB server of the test's own (Debian's `mariadb-server`): a data
+/// directory from `mariadb-install-db` in the sandbox, a private port and
+/// socket, run as the `mysql` user when the test is root.
+struct Mariadb {
+    server: Server,
+    socket: std::path::PathBuf,
+}
+
+/// As root, MariaDB runs as its own user (it refuses root without --user).
+fn as_mysql(program: &str) -> Command {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid=mysql",
+            "--regid=mysql",
+            "--init-groups",
+            "--",
+            program,
+        ]);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
+impl Mariadb {
+    /// `None` (after saying why) where Debian's MariaDB is not installed.
+    fn start(sandbox: &Sandbox) -> Option<Self> {
+        let missing = [
+            "/usr/sbin/mariadbd",
+            "/usr/bin/mariadb-install-db",
+            "/usr/bin/mariadb",
+        ]
+        .into_iter()
+        .find(|p| !std::path::Path::new(p).exists());
+        if let Some(missing) = missing {
+            eprintln!("skipped: {missing} is missing (.ci/run installs mariadb-server)");
+            return None;
+        }
+        let data = sandbox.path().join("mdata");
+        std::fs::create_dir(&data).unwrap();
+        // SAFETY: getuid has no preconditions.
+        if unsafe { libc::getuid() } == 0 {
+            let chmod = Command::new("chmod")
+                .arg("755")
+                .arg(sandbox.path())
+                .status();
+            assert!(chmod.unwrap().success());
+            let chown = Command::new("chown").arg("mysql:mysql").arg(&data).status();
+            assert!(chown.unwrap().success());
+        }
+        let out = as_mysql("mariadb-install-db")
+            .args([
+                "--no-defaults",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ])
+            .arg(format!("--datadir={}", data.display()))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "mariadb-install-db: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let port = free_port();
+        let socket = data.join("mysqld.sock");
+        let child = as_mysql("/usr/sbin/mariadbd")
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--pid-file={}", data.join("mysqld.pid").display()))
+            .arg(format!("--port={port}"))
+            .args([
+                "--bind-address=127.0.0.1",
+                "--skip-name-resolve",
+                "--innodb-buffer-pool-size=32M",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mariadb = Self {
+            server: Server { child, port },
+            socket,
+        };
+        let deadline = Instant::now() + Duration::from_mins(1);
+        while mariadb.sql("SELECT 1") != "1" {
+            assert!(
+                Instant::now() < deadline,
+                "MariaDB did not start within 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(mariadb)
+    }
+
+    /// One statement through Debian's client as root on the socket; its
+    /// output without column names.
+    fn sql(&self, sql: &str) -> String {
+        let out = Command::new("mariadb")
+            .arg("--no-defaults")
+            .arg(format!("--socket={}", self.socket.display()))
+            .args(["-uroot", "-N", "-B", "-e", sql])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// A counter of `SHOW GLOBAL STATUS`.
+    fn status(&self, name: &str) -> u64 {
+        let line = self.sql(&format!("SHOW GLOBAL STATUS LIKE '{name}'"));
+        let value = line.split_whitespace().nth(1).unwrap_or_default();
+        value.parse().unwrap_or_else(|_| panic!("{name}: `{line}`"))
+    }
+}
+
+#[test]
+fn mysql_driver_prepares_once_per_client_and_binds_parameters() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let Some(db) = Mariadb::start(&sandbox) else {
+        return;
+    };
+    db.sql(
+        "CREATE DATABASE d; CREATE TABLE d.t (k INT PRIMARY KEY, v VARCHAR(32)); \
+         CREATE USER ab@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON d.* TO ab@'127.0.0.1'",
+    );
+    let url = format!("mysql://ab:pw@127.0.0.1:{}/d", db.server.port);
+    let (prepared, executed) = (db.status("Com_stmt_prepare"), db.status("Com_stmt_execute"));
+    // {k} twice: two `?`s bound from the one value the request drew.
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "INSERT INTO t VALUES ({k}, concat('row ', {k}))",
+            "--var",
+            "k=seq:1:1000",
+            "-n",
+            "1000",
+            "-c",
+            "4",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["requests"]), 1000, "{out}");
+    assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
+    assert_eq!(db.sql("SELECT count(*) FROM d.t"), "1000");
+    assert_eq!(db.sql("SELECT v FROM d.t WHERE k = 77"), "row 77");
+    // Every request one execution of a statement each client prepared once.
+    assert_eq!(db.status("Com_stmt_execute") - executed, 1000);
+    let prepares_made = db.status("Com_stmt_prepare") - prepared;
+    assert!(
+        (1..=4).contains(&prepares_made),
+        "{prepares_made} prepares for 4 clients"
+    );
+    // Every key exists now: each insert is a duplicate, an error the server
+    // reports in its own words, and the connection goes on.
+    let out = load_failing(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "INSERT INTO t VALUES ({k}, 'again')",
+            "--var",
+            "k=seq:1:10",
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["errors"]), 10, "{out}");
+    let first = out["summary"]["first_error"].as_str().unwrap();
+    assert!(
+        first.contains("Duplicate entry") && first.contains("1062"),
+        "{out}"
+    );
+}
+
+#[test]
+fn mysql_driver_names_what_the_server_refuses_and_speaks_over_a_socket() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let Some(db) = Mariadb::start(&sandbox) else {
+        return;
+    };
+    db.sql(
+        "CREATE DATABASE d; CREATE TABLE d.t (k INT PRIMARY KEY, v VARCHAR(32)); \
+         INSERT INTO d.t SELECT seq, concat('row ', seq) FROM d.seq_1_to_1000; \
+         CREATE USER ab@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON d.* TO ab@'127.0.0.1'",
+    );
+    assert_eq!(db.sql("SELECT count(*) FROM d.t"), "1000");
+    let url = format!("mysql://ab:pw@127.0.0.1:{}/d", db.server.port);
+    // A statement the server cannot prepare stops its client at once.
+    let out = load_failing(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "SELECT v FROM nope WHERE k = {k}",
+            "--var",
+            "k=seq:1:10",
+            "-n",
+            "10",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let first = out["summary"]["first_error"].as_str().unwrap();
+    assert!(
+        first.contains("prepare") && first.contains("doesn't exist"),
+        "{out}"
+    );
+    // Over the unix socket, as root: point selects for a second.
+    let socket = format!(
+        "mysql://root@localhost/d?socket={}",
+        db.socket.display().to_string().replace('/', "%2F")
+    );
+    let executed = db.status("Com_stmt_execute");
+    let out = load(
+        &sandbox,
+        &socket,
+        &[
+            "-r",
+            "SELECT v FROM t WHERE k = {k}",
+            "--var",
+            "k=uniform:1:1000",
+            "-d",
+            "1s",
+            "-c",
+            "2",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
+    let requests = u(&out["summary"]["requests"]);
+    assert!(requests > 100, "{out}");
+    assert!(
+        db.status("Com_stmt_execute") - executed >= requests,
+        "{out}"
+    );
+}
+
 /// FeedSim's per-interval CSV (seed 004): its header, and byte counts that
 /// are exactly what memcached itself counted (`bytes_read`,
 /// `bytes_written` in `stats`).
