@@ -32,11 +32,12 @@ stop() {
 
 start() {
   [ "$(id -u)" -eq 0 ] || { echo "$0: the test cluster needs root (slurmd runs jobs as their user)" >&2; exit 1; }
-  for tool in munged slurmctld slurmd sbatch; do
+  for tool in munge munged slurmctld slurmd sbatch; do
     command -v "$tool" >/dev/null || { echo "$0: $tool not found: apt-get install munge slurmctld slurmd slurm-client" >&2; exit 1; }
   done
   mkdir -p "$dir/state" "$dir/spool"
-  if ! pgrep -x munged >/dev/null; then
+  # A munged that answers (a zombie left by an earlier one does not).
+  if ! munge -n >/dev/null 2>&1; then
     if [ ! -s /etc/munge/munge.key ]; then
       mkdir -p /etc/munge
       dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 status=none
