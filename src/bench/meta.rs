@@ -62,6 +62,7 @@ pub(super) fn metrics(
             unit: "instructions".to_owned(),
             lower_is_better: true,
             precision: counter.precision(),
+            primary: false,
         });
     }
     metrics

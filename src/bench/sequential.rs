@@ -23,6 +23,9 @@ pub fn meta(e: &Experiment) -> Option<SequentialMeta> {
 /// Instructions are exact and decided by themselves; the quiet noisy
 /// metric for each kind of workload is the one a reader asks about first.
 pub fn primary_metric<'m>(workload: &Workload, metrics: &'m [Metric]) -> Option<&'m Metric> {
+    if let Some(f) = workload.figures.iter().find(|f| f.primary) {
+        return metrics.iter().find(|m| m.name == f.name);
+    }
     let name = match workload.load.as_ref().map(|l| &l.model) {
         Some(LoadModel::Sla { .. }) => "sla_rate",
         Some(LoadModel::Run(crate::load::Model::Rate { .. })) => "p99",

@@ -31,6 +31,7 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
         unit: unit.to_owned(),
         lower_is_better: lower,
         precision: Precision::Noisy,
+        primary: false,
     };
     let mut out = vec![
         metric("throughput", "req/s", false),
@@ -84,6 +85,7 @@ pub fn service_metrics(e: &Experiment) -> Vec<Metric> {
                 unit: unit.to_owned(),
                 lower_is_better: true,
                 precision: Precision::Noisy,
+                primary: false,
             })
         })
         .collect()

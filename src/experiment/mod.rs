@@ -390,6 +390,9 @@ pub struct Figure {
     /// Unit shown in reports.
     pub unit: String,
     pub higher_is_better: bool,
+    /// The workload's headline metric (`primary = true`): a sysbench run's
+    /// TPS rather than its fixed wall time.
+    pub primary: bool,
 }
 
 mod serde_regex_text {

@@ -249,6 +249,8 @@ pub struct RawFigure {
     pub regex: Spanned<String>,
     pub unit: Option<String>,
     pub better: Option<Spanned<String>>,
+    /// The figure that answers "is it faster?" for its workload.
+    pub primary: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -573,6 +573,7 @@ impl Cx<'_> {
             regex,
             unit: raw.unit.clone().unwrap_or_default(),
             higher_is_better,
+            primary: raw.primary.unwrap_or(false),
         })
     }
 

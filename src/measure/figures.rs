@@ -89,6 +89,7 @@ mod tests {
             regex: regex::Regex::new(regex).unwrap(),
             unit: String::new(),
             higher_is_better: false,
+            primary: false,
         }
     }
 

@@ -82,6 +82,9 @@ pub struct Metric {
     pub unit: String,
     pub lower_is_better: bool,
     pub precision: Precision,
+    /// A figure declared `primary = true`: its workload's headline metric.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub primary: bool,
 }
 
 impl Metric {
@@ -96,6 +99,7 @@ impl Metric {
             unit: unit.to_owned(),
             lower_is_better: true,
             precision,
+            primary: false,
         }
     }
 
@@ -105,6 +109,7 @@ impl Metric {
             unit: figure.unit.clone(),
             lower_is_better: !figure.higher_is_better,
             precision: Precision::Noisy,
+            primary: figure.primary,
         }
     }
 

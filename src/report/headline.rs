@@ -33,6 +33,14 @@ fn primary<'a>(results: &'a Results, workload: &str) -> Option<&'a str> {
                 .iter()
                 .any(|s| s.requested_rps.is_some_and(|r| r > 0.0))
     });
+    // A figure the experiment declared primary comes first.
+    let declared = results
+        .measurements
+        .iter()
+        .find(|m| m.workload == workload && m.metric.primary && has(&m.metric.name));
+    if let Some(m) = declared {
+        return Some(m.metric.name.as_str());
+    }
     let mut order = vec!["instructions", "instructions_per_request", "sla_rate"];
     order.extend(if paced {
         ["p99", "throughput"]
@@ -178,4 +186,28 @@ pub fn sequential(results: &Results) -> Option<String> {
 /// A level without floating-point dust (1 − 0.95 is 0.05000000000000004).
 fn tidy(x: f64) -> f64 {
     (x * 1e9).round() / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Instructions head the summary, unless the experiment declared a
+    /// figure (here: wall, standing in for a sysbench TPS) primary.
+    #[test]
+    fn a_declared_primary_metric_heads_the_summary() {
+        let mut results: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
+        let metric = |r: &Results| rows(r).first().map(|row| row.comparison.metric.clone());
+        assert_eq!(metric(&results).as_deref(), Some("instructions"));
+        for m in results
+            .measurements
+            .iter_mut()
+            .filter(|m| m.metric.name == "wall")
+        {
+            m.metric.primary = true;
+        }
+        assert_eq!(metric(&results).as_deref(), Some("wall"));
+    }
 }
