@@ -47,6 +47,12 @@ const QUEUE_GRACE: Duration = Duration::from_mins(5);
 /// report on what did.
 pub fn run(cx: &Context, request: &Request) -> Result<PathBuf> {
     let e = &cx.experiment;
+    if !request.build {
+        // A bench alone runs the builds there are: say so now, not in N logs.
+        for v in &e.variants {
+            cx.bindings(v, crate::toolchain::Stage::Final)?;
+        }
+    }
     let partitions = slurm::partitions()?;
     if let Some(p) = &request.cluster.partition {
         if !partitions.contains(p) {
