@@ -133,6 +133,22 @@ pub fn capture(program: &str, args: &[&str], timeout: Duration) -> Result<Captur
 
 /// Run a prepared command to completion with a timeout, capturing stdout and stderr.
 pub fn capture_command(command: &mut Command, timeout: Duration) -> Result<Captured, ProcessError> {
+    capture_with(command, Watchdog::arm(timeout))
+}
+
+/// [`capture_command`] for clean-up that must run after Ctrl-C (cancelling
+/// what was submitted): only its timeout stops it.
+pub fn capture_cleanup(command: &mut Command, timeout: Duration) -> Result<Captured, ProcessError> {
+    capture_with(
+        command,
+        Watchdog {
+            timeout,
+            interruptible: false,
+        },
+    )
+}
+
+fn capture_with(command: &mut Command, watchdog: Watchdog) -> Result<Captured, ProcessError> {
     let program = command.get_program().to_string_lossy().into_owned();
     command
         .stdin(Stdio::null())
@@ -140,7 +156,6 @@ pub fn capture_command(command: &mut Command, timeout: Duration) -> Result<Captu
         .stderr(Stdio::piped())
         .process_group(0);
     die_with_afterburner(command);
-    let watchdog = Watchdog::arm(timeout);
     let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
         program: program.clone(),
         source,
@@ -230,11 +245,16 @@ pub fn run_timed(
 /// helper thread that would compete with the timed child for a core.
 struct Watchdog {
     timeout: Duration,
+    /// Whether Ctrl-C stops the child too (all but clean-up).
+    interruptible: bool,
 }
 
 impl Watchdog {
     fn arm(timeout: Duration) -> Self {
-        Self { timeout }
+        Self {
+            timeout,
+            interruptible: true,
+        }
     }
 
     /// Block until `pid` exits or the timeout passes (then kill its group).
@@ -255,7 +275,7 @@ impl Watchdog {
             if !wait_exit(pid, step).map_err(wait_error)? {
                 break (false, false);
             }
-            if crate::interrupt::requested() {
+            if self.interruptible && crate::interrupt::requested() {
                 break (false, true);
             }
             if left <= step {

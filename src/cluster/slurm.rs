@@ -3,22 +3,30 @@
 //! `squeue` and `scontrol` (where the jobs are) and `scancel`.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _, Result};
 
 use crate::experiment::Cluster;
-use crate::process::{capture_command, quote_output};
+use crate::process::{capture_cleanup, capture_command, quote_output, Captured, ProcessError};
 
 /// A Slurm command answers within this, or the controller is not there.
 const TIMEOUT: Duration = Duration::from_mins(1);
 
+/// How a Slurm command is run: [`capture_command`], or [`capture_cleanup`]
+/// for what must still run after Ctrl-C.
+type Runner = fn(&mut Command, Duration) -> Result<Captured, ProcessError>;
+
 fn slurm(program: &str, args: &[&str]) -> Result<String> {
+    run(capture_command, program, args)
+}
+
+fn run(runner: Runner, program: &str, args: &[&str]) -> Result<String> {
     let mut command = Command::new(program);
     command.args(args);
-    let out = capture_command(&mut command, TIMEOUT).map_err(|e| match e {
-        crate::process::ProcessError::Spawn { .. } => anyhow::anyhow!(
+    let out = runner(&mut command, TIMEOUT).map_err(|e| match e {
+        ProcessError::Spawn { .. } => anyhow::anyhow!(
             "{e}\nhint: install Slurm's client (apt-get install slurm-client) and point SLURM_CONF at the cluster's slurm.conf"
         ),
         other => other.into(),
@@ -139,8 +147,12 @@ pub struct Seen {
 
 /// The jobs among `ids` still queued or running (one line per array task).
 pub fn queued(ids: &[String]) -> Result<Vec<Seen>> {
+    queued_with(capture_command, ids)
+}
+
+fn queued_with(runner: Runner, ids: &[String]) -> Result<Vec<Seen>> {
     // Every job, filtered here: `squeue -j` errs on an id already purged.
-    let out = slurm("squeue", &["-h", "-r", "-o", "%F|%K|%T|%N|%r"])?;
+    let out = run(runner, "squeue", &["-h", "-r", "-o", "%F|%K|%T|%N|%r"])?;
     Ok(out
         .lines()
         .filter_map(|line| {
@@ -185,41 +197,17 @@ pub fn show(id: &str) -> Vec<Seen> {
 }
 
 /// Cancel `ids` (arrays whole) and wait, up to a minute, until none is
-/// queued any more. Runs after Ctrl-C too, so it does not go through the
-/// interruptible helpers.
+/// queued any more. Runs after Ctrl-C, so through the clean-up runner,
+/// which only its deadline stops.
 pub fn cancel(ids: &[String]) -> Result<()> {
     if ids.is_empty() {
         return Ok(());
     }
-    let mut child = Command::new("scancel")
-        .args(ids)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("could not run scancel")?;
+    let words: Vec<&str> = ids.iter().map(String::as_str).collect();
+    run(capture_cleanup, "scancel", &words)?;
     let started = Instant::now();
-    loop {
-        if child.try_wait()?.is_some() {
-            break;
-        }
-        if started.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            bail!(
-                "scancel {} did not finish within {TIMEOUT:?}",
-                ids.join(" ")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
     while started.elapsed() < TIMEOUT {
-        let out = Command::new("squeue")
-            .args(["-h", "-o", "%F"])
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        if !text.lines().any(|l| ids.iter().any(|i| i == l.trim())) {
+        if queued_with(capture_cleanup, ids)?.is_empty() {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(500));
