@@ -175,7 +175,7 @@ pub fn resume(cx: &Context, request: &Request) -> Result<PathBuf> {
     }
     let unfinished: Vec<String> = runs::block_states(&run_dir, &record)
         .into_iter()
-        .filter(|(_, p)| p.is_none_or(runs::Progress::is_partial))
+        .filter(|(_, r)| r.as_ref().is_none_or(|r| r.progress.is_partial()))
         .map(|(k, _)| k.to_string())
         .collect();
     if unfinished.is_empty() {
@@ -400,27 +400,30 @@ fn check_finished(record: &ClusterRun, run_dir: &Path) -> Result<()> {
             failures.push(status::failure(job, None, s));
         }
     }
-    let states = runs::block_states(run_dir, record);
-    let bench = record.jobs.iter().rev().find(|j| j.step == "bench");
-    for (k, progress) in &states {
-        if progress.is_some_and(|p| !p.is_partial()) {
-            continue;
+    if let Some(bench) = record.jobs.iter().rev().find(|j| j.step == "bench") {
+        // One question to the controller for every task of the array.
+        let tasks = slurm::show(&bench.id);
+        for (k, block) in runs::block_states(run_dir, record) {
+            let progress = block.map(|r| r.progress);
+            if progress.is_some_and(|p| !p.is_partial()) {
+                continue;
+            }
+            let seen = tasks
+                .iter()
+                .find(|s| s.task == Some(k))
+                .cloned()
+                .unwrap_or_else(|| slurm::Seen {
+                    id: bench.id.clone(),
+                    task: Some(k),
+                    state: "unknown".to_owned(),
+                    node: String::new(),
+                    detail: match progress {
+                        Some(p) => format!("{} of {} rounds", p.complete_rounds, p.planned_rounds),
+                        None => "no finished run".to_owned(),
+                    },
+                });
+            failures.push(status::failure(bench, Some(k), &seen));
         }
-        let Some(job) = bench else { continue };
-        let seen = slurm::show(&job.id)
-            .into_iter()
-            .find(|s| s.task == Some(*k))
-            .unwrap_or(slurm::Seen {
-                id: job.id.clone(),
-                task: Some(*k),
-                state: "unknown".to_owned(),
-                node: String::new(),
-                detail: match progress {
-                    Some(p) => format!("{} of {} rounds", p.complete_rounds, p.planned_rounds),
-                    None => "no finished run".to_owned(),
-                },
-            });
-        failures.push(status::failure(job, Some(*k), &seen));
     }
     if failures.is_empty() {
         return Ok(());

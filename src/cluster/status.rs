@@ -117,18 +117,19 @@ pub fn status(run_dir: &Path) -> Result<String> {
         }
     }
     let _ = writeln!(out, "\nblocks:");
-    for (k, progress) in runs::block_states(run_dir, &record) {
-        let node = runs::read_meta(&runs::block_dir(run_dir, k))
-            .ok()
-            .and_then(|m| m.environment.hostname)
-            .unwrap_or_else(|| "-".to_owned());
-        let _ = match progress {
-            Some(p) => writeln!(
+    for (k, block) in runs::block_states(run_dir, &record) {
+        let _ = match block {
+            Some(r) => writeln!(
                 out,
-                "  block {k} on {node}: {} of {} rounds{}",
-                p.complete_rounds,
-                p.planned_rounds,
-                if p.is_partial() { "" } else { " (finished)" }
+                "  block {k} on {}: {} of {} rounds{}",
+                r.meta.environment.hostname.as_deref().unwrap_or("-"),
+                r.progress.complete_rounds,
+                r.progress.planned_rounds,
+                if r.progress.is_partial() {
+                    ""
+                } else {
+                    " (finished)"
+                }
             ),
             None => writeln!(out, "  block {k}: not started"),
         };

@@ -125,15 +125,11 @@ impl Block {
     }
 }
 
-/// How far each planned block got: `None` for a block with no finished
-/// run (never started, or failed before its first run).
-pub fn block_states(run_dir: &Path, cluster: &ClusterRun) -> Vec<(u32, Option<Progress>)> {
+/// Each planned block as read back (its progress, its node): `None` for a
+/// block with no finished run (never started, or failed before its first).
+pub fn block_states(run_dir: &Path, cluster: &ClusterRun) -> Vec<(u32, Option<Recorded>)> {
     (0..cluster.blocks)
-        .map(|k| {
-            let dir = block_dir(run_dir, k);
-            let progress = read(&dir).ok().map(|r| r.progress);
-            (k, progress)
-        })
+        .map(|k| (k, read(&block_dir(run_dir, k)).ok()))
         .collect()
 }
 
