@@ -85,13 +85,11 @@ pub fn bench_block(cx: &Context, run_id: &str, k: u32) -> Result<PathBuf> {
     let started = if resume {
         resume_at(cx, &dir, lock)?
     } else {
-        let environment = env::capture();
-        let counter = InstructionCounter::detect(environment.perf_counters);
-        let mut meta = bench_meta(cx, environment, counter)?;
-        meta.run_id = format!("{run_id}-block{k}");
-        meta.seed = runs::block_seed(cluster.seed, k);
-        let writer = runs::Writer::create(&dir, &meta, lock)?;
-        (meta, writer, HashSet::new(), Vec::new())
+        start_in(cx, lock, |meta| {
+            meta.run_id = format!("{run_id}-block{k}");
+            meta.seed = runs::block_seed(cluster.seed, k);
+            dir.clone()
+        })?
     };
     run_plan(cx, bindings, started, resume)
 }
@@ -202,10 +200,22 @@ type Started = (BenchMeta, runs::Writer, HashSet<Slot>, Vec<String>);
 
 /// Create a new run directory and its `meta.json`.
 fn start_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
+    start_in(cx, lock, |meta| cx.workdir.run(&meta.run_id))
+}
+
+/// Plan a bench on this machine (its environment, its counter) and create
+/// its run directory, which `place` names after adjusting the plan (a
+/// cluster block's id and seed).
+fn start_in(
+    cx: &Context,
+    lock: crate::lockfile::Held,
+    place: impl FnOnce(&mut BenchMeta) -> PathBuf,
+) -> Result<Started> {
     let environment = env::capture();
     let counter = InstructionCounter::detect(environment.perf_counters);
-    let meta = bench_meta(cx, environment, counter)?;
-    let writer = runs::Writer::create(&cx.workdir.run(&meta.run_id), &meta, lock)?;
+    let mut meta = bench_meta(cx, environment, counter)?;
+    let dir = place(&mut meta);
+    let writer = runs::Writer::create(&dir, &meta, lock)?;
     Ok((meta, writer, HashSet::new(), Vec::new()))
 }
 
