@@ -573,16 +573,7 @@ fn simulate(args: &ExplainArgs) -> Result<()> {
             variant: None,
         },
     )?;
-    let run_dir = args
-        .run
-        .clone()
-        .or_else(|| cx.workdir.latest_run())
-        .with_context(|| {
-            format!(
-                "no bench run in {}\nhint: run `afterburner bench` first",
-                cx.workdir.runs().display()
-            )
-        })?;
+    let run_dir = run_dir_or_latest(&cx, args.run.clone())?;
     let merged = crate::runs::read(&run_dir)?;
     // A cluster run simulates beside its first block's profiles.
     let recorded = merged.with_files();
