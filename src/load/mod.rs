@@ -22,6 +22,7 @@ mod protocol;
 mod recorder;
 pub mod request;
 pub mod sla;
+mod sql;
 
 /// Declares each driver's module and lists them: the one list of drivers.
 macro_rules! drivers {

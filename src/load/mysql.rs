@@ -15,7 +15,6 @@
 //! (`mysql_async` would otherwise ask the server for its socket and move
 //! there, measuring another path than the one named).
 
-use std::future::Future;
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable as _;
@@ -26,6 +25,7 @@ use super::blocking::Call;
 use super::driver::DriverKind;
 use super::failure::Failure;
 use super::request::Words;
+use super::sql::{runtime, within, Sql, Style};
 use super::LoadSpec;
 
 /// The `mysql` driver.
@@ -65,59 +65,12 @@ impl DriverKind for MysqlDriver {
     }
 
     fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<super::driver::Client<'a>> {
-        let sql = Sql::parse(&spec.request.text);
+        let sql = Sql::parse(&spec.request.text, Style::Positional);
         let url = spec.address.clone().unwrap_or_default();
         let timeout = spec.timeout;
         Ok(super::driver::Client::Blocking(Box::new(move || {
             Ok(Box::new(Mysql::connect(&url, &sql, timeout)?) as Box<dyn Call>)
         })))
-    }
-}
-
-/// A request's SQL with `?` parameters, and the variable behind each.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sql {
-    pub text: String,
-    /// The variables, each once, in the order they first appear: the
-    /// request's words, as for postgres (`RequestTemplate::sql`).
-    pub params: Vec<String>,
-    /// For each `?` in order, the index of its variable in `params`.
-    pub slots: Vec<usize>,
-}
-
-impl Sql {
-    /// Turn `{name}` placeholders into `?` parameters.
-    pub fn parse(template: &str) -> Self {
-        let mut text = String::new();
-        let mut params: Vec<String> = Vec::new();
-        let mut slots = Vec::new();
-        let mut rest = template;
-        while let Some(open) = rest.find('{') {
-            let Some(close) = rest[open..].find('}').map(|c| open + c) else {
-                break;
-            };
-            let name = &rest[open + 1..close];
-            let valid =
-                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            text.push_str(&rest[..open]);
-            if valid {
-                let n = params.iter().position(|p| p == name).unwrap_or_else(|| {
-                    params.push(name.to_owned());
-                    params.len() - 1
-                });
-                slots.push(n);
-                text.push('?');
-            } else {
-                text.push_str(&rest[open..=close]);
-            }
-            rest = &rest[close + 1..];
-        }
-        text.push_str(rest);
-        Self {
-            text,
-            params,
-            slots,
-        }
     }
 }
 
@@ -130,11 +83,6 @@ pub struct Mysql {
     /// For each `?`, which of the request's words it binds.
     slots: Vec<usize>,
     url: String,
-}
-
-/// Run `work` on `runtime` for at most `timeout`; `None` when it ran out.
-fn within<T>(runtime: &Runtime, timeout: Duration, work: impl Future<Output = T>) -> Option<T> {
-    runtime.block_on(async { tokio::time::timeout(timeout, work).await.ok() })
 }
 
 /// The URL without its password, for messages.
@@ -164,10 +112,7 @@ impl Mysql {
             ))
         })?;
         let opts = OptsBuilder::from_opts(opts).prefer_socket(false);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Failure::Fatal(format!("a runtime for the mysql client: {e}")))?;
+        let runtime = runtime("mysql")?;
         let mut conn = within(&runtime, timeout, Conn::new(opts))
             .ok_or_else(|| {
                 Failure::Connection(format!(
@@ -285,14 +230,17 @@ mod tests {
 
     #[test]
     fn placeholders_become_positional_parameters() {
-        let sql = Sql::parse("SELECT c FROM t WHERE id = {id} OR id = {id} + {step} -- {x y}");
+        let sql = Sql::parse(
+            "SELECT c FROM t WHERE id = {id} OR id = {id} + {step} -- {x y}",
+            Style::Positional,
+        );
         assert_eq!(
             sql.text,
             "SELECT c FROM t WHERE id = ? OR id = ? + ? -- {x y}"
         );
         assert_eq!(sql.params, ["id", "step"]);
         assert_eq!(sql.slots, [0, 0, 1]);
-        assert!(Sql::parse("SELECT 1").params.is_empty());
+        assert!(Sql::parse("SELECT 1", Style::Positional).params.is_empty());
     }
 
     #[test]
@@ -314,7 +262,7 @@ mod tests {
 
     #[test]
     fn a_bad_url_is_fatal_and_names_the_form() {
-        let Err(Failure::Fatal(why)) = Mysql::connect("mysql://[::1", &Sql::parse("SELECT 1"), Duration::from_secs(1))
+        let Err(Failure::Fatal(why)) = Mysql::connect("mysql://[::1", &Sql::parse("SELECT 1", Style::Positional), Duration::from_secs(1))
         else {
             panic!("a bad URL must be fatal");
         };
@@ -328,7 +276,7 @@ mod tests {
             .and_then(|l| l.local_addr())
             .map_or(1, |a| a.port());
         let url = format!("mysql://root:pw@127.0.0.1:{port}/db");
-        match Mysql::connect(&url, &Sql::parse("SELECT 1"), Duration::from_secs(2)) {
+        match Mysql::connect(&url, &Sql::parse("SELECT 1", Style::Positional), Duration::from_secs(2)) {
             Err(Failure::Connection(why)) => {
                 assert!(why.contains("root:***@127.0.0.1"), "{why}");
                 assert!(!why.contains("pw"), "{why}");

@@ -6,10 +6,7 @@
 //! (or answers garbage) costs a timeout, not a hang. In the request text
 //! `{name}` becomes `$1`, `$2`, … (the same name, the same number).
 
-use std::fmt::Write as _;
 use std::time::Duration;
-
-use std::future::Future;
 
 use tokio::runtime::Runtime;
 use tokio_postgres::types::Type;
@@ -19,6 +16,7 @@ use super::blocking::Call;
 use super::driver::DriverKind;
 use super::failure::Failure;
 use super::request::Words;
+use super::sql::{runtime, within, Sql, Style};
 use super::LoadSpec;
 
 /// The `postgres` driver.
@@ -58,7 +56,7 @@ impl DriverKind for PostgresDriver {
     }
 
     fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<super::driver::Client<'a>> {
-        let sql = Sql::parse(&spec.request.text).text;
+        let sql = Sql::parse(&spec.request.text, Style::Numbered).text;
         let conninfo = spec.address.clone().unwrap_or_default();
         let timeout = spec.timeout;
         Ok(super::driver::Client::Blocking(Box::new(move || {
@@ -67,54 +65,11 @@ impl DriverKind for PostgresDriver {
     }
 }
 
-/// A request's SQL with `$n` parameters, and the variable names behind them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sql {
-    pub text: String,
-    /// Variable of `$1`, `$2`, …
-    pub params: Vec<String>,
-}
-
-impl Sql {
-    /// Turn `{name}` placeholders into numbered parameters.
-    pub fn parse(template: &str) -> Self {
-        let mut text = String::new();
-        let mut params: Vec<String> = Vec::new();
-        let mut rest = template;
-        while let Some(open) = rest.find('{') {
-            let Some(close) = rest[open..].find('}').map(|c| open + c) else {
-                break;
-            };
-            let name = &rest[open + 1..close];
-            let valid =
-                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            text.push_str(&rest[..open]);
-            if valid {
-                let n = params.iter().position(|p| p == name).unwrap_or_else(|| {
-                    params.push(name.to_owned());
-                    params.len() - 1
-                });
-                let _ = write!(text, "${}", n + 1);
-            } else {
-                text.push_str(&rest[open..=close]);
-            }
-            rest = &rest[close + 1..];
-        }
-        text.push_str(rest);
-        Self { text, params }
-    }
-}
-
 /// One client connection with its prepared statement.
 pub struct Postgres {
     runtime: Runtime,
     client: Client,
     statement: Statement,
-}
-
-/// Run `work` on `runtime` for at most `timeout`; `None` when it ran out.
-fn within<T>(runtime: &Runtime, timeout: Duration, work: impl Future<Output = T>) -> Option<T> {
-    runtime.block_on(async { tokio::time::timeout(timeout, work).await.ok() })
 }
 
 impl Postgres {
@@ -126,10 +81,7 @@ impl Postgres {
             .parse()
             .map_err(|e| Failure::Fatal(format!("connection string `{conninfo}`: {e}")))?;
         config.connect_timeout(timeout);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Failure::Fatal(format!("a runtime for the postgres client: {e}")))?;
+        let runtime = runtime("postgres")?;
         let (client, connection) = within(&runtime, timeout, config.connect(NoTls))
             .ok_or_else(|| {
                 Failure::Connection(format!(
@@ -228,12 +180,15 @@ mod tests {
 
     #[test]
     fn placeholders_become_numbered_parameters() {
-        let sql = Sql::parse("SELECT v FROM t WHERE id = {id} OR id = {id} + {step} -- {x y}");
+        let sql = Sql::parse(
+            "SELECT v FROM t WHERE id = {id} OR id = {id} + {step} -- {x y}",
+            Style::Numbered,
+        );
         assert_eq!(
             sql.text,
             "SELECT v FROM t WHERE id = $1 OR id = $1 + $2 -- {x y}"
         );
         assert_eq!(sql.params, ["id", "step"]);
-        assert!(Sql::parse("SELECT 1").params.is_empty());
+        assert!(Sql::parse("SELECT 1", Style::Numbered).params.is_empty());
     }
 }

@@ -176,7 +176,7 @@ impl RequestTemplate {
         if text.trim().is_empty() {
             bail!("the request is empty");
         }
-        let sql = super::postgres::Sql::parse(text);
+        let sql = super::sql::Sql::parse(text, super::sql::Style::Numbered);
         let words: Vec<String> = sql.params.iter().map(|p| format!("{{{p}}}")).collect();
         Self::from_words(text, &words, vars)
     }
