@@ -57,6 +57,7 @@ pub fn record(workdir: &Path, results: &Results, run_dir: &Path) -> Result<()> {
     let headline: Vec<String> = results
         .comparisons
         .iter()
+        .filter(|c| c.primary)
         .map(|c| {
             format!(
                 "{} {} {} {:.3} {}",

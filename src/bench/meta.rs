@@ -12,7 +12,7 @@ use crate::context::Context;
 use crate::env::Environment;
 use crate::experiment::MetricKind;
 use crate::measure::{InstructionCounter, Metric};
-use crate::runs::{BenchMeta, VariantInfo, SCHEMA_VERSION};
+use crate::runs::{BenchMeta, Judging, VariantInfo, SCHEMA_VERSION};
 use crate::toolchain::Stage;
 
 /// A variant's system settings as results record them.
@@ -63,6 +63,7 @@ pub(super) fn metrics(
             lower_is_better: true,
             precision: counter.precision(),
             primary: false,
+            cumulative: false,
         });
     }
     metrics
@@ -82,6 +83,7 @@ pub(super) fn bench_meta(
         .seed
         .unwrap_or_else(|| u64::from(now.subsec_nanos()) ^ now.as_secs());
     let metrics = metrics(e, counter);
+    let judging = judging(e, &metrics);
     let variants = e
         .variants
         .iter()
@@ -157,7 +159,41 @@ pub(super) fn bench_meta(
             .and_then(|dir| crate::source::revision(&e.target.source, &dir)),
         sequential: sequential::meta(e),
         stopped: None,
+        judging,
     })
+}
+
+/// Each bench workload's headline metric and whether its runs last a
+/// fixed time.
+fn judging(
+    e: &crate::experiment::Experiment,
+    metrics: &[Metric],
+) -> std::collections::BTreeMap<String, Judging> {
+    e.workloads
+        .iter()
+        .filter(|w| w.role.benches())
+        .filter_map(|w| {
+            let counted = |name: &str| metrics.iter().any(|m| m.name == name);
+            let instructions = e.bench.primary_instructions.then(|| {
+                if w.load.is_some() && counted(served::INSTRUCTIONS_PER_REQUEST) {
+                    served::INSTRUCTIONS_PER_REQUEST
+                } else {
+                    "instructions"
+                }
+            });
+            let primary = match instructions {
+                Some(name) => name.to_owned(),
+                None => sequential::primary_metric(w, metrics)?.name.clone(),
+            };
+            Some((
+                w.name.clone(),
+                Judging {
+                    primary,
+                    fixed_duration: served::fixed_duration(w),
+                },
+            ))
+        })
+        .collect()
 }
 
 /// A sortable, unique run id: UTC date and time, plus a suffix on collision.

@@ -32,6 +32,7 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
         lower_is_better: lower,
         precision: Precision::Noisy,
         primary: false,
+        cumulative: false,
     };
     let mut out = vec![
         metric("throughput", "req/s", false),
@@ -67,28 +68,64 @@ fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::driver::
         .collect()
 }
 
-/// The metrics each service adds: its CPU time, CPU time per request
-/// answered (load workloads only), peak RSS and context switches.
+/// The metrics each service adds: its CPU time and context switches (totals
+/// over the run, judged only when the run does a fixed amount of work), the
+/// same per request answered (or per unit of a command's primary rate), and
+/// its peak RSS.
 pub fn service_metrics(e: &Experiment) -> Vec<Metric> {
     e.target
         .services
         .iter()
         .flat_map(|s| {
             [
-                ("cpu", "s"),
-                (CPU_PER_REQUEST, "µs"),
-                ("max_rss", "KiB"),
-                ("ctx_switches", "switches"),
+                ("cpu", "s", true),
+                (CPU_PER_REQUEST, "µs", false),
+                ("max_rss", "KiB", false),
+                ("ctx_switches", "switches", true),
+                (SWITCHES_PER_REQUEST, "switches", false),
             ]
-            .map(|(m, unit)| Metric {
+            .map(|(m, unit, cumulative)| Metric {
                 name: format!("{}.{m}", s.name),
                 unit: unit.to_owned(),
                 lower_is_better: true,
                 precision: Precision::Noisy,
                 primary: false,
+                cumulative,
             })
         })
         .collect()
+}
+
+/// Whether a run of `workload` lasts a fixed time rather than doing a fixed
+/// amount of work: a load with a duration (closed for a time, a rate, an
+/// SLA search), or a command whose primary figure is a rate (pgbench `-T`
+/// reporting tps: more transactions in the same ten seconds).
+pub fn fixed_duration(workload: &Workload) -> bool {
+    match workload.load.as_ref().map(|l| &l.model) {
+        Some(LoadModel::Run(load::Model::Iterations { .. })) => false,
+        Some(LoadModel::Run(load::Model::Closed { requests, .. })) => requests.is_none(),
+        Some(LoadModel::Run(load::Model::Rate { .. }) | LoadModel::Sla { .. }) => true,
+        None => workload
+            .figures
+            .iter()
+            .any(|f| f.primary && f.higher_is_better),
+    }
+}
+
+/// The units of work a run did, for per-request figures: the requests its
+/// load answered in the measured window, else (a command whose primary
+/// figure is a rate per second) that rate times the run's wall time.
+fn units_of_work(record: &RunRecord, workload: &Workload) -> Option<f64> {
+    if let Some(&requests) = record.figures.get(REQUESTS) {
+        return (requests > 0.0).then_some(requests);
+    }
+    let rate = workload
+        .figures
+        .iter()
+        .find(|f| f.primary && f.higher_is_better && f.unit.ends_with("/s"))?;
+    let per_second = record.figures.get(&rate.name)?;
+    let seconds = record.wall_ns? as f64 / 1e9;
+    Some(per_second * seconds).filter(|w| *w > 0.0)
 }
 
 /// Whether a run of this workload can count instructions meaningfully:
@@ -212,7 +249,8 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
             }
         }
     }
-    add_usages(&mut record, &usages);
+    let work = units_of_work(&record, slot.workload);
+    add_usages(&mut record, &usages, work);
     if counting {
         add_count(&mut record, s, slot.workload.load.as_ref(), windowed);
     }
@@ -314,10 +352,14 @@ fn start_copies(
 /// saturated machine far steadier than throughput.
 const CPU_PER_REQUEST: &str = "cpu_per_request";
 
+/// A service's context switches (voluntary and involuntary) per request
+/// answered: in a run of fixed duration the total grows with the work done.
+const SWITCHES_PER_REQUEST: &str = "ctx_switches_per_request";
+
 /// Each service's CPU time and context switches (summed over instances)
-/// and peak RSS (the largest instance's); its CPU per request where a load
-/// answered some.
-fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage]) {
+/// and peak RSS (the largest instance's); both totals per unit of work
+/// where the run did some.
+fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage], work: Option<f64>) {
     for u in usages {
         *record.figures.entry(format!("{}.cpu", u.name)).or_default() += u.user_s + u.sys_s;
         let rss = record
@@ -330,14 +372,19 @@ fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage]) {
             .entry(format!("{}.ctx_switches", u.name))
             .or_default() += (u.voluntary_switches + u.involuntary_switches) as f64;
     }
-    let Some(&requests) = record.figures.get(REQUESTS).filter(|r| **r > 0.0) else {
+    let Some(work) = work else {
         return;
     };
     for u in usages {
         let cpu = record.figures[&format!("{}.cpu", u.name)];
+        let switches = record.figures[&format!("{}.ctx_switches", u.name)];
         record.figures.insert(
             format!("{}.{CPU_PER_REQUEST}", u.name),
-            cpu / requests * 1e6,
+            cpu / work * 1e6,
+        );
+        record.figures.insert(
+            format!("{}.{SWITCHES_PER_REQUEST}", u.name),
+            switches / work,
         );
     }
 }

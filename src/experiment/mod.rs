@@ -469,6 +469,9 @@ pub struct Bench {
     /// How many of the repetitions also count instructions under callgrind
     /// (slow but exact, so few suffice).
     pub instruction_repetitions: u32,
+    /// `primary = "instructions"`: the instruction count heads the report
+    /// (its verdict tested at the stated level, time then secondary).
+    pub primary_instructions: bool,
 }
 
 /// A sequential plan's limits (`repetitions = "auto"`).

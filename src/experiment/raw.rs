@@ -274,6 +274,8 @@ pub struct RawBench {
     pub aslr: Option<bool>,
     pub seed: Option<u64>,
     pub instruction_repetitions: Option<Spanned<u32>>,
+    /// `"instructions"`: the instruction count heads the report, not time.
+    pub primary: Option<Spanned<String>>,
 }
 
 /// `repetitions = 10` or `repetitions = "auto"`.

@@ -634,6 +634,7 @@ impl Cx<'_> {
             repetitions,
             sequential,
             warmup: quick.and_then(|q| q.warmup).or(raw.warmup).unwrap_or(1),
+            primary_instructions: self.primary(raw, &metrics)?,
             metrics,
             confidence,
             equivalence,
@@ -642,6 +643,29 @@ impl Cx<'_> {
             seed: raw.seed,
             instruction_repetitions: instruction_repetitions.min(repetitions),
         })
+    }
+
+    /// `primary = "instructions"`: the instruction count heads the report
+    /// instead of time (for CI on shared runners, where time is noise).
+    fn primary(&self, raw: &RawBench, metrics: &[MetricKind]) -> Result<bool, ExperimentError> {
+        let Some(word) = &raw.primary else {
+            return Ok(false);
+        };
+        if word.get_ref() != "instructions" {
+            return Err(self.invalid(
+                word.span(),
+                format!("primary = \"{}\" is not a metric the headline can use", word.get_ref()),
+                "remove it (the headline is time: wall, or a workload's figure declared primary = true), or write primary = \"instructions\" to headline the instruction count",
+            ));
+        }
+        if !metrics.contains(&MetricKind::Instructions) {
+            return Err(self.invalid(
+                word.span(),
+                "primary = \"instructions\" but instructions are not counted",
+                "add \"instructions\" to metrics under [bench]",
+            ));
+        }
+        Ok(true)
     }
 
     /// `repetitions`: a count, or "auto" with `budget`, `min` and `max`.

@@ -85,6 +85,11 @@ pub struct Metric {
     /// A figure declared `primary = true`: its workload's headline metric.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub primary: bool,
+    /// A total over the run (a service's CPU seconds or context switches):
+    /// meaningful only when the run did a fixed amount of work. In a run of
+    /// fixed duration it is shown but not judged; its per-request twin is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cumulative: bool,
 }
 
 impl Metric {
@@ -100,6 +105,7 @@ impl Metric {
             lower_is_better: true,
             precision,
             primary: false,
+            cumulative: false,
         }
     }
 
@@ -110,6 +116,7 @@ impl Metric {
             lower_is_better: !figure.higher_is_better,
             precision: Precision::Noisy,
             primary: figure.primary,
+            cumulative: false,
         }
     }
 

@@ -80,6 +80,8 @@ mod tests {
                 rule: String::new(),
             },
             paired: true,
+            primary: metric == TIME,
+            level: None,
         }
     }
 

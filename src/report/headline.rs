@@ -1,10 +1,12 @@
-//! The headline: per workload and variant, the one metric that answers
-//! "is it faster?", its ratio, interval and verdict, before any detail.
-//! The primary metric is the quietest that fits the workload: instructions
-//! where counted (a fixed amount of work), else a service's instructions
-//! per request over a load's window; for a load, the highest rate meeting the SLA (sla), p99
-//! (a fixed-rate load, whose throughput is the rate asked), or throughput
-//! (closed); for a command, wall time.
+//! The headline: per workload and variant, the one comparison that answers
+//! "is it faster?" — time — with its ratio, interval and verdict, before any
+//! detail. Time is wall for a command (or its declared primary figure, such
+//! as a sysbench TPS), and for a load the highest rate meeting the SLA
+//! (sla), p99 (a fixed-rate load, whose throughput is the rate asked) or
+//! throughput (closed). Counted instructions are *work*: shown beside the
+//! verdict as evidence, never deciding it, unless `[bench] primary =
+//! "instructions"` asked for them. Where time is undecided and work
+//! decided the row says both; where they disagree, it says so.
 
 use std::fmt::Write as _;
 
@@ -12,55 +14,20 @@ use super::format::improvement;
 use super::results::ComparisonEntry;
 use super::Results;
 use crate::runs::StopReason;
+use crate::stats::Verdict;
 
-/// One headline row: a comparison of a workload's primary metric.
+/// One headline row: a comparison of a workload's primary metric, and the
+/// instruction count of the same variant where it was compared.
 pub struct Row<'a> {
     pub workload: &'a str,
     pub comparison: &'a ComparisonEntry,
+    /// The work (instructions, or a service's instructions per request)
+    /// beside a time headline.
+    pub work: Option<&'a ComparisonEntry>,
 }
 
-/// The primary metric of `workload` in these results.
-fn primary<'a>(results: &'a Results, workload: &str) -> Option<&'a str> {
-    let has = |name: &str| {
-        results
-            .comparisons
-            .iter()
-            .any(|c| c.workload == workload && c.metric == name)
-    };
-    let paced = results.loads.iter().any(|l| {
-        l.workload == workload
-            && l.series
-                .iter()
-                .any(|s| s.requested_rps.is_some_and(|r| r > 0.0))
-    });
-    // A figure the experiment declared primary comes first.
-    let declared = results
-        .measurements
-        .iter()
-        .find(|m| m.workload == workload && m.metric.primary && has(&m.metric.name));
-    if let Some(m) = declared {
-        return Some(m.metric.name.as_str());
-    }
-    let mut order = vec!["instructions", "instructions_per_request", "sla_rate"];
-    order.extend(if paced {
-        ["p99", "throughput"]
-    } else {
-        ["throughput", "p99"]
-    });
-    order.push("wall");
-    if let Some(found) = order.into_iter().find(|m| has(m)) {
-        return results
-            .comparisons
-            .iter()
-            .find(|c| c.workload == workload && c.metric == found)
-            .map(|c| c.metric.as_str());
-    }
-    results
-        .comparisons
-        .iter()
-        .find(|c| c.workload == workload)
-        .map(|c| c.metric.as_str())
-}
+/// Metrics that count executed work.
+const WORK: [&str; 2] = ["instructions", "instructions_per_request"];
 
 /// The headline rows, workloads in results order.
 pub fn rows(results: &Results) -> Vec<Row<'_>> {
@@ -72,7 +39,12 @@ pub fn rows(results: &Results) -> Vec<Row<'_>> {
     }
     let mut out = Vec::new();
     for workload in workloads {
-        let Some(metric) = primary(results, workload) else {
+        let Some(metric) = super::family::primary(
+            &results.judging,
+            &results.measurements,
+            &results.comparisons,
+            workload,
+        ) else {
             continue;
         };
         for c in results
@@ -80,9 +52,19 @@ pub fn rows(results: &Results) -> Vec<Row<'_>> {
             .iter()
             .filter(|c| c.workload == workload && c.metric == metric)
         {
+            let work = (!WORK.contains(&metric))
+                .then(|| {
+                    WORK.iter().find_map(|w| {
+                        results.comparisons.iter().find(|x| {
+                            x.workload == workload && x.variant == c.variant && x.metric == *w
+                        })
+                    })
+                })
+                .flatten();
             out.push(Row {
                 workload,
                 comparison: c,
+                work,
             });
         }
     }
@@ -96,6 +78,54 @@ fn interval(c: &ComparisonEntry) -> (f64, f64, f64) {
     match (o.median_ratio, o.median_ci_low, o.median_ci_high) {
         (Some(m), Some(low), Some(high)) => (m, low, high),
         _ => (o.ratio, o.ci_low, o.ci_high),
+    }
+}
+
+/// The verdict in words, with the work beside it: "faster; 5.2% fewer
+/// instructions", "time undecided (±4.0%); 5.6% fewer instructions",
+/// "faster, but 3.7% more instructions: work and time disagree".
+pub fn verdict(row: &Row) -> String {
+    let time = &row.comparison.outcome;
+    let Some(work) = row.work else {
+        return time.verdict_text();
+    };
+    let w = &work.outcome;
+    let amount = (w.ratio - 1.0).abs() * 100.0;
+    let counted = if work.metric == "instructions" {
+        "instructions".to_owned()
+    } else {
+        "instructions per request".to_owned()
+    };
+    let work_text = match w.verdict {
+        Verdict::Faster => format!("{amount:.1}% fewer {counted}"),
+        Verdict::Slower => format!("{amount:.1}% more {counted}"),
+        Verdict::Same => format!("{counted} the same within ±{}%", w.equivalence_pct),
+        Verdict::Undecided => format!("{counted} undecided"),
+    };
+    let opposed = matches!(
+        (time.verdict, w.verdict),
+        (Verdict::Faster, Verdict::Slower) | (Verdict::Slower, Verdict::Faster)
+    );
+    match time.verdict {
+        _ if opposed => format!("{}, but {work_text}: work and time disagree (judge by time)", time.verdict_text()),
+        Verdict::Undecided => {
+            let resolution = time.resolution_pct.map_or(String::new(), |r| format!(" (±{r:.1}%)"));
+            format!("{} undecided{resolution}; {work_text}", row.comparison.metric)
+        }
+        _ => format!("{}; {work_text}", time.verdict_text()),
+    }
+}
+
+/// The sentence under a headline table: what decided it.
+fn note(results: &Results) -> String {
+    let instructions = results
+        .judging
+        .values()
+        .any(|j| WORK.contains(&j.primary.as_str()));
+    if instructions {
+        "The instruction count heads this report (`[bench] primary = \"instructions\"`): its verdict is tested at the stated level, and time is secondary.".to_owned()
+    } else {
+        "Time heads each workload (its verdict tested at the stated level); instructions are the work done, shown beside it. Every other metric is secondary, corrected for their number (Holm's step-down).".to_owned()
     }
 }
 
@@ -118,11 +148,11 @@ pub fn markdown(results: &Results) -> String {
             r.workload,
             c.metric,
             c.variant,
-            c.outcome.verdict_text(),
+            verdict(r),
             improvement(c.outcome.improvement_pct)
         );
     }
-    out.push('\n');
+    let _ = writeln!(out, "\n{}\n", note(results));
     out
 }
 
@@ -138,7 +168,7 @@ pub fn text(results: &Results) -> String {
         width(&|r| r.comparison.metric.len()),
         width(&|r| r.comparison.variant.len()),
     );
-    let mut out = String::from("summary (the primary metric per workload; details follow):\n");
+    let mut out = String::from("summary (time per workload, the work beside it; details follow):\n");
     for r in &rows {
         let c = r.comparison;
         let (ratio, low, high) = interval(c);
@@ -148,9 +178,36 @@ pub fn text(results: &Results) -> String {
             r.workload,
             c.metric,
             c.variant,
-            c.outcome.verdict_text(),
+            verdict(r),
         );
     }
+    out
+}
+
+/// The headline as an HTML table, for the top of report.html.
+pub fn html(results: &Results, escape: impl Fn(&str) -> String) -> String {
+    let rows = rows(results);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<h2>Summary</h2>\n<table>\n<tr><th>Workload</th><th>Metric</th><th>Variant</th><th>Ratio</th><th>{:.0}% CI</th><th>Verdict</th></tr>\n",
+        results.confidence * 100.0
+    );
+    for r in &rows {
+        let c = r.comparison;
+        let (ratio, low, high) = interval(c);
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{ratio:.3}</td><td>{low:.3}–{high:.3}</td><td>{} ({})</td></tr>",
+            escape(r.workload),
+            escape(&c.metric),
+            escape(&c.variant),
+            escape(&verdict(r)),
+            escape(&improvement(c.outcome.improvement_pct)),
+        );
+    }
+    let _ = writeln!(out, "</table>\n<p>{}</p>", escape(&note(results)));
     out
 }
 
@@ -192,22 +249,24 @@ fn tidy(x: f64) -> f64 {
 mod tests {
     use super::*;
 
-    /// Instructions head the summary, unless the experiment declared a
-    /// figure (here: wall, standing in for a sysbench TPS) primary.
+    /// Time heads the summary of a run recorded before judging was (wall
+    /// here), with the instruction count beside it; a declared figure
+    /// (here: user, standing in for a sysbench TPS) heads it instead.
     #[test]
-    fn a_declared_primary_metric_heads_the_summary() {
+    fn time_or_a_declared_primary_metric_heads_the_summary() {
         let mut results: Results =
             serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
                 .unwrap();
         let metric = |r: &Results| rows(r).first().map(|row| row.comparison.metric.clone());
-        assert_eq!(metric(&results).as_deref(), Some("instructions"));
+        assert_eq!(metric(&results).as_deref(), Some("wall"));
+        assert!(rows(&results)[0].work.is_some_and(|w| w.metric == "instructions"));
         for m in results
             .measurements
             .iter_mut()
-            .filter(|m| m.metric.name == "wall")
+            .filter(|m| m.metric.name == "user")
         {
             m.metric.primary = true;
         }
-        assert_eq!(metric(&results).as_deref(), Some("wall"));
+        assert_eq!(metric(&results).as_deref(), Some("user"));
     }
 }

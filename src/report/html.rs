@@ -56,6 +56,7 @@ impl Exporter for Html {
             seed = results.seed,
             b = esc(&results.baseline)
         );
+        out.push_str(&super::headline::html(results, esc));
         for group in results.groups() {
             section(&mut out, results, &group.rows, &group.comparisons);
         }
@@ -138,6 +139,21 @@ fn section(
     ratio_plot(out, comparisons);
 }
 
+/// An axis label short enough for the chart's margin: values of a million
+/// or more in SI prefixes to six significant digits ("601.586 M" for
+/// 601,586,206 instructions, which in full did not fit), others with the
+/// table's decimals.
+fn axis_label(value: f64, decimals: usize) -> String {
+    let magnitude = value.abs();
+    let (factor, prefix) = match magnitude {
+        m if m >= 1e12 => (1e12, "T"),
+        m if m >= 1e9 => (1e9, "G"),
+        m if m >= 1e6 => (1e6, "M"),
+        _ => return format!("{value:.decimals$}"),
+    };
+    format!("{:.3} {prefix}", value / factor)
+}
+
 /// Every repetition of every variant as a dot, with the mean as a bar.
 fn strip_plot(
     out: &mut String,
@@ -166,7 +182,7 @@ fn strip_plot(
     let band = (width - left - 10.0) / rows.len() as f64;
     let _ = writeln!(out, "<svg width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"repetitions per variant\">");
     for (label, v) in [(high, high), (low, low)] {
-        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{label:.decimals$} {}</text>", left - 6.0, y(v) + 4.0, esc(unit));
+        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{} {}</text>", left - 6.0, y(v) + 4.0, axis_label(label, decimals), esc(unit));
     }
     for (i, m) in rows.iter().enumerate() {
         let cx = left + band * (i as f64 + 0.5);
@@ -235,6 +251,14 @@ fn ratio_plot(out: &mut String, comparisons: &[&ComparisonEntry]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axis_labels_of_large_counts_fit_the_margin() {
+        assert_eq!(axis_label(601_586_206.0, 0), "601.586 M");
+        assert_eq!(axis_label(13_569_457_000.0, 0), "13.569 G");
+        assert_eq!(axis_label(171.3, 2), "171.30");
+        assert!(axis_label(-2.5e6, 0).starts_with("-2.500 M"));
+    }
 
     #[test]
     fn text_is_escaped() {

@@ -11,6 +11,7 @@
 mod agreement;
 mod axes;
 pub mod compare;
+mod family;
 mod format;
 mod headline;
 pub mod instances;

@@ -359,6 +359,8 @@ mod tests {
             baseline: "baseline".into(),
             outcome,
             paired: true,
+            primary: true,
+            level: None,
         }
     }
 

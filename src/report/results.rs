@@ -57,6 +57,10 @@ pub struct Results {
     /// Query sets (`each`): the set's name → its workloads, in file order.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub workload_sets: BTreeMap<String, Vec<String>>,
+    /// Per bench workload: its headline metric, and whether its runs last a
+    /// fixed time (absent in runs recorded before it was).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub judging: BTreeMap<String, crate::runs::Judging>,
     /// Samples and summary per workload, metric and variant.
     pub measurements: Vec<Measurement>,
     /// Each non-baseline variant against the baseline, per workload and metric.
@@ -132,6 +136,15 @@ pub struct ComparisonEntry {
     pub outcome: Comparison,
     /// Whether samples were paired by round (interleaved runs).
     pub paired: bool,
+    /// Whether this is its workload's headline comparison, tested at the
+    /// stated level; the others are secondary, corrected for their number.
+    #[serde(default)]
+    pub primary: bool,
+    /// The significance level the verdict was taken at (a probability):
+    /// 1 − confidence for a headline comparison, Holm's α / (m − k) for a
+    /// secondary one; absent for exact metrics (judged by resolution).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<f64>,
 }
 
 /// A warning about one comparison, or the run as a whole.
@@ -235,6 +248,12 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
                 measurements.extend(per_variant);
                 continue;
             };
+            if metric.cumulative && meta.judging.get(workload).is_some_and(|j| j.fixed_duration) {
+                // A total over a fixed time grows with the work done: shown,
+                // not judged; its per-request twin is.
+                measurements.extend(per_variant);
+                continue;
+            }
             for m in per_variant.iter().filter(|m| m.variant != baseline) {
                 match compare(meta, &base, m) {
                     Ok((entry, found)) => {
@@ -247,6 +266,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             measurements.extend(per_variant);
         }
     }
+    super::family::correct(meta, &measurements, &mut comparisons);
     warnings.extend(super::agreement::work_versus_time(&comparisons));
     if let Some(message) = meta.environment.frequency_warning() {
         warnings.push(WarningEntry {
@@ -297,6 +317,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         variants: meta.variants.clone(),
         training_workloads: meta.training_workloads.clone(),
         workload_sets: meta.workload_sets.clone(),
+        judging: meta.judging.clone(),
         measurements,
         comparisons,
         warnings,
@@ -412,32 +433,9 @@ fn compare(
     base: &Measurement,
     m: &Measurement,
 ) -> Result<(ComparisonEntry, Vec<WarningEntry>), WarningEntry> {
-    let paired = base.rounds == m.rounds;
-    let options = CompareOptions {
-        confidence: meta.confidence,
-        paired,
-        precision: m.metric.precision,
-        lower_is_better: m.metric.lower_is_better,
-        resamples: 10_000,
-        seed: meta.seed,
-        equivalence: meta.equivalence,
-    };
-    // A sequential run is judged look by look, as it was stopped.
-    let judged = match &meta.sequential {
-        Some(plan) => {
-            let tagged = |x: &Measurement| -> Vec<(u32, f64)> {
-                x.rounds
-                    .iter()
-                    .copied()
-                    .zip(x.samples.iter().copied())
-                    .collect()
-            };
-            plan.plan
-                .decide(&tagged(base), &tagged(m), &options)
-                .map(|d| d.comparison)
-        }
-        None => stats::compare(&base.samples, &m.samples, &options),
-    };
+    let options = options(meta, base, m);
+    let paired = options.paired;
+    let judged = judge(meta, base, m, &options);
     let Some(c) = judged else {
         let warning = WarningEntry {
             workload: Some(m.workload.clone()),
@@ -470,6 +468,57 @@ fn compare(
         baseline: base.variant.clone(),
         outcome: c,
         paired,
+        primary: false,
+        level: None,
     };
     Ok((entry, warnings))
+}
+
+/// The options a comparison of `m` against `base` is judged with.
+pub(super) fn options(meta: &BenchMeta, base: &Measurement, m: &Measurement) -> CompareOptions {
+    CompareOptions {
+        confidence: meta.confidence,
+        paired: base.rounds == m.rounds,
+        precision: m.metric.precision,
+        lower_is_better: m.metric.lower_is_better,
+        resamples: 10_000,
+        seed: meta.seed,
+        equivalence: meta.equivalence,
+    }
+}
+
+/// Judge `m` against `base` at `options.confidence`: a sequential run look
+/// by look, as it was stopped (its plan's spending at that level), else
+/// all at once.
+pub(super) fn judge(
+    meta: &BenchMeta,
+    base: &Measurement,
+    m: &Measurement,
+    options: &CompareOptions,
+) -> Option<Comparison> {
+    match &meta.sequential {
+        Some(plan) => {
+            let tagged = |x: &Measurement| -> Vec<(u32, f64)> {
+                x.rounds
+                    .iter()
+                    .copied()
+                    .zip(x.samples.iter().copied())
+                    .collect()
+            };
+            let at_level;
+            let plan = if (options.confidence - meta.confidence).abs() < 1e-12 {
+                &plan.plan
+            } else {
+                at_level = crate::stats::sequential::Plan::new(
+                    options.confidence,
+                    plan.plan.min,
+                    plan.plan.max,
+                );
+                &at_level
+            };
+            plan.decide(&tagged(base), &tagged(m), options)
+                .map(|d| d.comparison)
+        }
+        None => stats::compare(&base.samples, &m.samples, options),
+    }
 }

@@ -88,6 +88,29 @@ pub struct BenchMeta {
     /// Why a sequential bench stopped; written when it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<SequentialStop>,
+    /// Per bench workload, how it is judged (absent in runs before it was
+    /// recorded: the report then picks the headline by metric name).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub judging: BTreeMap<String, Judging>,
+}
+
+/// How a bench workload is judged, decided from the experiment when the
+/// bench starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Judging {
+    /// The headline metric, tested at the stated level: time (wall, or the
+    /// declared primary figure; a load's throughput, p99 or SLA rate), or
+    /// the instruction count where `[bench] primary = "instructions"`.
+    /// Every other metric of the report is secondary, corrected for their
+    /// number.
+    pub primary: String,
+    /// Whether a run lasts a fixed time rather than doing a fixed amount of
+    /// work (a load with a duration, or a command whose primary figure is a
+    /// rate): cumulative counters (a service's CPU seconds, context
+    /// switches) are then judged per unit of work, their totals shown
+    /// unjudged.
+    #[serde(default)]
+    pub fixed_duration: bool,
 }
 
 /// How a variant was built.

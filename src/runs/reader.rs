@@ -224,6 +224,7 @@ mod tests {
             revision: None,
             sequential: None,
             stopped: None,
+            judging: std::collections::BTreeMap::new(),
         }
     }
 

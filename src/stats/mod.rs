@@ -480,6 +480,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[low] + (sorted[high] - sorted[low]) * fraction
 }
 
+pub mod holm;
 mod mann_whitney;
 pub mod sequential;
 mod warnings;
