@@ -378,10 +378,9 @@ fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage], work: Option<f64>
     for u in usages {
         let cpu = record.figures[&format!("{}.cpu", u.name)];
         let switches = record.figures[&format!("{}.ctx_switches", u.name)];
-        record.figures.insert(
-            format!("{}.{CPU_PER_REQUEST}", u.name),
-            cpu / work * 1e6,
-        );
+        record
+            .figures
+            .insert(format!("{}.{CPU_PER_REQUEST}", u.name), cpu / work * 1e6);
         record.figures.insert(
             format!("{}.{SWITCHES_PER_REQUEST}", u.name),
             switches / work,

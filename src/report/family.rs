@@ -57,7 +57,11 @@ pub fn primary<'a>(
 /// α / (m − k); at the first that is then not called faster or slower,
 /// the step-down stops, and it and every later one can at most be "same"
 /// or undecided.
-pub fn correct(meta: &BenchMeta, measurements: &[Measurement], comparisons: &mut [ComparisonEntry]) {
+pub fn correct(
+    meta: &BenchMeta,
+    measurements: &[Measurement],
+    comparisons: &mut [ComparisonEntry],
+) {
     let alpha = 1.0 - meta.confidence;
     let heads: Vec<bool> = comparisons
         .iter()
@@ -76,7 +80,10 @@ pub fn correct(meta: &BenchMeta, measurements: &[Measurement], comparisons: &mut
             family.push(i);
         }
     }
-    let p: Vec<f64> = family.iter().map(|&i| decisive_p(&comparisons[i])).collect();
+    let p: Vec<f64> = family
+        .iter()
+        .map(|&i| decisive_p(&comparisons[i]))
+        .collect();
     let levels = holm::levels(&p, alpha);
     let mut rejecting = true;
     for k in holm::order(&p) {
@@ -99,10 +106,7 @@ pub fn correct(meta: &BenchMeta, measurements: &[Measurement], comparisons: &mut
 /// The p-value of the test that decides: the signed-rank test's for
 /// paired rounds, else the Mann-Whitney U test's.
 fn decisive_p(c: &ComparisonEntry) -> f64 {
-    c.outcome
-        .signed_rank_p
-        .or(c.outcome.p_value)
-        .unwrap_or(1.0)
+    c.outcome.signed_rank_p.or(c.outcome.p_value).unwrap_or(1.0)
 }
 
 fn is_exact(measurements: &[Measurement], c: &ComparisonEntry) -> bool {

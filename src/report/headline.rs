@@ -107,17 +107,25 @@ pub fn verdict(row: &Row) -> String {
         (Verdict::Faster, Verdict::Slower) | (Verdict::Slower, Verdict::Faster)
     );
     match time.verdict {
-        _ if opposed => format!("{}, but {work_text}: work and time disagree (judge by time)", time.verdict_text()),
+        _ if opposed => format!(
+            "{}, but {work_text}: work and time disagree (judge by time)",
+            time.verdict_text()
+        ),
         Verdict::Undecided => {
-            let resolution = time.resolution_pct.map_or(String::new(), |r| format!(" (±{r:.1}%)"));
-            format!("{} undecided{resolution}; {work_text}", row.comparison.metric)
+            let resolution = time
+                .resolution_pct
+                .map_or(String::new(), |r| format!(" (±{r:.1}%)"));
+            format!(
+                "{} undecided{resolution}; {work_text}",
+                row.comparison.metric
+            )
         }
         _ => format!("{}; {work_text}", time.verdict_text()),
     }
 }
 
 /// The sentence under a headline table: what decided it.
-fn note(results: &Results) -> String {
+fn note(results: &Results, rows: &[Row]) -> String {
     let instructions = results
         .judging
         .values()
@@ -125,7 +133,14 @@ fn note(results: &Results) -> String {
     if instructions {
         "The instruction count heads this report (`[bench] primary = \"instructions\"`): its verdict is tested at the stated level, and time is secondary.".to_owned()
     } else {
-        "Time heads each workload (its verdict tested at the stated level); instructions are the work done, shown beside it. Every other metric is secondary, corrected for their number (Holm's step-down).".to_owned()
+        format!(
+            "Time heads each workload (its verdict tested at the stated level){}. Every other metric is secondary, corrected for their number (Holm's step-down).",
+            if rows.iter().any(|r| r.work.is_some()) {
+                "; instructions are the work done, shown beside it"
+            } else {
+                ""
+            }
+        )
     }
 }
 
@@ -152,7 +167,7 @@ pub fn markdown(results: &Results) -> String {
             improvement(c.outcome.improvement_pct)
         );
     }
-    let _ = writeln!(out, "\n{}\n", note(results));
+    let _ = writeln!(out, "\n{}\n", note(results, &rows));
     out
 }
 
@@ -168,7 +183,8 @@ pub fn text(results: &Results) -> String {
         width(&|r| r.comparison.metric.len()),
         width(&|r| r.comparison.variant.len()),
     );
-    let mut out = String::from("summary (time per workload, the work beside it; details follow):\n");
+    let mut out =
+        String::from("summary (time per workload, the work beside it; details follow):\n");
     for r in &rows {
         let c = r.comparison;
         let (ratio, low, high) = interval(c);
@@ -207,7 +223,7 @@ pub fn html(results: &Results, escape: impl Fn(&str) -> String) -> String {
             escape(&improvement(c.outcome.improvement_pct)),
         );
     }
-    let _ = writeln!(out, "</table>\n<p>{}</p>", escape(&note(results)));
+    let _ = writeln!(out, "</table>\n<p>{}</p>", escape(&note(results, &rows)));
     out
 }
 
@@ -259,7 +275,9 @@ mod tests {
                 .unwrap();
         let metric = |r: &Results| rows(r).first().map(|row| row.comparison.metric.clone());
         assert_eq!(metric(&results).as_deref(), Some("wall"));
-        assert!(rows(&results)[0].work.is_some_and(|w| w.metric == "instructions"));
+        assert!(rows(&results)[0]
+            .work
+            .is_some_and(|w| w.metric == "instructions"));
         for m in results
             .measurements
             .iter_mut()

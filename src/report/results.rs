@@ -137,8 +137,9 @@ pub struct ComparisonEntry {
     /// Whether samples were paired by round (interleaved runs).
     pub paired: bool,
     /// Whether this is its workload's headline comparison, tested at the
-    /// stated level; the others are secondary, corrected for their number.
-    #[serde(default)]
+    /// stated level; the others are secondary, corrected for their number
+    /// (absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub primary: bool,
     /// The significance level the verdict was taken at (a probability):
     /// 1 − confidence for a headline comparison, Holm's α / (m − k) for a
@@ -234,38 +235,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         .first()
         .map(|v| v.name.clone())
         .unwrap_or_default();
-    let mut measurements = Vec::new();
-    let mut comparisons = Vec::new();
-    let mut warnings = Vec::new();
-    for workload in &meta.workloads {
-        for metric in &meta.metrics {
-            let per_variant: Vec<Measurement> = meta
-                .variants
-                .iter()
-                .filter_map(|v| measurement(workload, metric, &v.name, runs))
-                .collect();
-            let Some(base) = per_variant.iter().find(|m| m.variant == baseline).cloned() else {
-                measurements.extend(per_variant);
-                continue;
-            };
-            if metric.cumulative && meta.judging.get(workload).is_some_and(|j| j.fixed_duration) {
-                // A total over a fixed time grows with the work done: shown,
-                // not judged; its per-request twin is.
-                measurements.extend(per_variant);
-                continue;
-            }
-            for m in per_variant.iter().filter(|m| m.variant != baseline) {
-                match compare(meta, &base, m) {
-                    Ok((entry, found)) => {
-                        comparisons.push(entry);
-                        warnings.extend(found);
-                    }
-                    Err(warning) => warnings.push(warning),
-                }
-            }
-            measurements.extend(per_variant);
-        }
-    }
+    let (measurements, mut comparisons, mut warnings) = compare_all(meta, runs, &baseline);
     super::family::correct(meta, &measurements, &mut comparisons);
     warnings.extend(super::agreement::work_versus_time(&comparisons));
     if let Some(message) = meta.environment.frequency_warning() {
@@ -334,6 +304,48 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         explained: None,
         simulated: None,
     }
+}
+
+/// Every workload's metrics per variant, and each variant against the
+/// baseline at the stated level (before the secondaries are corrected).
+fn compare_all(
+    meta: &BenchMeta,
+    runs: &[RunRecord],
+    baseline: &str,
+) -> (Vec<Measurement>, Vec<ComparisonEntry>, Vec<WarningEntry>) {
+    let mut measurements = Vec::new();
+    let mut comparisons = Vec::new();
+    let mut warnings = Vec::new();
+    for workload in &meta.workloads {
+        for metric in &meta.metrics {
+            let per_variant: Vec<Measurement> = meta
+                .variants
+                .iter()
+                .filter_map(|v| measurement(workload, metric, &v.name, runs))
+                .collect();
+            let Some(base) = per_variant.iter().find(|m| m.variant == baseline).cloned() else {
+                measurements.extend(per_variant);
+                continue;
+            };
+            if metric.cumulative && meta.judging.get(workload).is_some_and(|j| j.fixed_duration) {
+                // A total over a fixed time grows with the work done: shown,
+                // not judged; its per-request twin is.
+                measurements.extend(per_variant);
+                continue;
+            }
+            for m in per_variant.iter().filter(|m| m.variant != baseline) {
+                match compare(meta, &base, m) {
+                    Ok((entry, found)) => {
+                        comparisons.push(entry);
+                        warnings.extend(found);
+                    }
+                    Err(warning) => warnings.push(warning),
+                }
+            }
+            measurements.extend(per_variant);
+        }
+    }
+    (measurements, comparisons, warnings)
 }
 
 /// The curves of the last counted run of each load workload and variant,
