@@ -10,6 +10,7 @@ mod errors;
 mod explain;
 mod export;
 mod figures;
+mod headline;
 mod html;
 mod load;
 mod outputs;
