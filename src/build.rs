@@ -315,6 +315,12 @@ fn run_build(
     if !flags.composed.goflags.is_empty() {
         command.env("GOFLAGS", &flags.composed.goflags);
     }
+    if compiler == Compiler::Go {
+        // Debian's golang-1.2x packages put no `go` on the PATH.
+        if let Some(path) = crate::toolchain::go_find::path_with_pgo_go() {
+            command.env("PATH", path);
+        }
+    }
     let io = TimedIo {
         stdout: log.clone(),
         stderr: log.clone(),

@@ -448,9 +448,10 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Doctor { fix } => {
-            let sections = crate::doctor::diagnose(&crate::env::capture());
+            let env = crate::env::capture();
+            let sections = crate::doctor::diagnose(&env);
             if fix {
-                crate::doctor::fix(&sections)?;
+                crate::doctor::fix(&env)?;
                 print!(
                     "{}",
                     crate::doctor::render(&crate::doctor::diagnose(&crate::env::capture()))

@@ -5,11 +5,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 use crate::env::Environment;
-use crate::toolchain::optimize::{self, Requirement};
-use crate::toolchain::tools;
+use crate::experiment::{Experiment, MetricKind, Source, Variant};
+use crate::toolchain::optimize::{self, Requirement, VariantSetup};
+use crate::toolchain::{tools, Compiler};
 
 /// One requirement and whether it is met (an optimization's own are
 /// declared beside it, in `toolchain::optimize`).
@@ -37,44 +38,80 @@ fn fact(need: &str, present: bool, note: &str) -> Check {
     Requirement::fact(need, present, note)
 }
 
+/// Whose needs to list.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// Everything afterburner can use (`doctor`, `doctor --fix`).
+    Everything,
+    /// What one experiment's source, compilers, optimizations and metrics
+    /// use (`run`, `build`), and its target's `packages`.
+    Experiment(&'a Experiment),
+}
+
 /// Examine this machine: the compilers, each optimization (from its own
 /// declaration), the instruction counter and source packages.
 pub fn diagnose(env: &Environment) -> Vec<Section> {
-    let mut sections = vec![
-        Section {
-            title: "gcc".to_owned(),
-            checks: vec![tool("gcc", "gcc"), tool("g++", "g++"), tool("make", "make")],
-        },
-        Section {
-            title: "clang".to_owned(),
-            checks: vec![tool("clang", "clang")],
-        },
-        Section {
-            title: "go (PGO needs Go >= 1.21)".to_owned(),
-            checks: vec![tool("go", "golang-go")],
-        },
-    ];
+    requirements(env, Scope::Everything)
+}
+
+/// The one list of what `scope` needs and whether this machine has it:
+/// `doctor` prints it, and `doctor --fix` and a run install what it
+/// lacks ([`install`]), so the two cannot drift.
+pub fn requirements(env: &Environment, scope: Scope) -> Vec<Section> {
+    match scope {
+        Scope::Everything => everything(env),
+        Scope::Experiment(e) => of_experiment(env, e),
+    }
+}
+
+fn compiler_section(compiler: Compiler) -> Section {
+    let checks = match compiler {
+        Compiler::Gcc => vec![tool("gcc", "gcc"), tool("g++", "g++"), tool("make", "make")],
+        Compiler::Clang => vec![tool("clang", "clang"), tool("make", "make")],
+        Compiler::Go => vec![tool("go", "golang-go")],
+    };
+    let title = match compiler {
+        Compiler::Go => "go (PGO needs Go >= 1.21)".to_owned(),
+        other => other.name().to_owned(),
+    };
+    Section { title, checks }
+}
+
+fn instructions_section(env: &Environment) -> Section {
+    Section {
+        title: "instructions metric".to_owned(),
+        checks: vec![
+            fact(
+                "hardware counters (perf stat)",
+                env.perf_counters,
+                "without them instructions are counted with callgrind",
+            ),
+            tool("valgrind", "valgrind"),
+            fact(
+                "callgrind runs -march=native builds (a CPU without AVX-512, or counters)",
+                env.perf_counters || env.x86_64_level.is_none_or(|l| l < 4),
+                "this CPU has AVX-512 (x86-64-v4), which -march=native emits and valgrind 3.19 cannot run: give march variants whose instructions are counted march = \"x86-64-v3\"",
+            ),
+        ],
+    }
+}
+
+fn everything(env: &Environment) -> Vec<Section> {
+    let mut sections: Vec<Section> = [Compiler::Gcc, Compiler::Clang, Compiler::Go]
+        .into_iter()
+        .map(compiler_section)
+        .collect();
+    sections[0].checks.truncate(3);
+    sections[1].checks.truncate(1);
+    sections[2]
+        .checks
+        .push(optimize::go_pgo_requirement().optional());
     sections.extend(optimize::ALL.iter().map(|o| Section {
         title: format!("{} ({})", o.word(), o.describe()),
-        checks: o.requirements(env),
+        checks: o.requirements(env, None),
     }));
     sections.extend([
-        Section {
-            title: "instructions metric".to_owned(),
-            checks: vec![
-                fact(
-                    "hardware counters (perf stat)",
-                    env.perf_counters,
-                    "without them instructions are counted with callgrind",
-                ),
-                tool("valgrind", "valgrind"),
-                fact(
-                    "callgrind runs -march=native builds (a CPU without AVX-512, or counters)",
-                    env.perf_counters || env.x86_64_level.is_none_or(|l| l < 4),
-                    "this CPU has AVX-512 (x86-64-v4), which -march=native emits and valgrind 3.19 cannot run: give march variants whose instructions are counted march = \"x86-64-v3\"",
-                ),
-            ],
-        },
+        instructions_section(env),
         Section {
             title: "source packages (source = { apt = … })".to_owned(),
             checks: vec![
@@ -90,19 +127,90 @@ pub fn diagnose(env: &Environment) -> Vec<Section> {
     sections
 }
 
-fn has_deb_src() -> bool {
-    let mut texts = vec![fs_err::read_to_string("/etc/apt/sources.list").unwrap_or_default()];
-    if let Ok(entries) = fs_err::read_dir(Path::new("/etc/apt/sources.list.d")) {
-        texts.extend(
-            entries
-                .flatten()
-                .filter_map(|e| fs_err::read_to_string(e.path()).ok()),
-        );
+/// A Debian package, present when dpkg lists it as installed.
+fn package(name: &str) -> Check {
+    Requirement {
+        need: name.to_owned(),
+        present: tools::package_installed(name),
+        packages: vec![name.to_owned()],
+        note: None,
+        optional: false,
     }
-    texts.iter().flat_map(|t| t.lines()).any(|l| {
-        let l = l.trim();
-        l.starts_with("deb-src ") || (l.starts_with("Types:") && l.contains("deb-src"))
-    })
+}
+
+fn of_experiment(env: &Environment, e: &Experiment) -> Vec<Section> {
+    let mut target = match &e.target.source {
+        Source::Path(_) => Vec::new(),
+        Source::Apt(_) => vec![tool("dpkg-source", "dpkg-dev")],
+        Source::Git { .. } => vec![tool("git", "git")],
+        Source::Url { .. } => vec![tool("curl", "curl"), tool("tar", "tar")],
+    };
+    target.extend(e.target.packages.iter().map(|p| package(p)));
+    let mut sections = vec![Section {
+        title: format!("target `{}`", e.target.name),
+        checks: target,
+    }];
+    let mut compilers: Vec<Compiler> = e.variants.iter().map(|v| v.compiler).collect();
+    compilers.dedup();
+    for compiler in [Compiler::Gcc, Compiler::Clang, Compiler::Go] {
+        if compilers.contains(&compiler) {
+            sections.push(compiler_section(compiler));
+        }
+    }
+    for variant in &e.variants {
+        let setup = variant_setup(variant);
+        sections.extend(variant.optimize.iter().map(|o| Section {
+            title: format!("variant `{}`: {}", variant.name, o.word()),
+            checks: o.requirements(env, Some(&setup)),
+        }));
+    }
+    if e.bench.metrics.contains(&MetricKind::Instructions) && !env.perf_counters {
+        // Counted with callgrind where perf cannot count.
+        sections.push(Section {
+            title: "instructions metric (callgrind)".to_owned(),
+            checks: vec![tool("valgrind", "valgrind")],
+        });
+    }
+    sections
+}
+
+/// What of a variant its optimizations' checks look at.
+pub fn variant_setup(variant: &Variant) -> VariantSetup<'_> {
+    VariantSetup {
+        compiler: variant.compiler,
+        bolt_profile: variant.bolt_profile,
+        sample_event: variant.sample_event.as_deref(),
+    }
+}
+
+/// Install, with apt-get as root, every package `scope` lacks, in one
+/// apt-get call, then probe again: a package named after what another
+/// brings (clang's profile runtime) may show up only then. Not root: one
+/// error with the exact command.
+pub fn install(env: &Environment, scope: Scope) -> Result<()> {
+    let mut installed: Vec<String> = Vec::new();
+    for _ in 0..3 {
+        let missing = missing_packages(&requirements(env, scope));
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let list = missing.join(" ");
+        if missing.iter().all(|p| installed.contains(p)) {
+            bail!("apt-get installed {list}, but they are still missing\nhint: run `afterburner doctor` to see what is");
+        }
+        if !tools::is_root() {
+            bail!("missing packages: {list}\nhint: install them with `sudo apt-get install -y {list}` (or run `sudo afterburner doctor --fix`)");
+        }
+        crate::progress::info(format_args!("installing {list} with apt-get"));
+        let names: Vec<&str> = missing.iter().map(String::as_str).collect();
+        tools::apt_install(&names)?;
+        installed.extend(missing);
+    }
+    Ok(())
+}
+
+fn has_deb_src() -> bool {
+    crate::source::apt_sources::AptSources::read(Path::new("/")).has_deb_src()
 }
 
 /// The report `doctor` prints.
@@ -156,9 +264,9 @@ pub fn missing_packages(sections: &[Section]) -> Vec<String> {
     packages
 }
 
-/// `--fix`: install the missing packages with apt-get (as root).
-pub fn fix(sections: &[Section]) -> Result<()> {
-    tools::ensure_packages(&missing_packages(sections))
+/// `--fix`: install what `doctor` lists as missing, the way a run does.
+pub fn fix(env: &Environment) -> Result<()> {
+    install(env, Scope::Everything)
 }
 
 #[cfg(test)]
@@ -235,6 +343,91 @@ mod tests {
                 o.word()
             );
         }
+    }
+
+    /// A gcc baseline and a clang PGO variant.
+    const CLANG_PGO: &str = r#"
+[target]
+name = "t"
+source = { path = "/" }
+build = "make"
+binaries = { t = "t" }
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+compiler = "clang"
+optimize = ["pgo"]
+
+[[workload]]
+name = "w"
+run = "{bin.t}"
+"#;
+
+    fn clang_pgo_experiment() -> Experiment {
+        crate::experiment::load_str(Path::new("/exp/afterburner.toml"), CLANG_PGO, false).unwrap()
+    }
+
+    /// Regression (issue 27): on a machine without clang, a run installed
+    /// clang but not `libclang-rt-N-dev`, which `doctor` listed; the
+    /// instrumented build then failed to link the profile runtime.
+    #[test]
+    fn a_clang_pgo_variant_needs_the_profile_runtime_of_the_clang_here() {
+        let env = crate::env::capture();
+        let sections = requirements(&env, Scope::Experiment(&clang_pgo_experiment()));
+        let checks: Vec<&Check> = sections.iter().flat_map(|s| &s.checks).collect();
+        assert!(
+            checks.iter().any(|c| c.need == "clang"),
+            "{}",
+            render(&sections)
+        );
+        assert!(
+            checks.iter().any(|c| c.need == "llvm-profdata"),
+            "{}",
+            render(&sections)
+        );
+        let Some(major) = crate::toolchain::clang_major_installed_or_candidate() else {
+            eprintln!("skipped the runtime package check: neither clang nor apt's candidate for it is known here");
+            return;
+        };
+        let runtime = format!("libclang-rt-{major}-dev");
+        assert!(
+            checks
+                .iter()
+                .any(|c| c.packages.contains(&runtime) && !c.optional),
+            "{runtime} missing from\n{}",
+            render(&sections)
+        );
+        // The gcc baseline needs no clang runtime twice, and bolt's tools not at all.
+        assert_eq!(
+            checks
+                .iter()
+                .filter(|c| c.packages.contains(&runtime))
+                .count(),
+            1
+        );
+        assert!(!checks.iter().any(|c| c.need.starts_with("llvm-bolt")));
+    }
+
+    /// `doctor --fix` and a run install through the same function
+    /// (`install`, from `requirements`): what an experiment needs is what
+    /// `doctor` checks for the same compilers and optimizations.
+    #[test]
+    fn a_run_needs_what_doctor_checks_for_the_same_words() {
+        let env = crate::env::capture();
+        let doctor = requirements(&env, Scope::Everything);
+        let run = requirements(&env, Scope::Experiment(&clang_pgo_experiment()));
+        let in_doctor = |c: &Check| doctor.iter().flat_map(|s| &s.checks).any(|d| d == c);
+        for check in run.iter().flat_map(|s| &s.checks) {
+            assert!(in_doctor(check), "{check:?} is not among doctor's checks");
+        }
+        assert_eq!(
+            missing_packages(&diagnose(&env)),
+            missing_packages(&doctor),
+            "doctor prints the list --fix installs"
+        );
     }
 
     #[test]

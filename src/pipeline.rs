@@ -10,7 +10,7 @@ pub use crate::context::{Context, Options};
 use crate::experiment::{Experiment, Variant, Workload};
 use crate::progress;
 use crate::source;
-use crate::toolchain::{self, tools, Compiler, Stage};
+use crate::toolchain::{self, Stage};
 
 /// Write a run's reports ([`crate::report::report`]) and record it in the
 /// work directory's history: the work directory holds `runs/<id>/`, so a
@@ -27,35 +27,24 @@ pub fn report(run_dir: &Path) -> Result<crate::report::Results> {
     Ok(results)
 }
 
-/// Install (as root) or name what the experiment's variants need.
+/// Install (as root, in one apt-get call) or name what the experiment
+/// needs — the list `doctor` checks ([`crate::doctor::requirements`]) —
+/// then check each optimization can run here, and that the services'
+/// users exist (a package just installed may have created one).
 fn ensure_tools(e: &Experiment) -> Result<()> {
-    let mut needed = vec![tools::MAKE];
-    let mut packages = e.target.packages.clone();
+    let env = crate::env::capture();
+    crate::doctor::install(&env, crate::doctor::Scope::Experiment(e))?;
     for variant in &e.variants {
-        match variant.compiler {
-            Compiler::Gcc => needed.extend([tools::GCC, tools::GXX]),
-            Compiler::Clang => needed.push(tools::CLANG),
-            Compiler::Go => needed.push(tools::GO),
-        }
-        let setup = toolchain::optimize::VariantSetup {
-            compiler: variant.compiler,
-            bolt_profile: variant.bolt_profile,
-            sample_event: variant.sample_event.as_deref(),
-        };
+        let setup = crate::doctor::variant_setup(variant);
         for o in &variant.optimize {
-            let needs = o
-                .needs(&setup)
+            o.check(&setup)
                 .with_context(|| format!("variant `{}` ({})", variant.name, e.file.display()))?;
-            needed.extend(needs.tools);
-            packages.extend(needs.packages);
         }
     }
-    needed.sort_by_key(|t| t.command);
-    needed.dedup_by_key(|t| t.command);
-    tools::ensure(&needed)?;
-    packages.sort();
-    packages.dedup();
-    tools::ensure_packages(&packages)
+    for user in e.target.services.iter().filter_map(|s| s.user.as_ref()) {
+        user.ids()?;
+    }
+    Ok(())
 }
 
 /// Build phase: fetch the source, then build every variant that needs no

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::{Bindings, Ready, Service};
+use crate::experiment::{Bindings, Ready, RunAs, Service};
 use crate::load::{self, LoadSpec, Model};
 use crate::measure::{command_for, prefixed_command};
 use crate::process::{
@@ -99,7 +99,7 @@ fn prepare_state(
         cwd: state,
         log: logs.join(format!("{stem}-{}.setup.log", service.name)),
         timeout: SETUP_TIMEOUT,
-        user: service.user.as_ref().map(|u| (u.uid, u.gid)),
+        user: service.user.as_ref().map(RunAs::ids).transpose()?,
     })?;
     fs_err::write(state.join(SET_UP), &line)?;
     Ok(())
@@ -116,8 +116,9 @@ pub fn give_to_users(services: &[Service], dir: &Path) -> Result<()> {
 }
 
 /// Make `dir` the service user's, after checking they can reach it.
-fn give_to(user: &crate::experiment::RunAs, dir: &Path) -> Result<()> {
-    if let Some(closed) = crate::process::unreachable_by(dir, user.uid, user.gid) {
+fn give_to(user: &RunAs, dir: &Path) -> Result<()> {
+    let (uid, gid) = user.ids()?;
+    if let Some(closed) = crate::process::unreachable_by(dir, uid, gid) {
         bail!(
             "the service's user `{}` cannot enter {}, so it cannot reach its directory {}\nhint: `chmod o+x {}`, or give afterburner a work directory every user can enter (--workdir /var/tmp/…)",
             user.name,
@@ -126,7 +127,7 @@ fn give_to(user: &crate::experiment::RunAs, dir: &Path) -> Result<()> {
             closed.display()
         );
     }
-    crate::process::chown_tree(dir, user.uid, user.gid)
+    crate::process::chown_tree(dir, uid, gid)
         .with_context(|| format!("giving {} to user `{}`", dir.display(), user.name))
 }
 
@@ -200,8 +201,9 @@ pub fn start(
             .stderr(file);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         if let Some(user) = &service.user {
-            std::os::unix::process::CommandExt::uid(&mut command, user.uid);
-            std::os::unix::process::CommandExt::gid(&mut command, user.gid);
+            let (uid, gid) = user.ids()?;
+            std::os::unix::process::CommandExt::uid(&mut command, uid);
+            std::os::unix::process::CommandExt::gid(&mut command, gid);
         }
         crate::process::die_with_afterburner(&mut command);
         if let Some(cpus) = service.cpus.as_ref().or(cpus) {

@@ -10,6 +10,7 @@ use crate::experiment::Source;
 use crate::process::{capture, capture_command, quote_output};
 use crate::toolchain::tools::{self, Tool};
 
+pub mod apt_sources;
 pub mod tree;
 
 const FETCH_TIMEOUT: Duration = Duration::from_mins(30);
@@ -176,39 +177,35 @@ fn apt_source(package: &str, dir: &Path) -> Result<crate::process::Captured> {
     capture_command(&mut command, FETCH_TIMEOUT).context("running apt-get source")
 }
 
-/// The deb-src entry afterburner adds: the system's own sources, as source.
-const DEB_SRC_LIST: &str = "/etc/apt/sources.list.d/afterburner-deb-src.sources";
-
+/// Add a deb-src entry beside the system's `deb` entries (whatever apt
+/// layout this machine has: see [`apt_sources`]), then `apt-get update`.
 fn enable_deb_src() -> Result<()> {
-    let system = Path::new("/etc/apt/sources.list.d/debian.sources");
-    let commands = format!(
-        "sed 's/^Types: deb$/Types: deb-src/' {} | sudo tee {DEB_SRC_LIST}\nsudo apt-get update",
-        system.display()
-    );
+    use apt_sources::{AptSources, DebSrc, DEB_SRC_FILE};
+    let text = match AptSources::read(Path::new("/")).deb_src() {
+        // apt said it lacks one; a present entry may be for another suite.
+        DebSrc::Present => bail!(
+            "apt has a deb-src entry, but `apt-get source` still asks for one\nhint: check that the deb-src entries name the same suites as the deb ones (`apt-get update` first)"
+        ),
+        DebSrc::NoUsableEntry(lines) => bail!(
+            "apt has no deb-src entry, and no deb entry (other than cdrom: or file:) to make one from\nhint: add these lines to {DEB_SRC_FILE} (a deb822 entry for this distribution), run `apt-get update`, then run again:\n{lines}"
+        ),
+        DebSrc::Add(text) => text,
+    };
     if !tools::is_root() {
-        bail!("apt has no deb-src entry, so `apt-get source` cannot fetch source packages\nhint: add one and refresh, then run again:\n{commands}");
+        bail!(
+            "apt has no deb-src entry, so `apt-get source` cannot fetch source packages\nhint: add one and refresh, then run again:\nsudo tee {DEB_SRC_FILE} <<'EOF'\n{text}EOF\nsudo apt-get update"
+        );
     }
-    let text = fs_err::read_to_string(system).with_context(|| {
-        format!("apt has no deb-src entry and {} is missing\nhint: add a deb-src line for your distribution, then run `apt-get update`", system.display())
-    })?;
-    let deb_src: String = text
-        .lines()
-        .map(|l| {
-            if l.trim() == "Types: deb" {
-                "Types: deb-src"
-            } else {
-                l
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
     crate::progress::info(format_args!(
-        "adding deb-src entry {DEB_SRC_LIST} and running apt-get update"
+        "adding deb-src entry {DEB_SRC_FILE} and running apt-get update"
     ));
-    fs_err::write(DEB_SRC_LIST, deb_src + "\n")?;
+    fs_err::write(DEB_SRC_FILE, text)?;
     let update = capture("apt-get", &["update"], FETCH_TIMEOUT)?;
     if !update.success() {
-        bail!("apt-get update failed:\n{}", quote_output(&update.stderr));
+        bail!(
+            "apt-get update failed after adding {DEB_SRC_FILE}:\n{}\nhint: fix or remove {DEB_SRC_FILE}",
+            quote_output(&update.stderr)
+        );
     }
     Ok(())
 }

@@ -157,12 +157,46 @@ pub struct Service {
     pub env: BTreeMap<String, String>,
 }
 
-/// A user a service runs as, looked up when the experiment loads.
+/// A user a service runs as. It is looked up when the service is set up
+/// or started, not when the experiment loads: validating a recipe needs no
+/// such user here (installing mariadb-server creates `mysql`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RunAs {
     pub name: String,
-    pub uid: u32,
-    pub gid: u32,
+    /// The experiment file and 1-based line that name the user, for the
+    /// error when it is missing.
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+impl RunAs {
+    /// The user's uid and gid, looked up now; an error naming the
+    /// experiment's file and line when there is no such user, or when
+    /// afterburner (not root) cannot start a process as them.
+    pub fn ids(&self) -> Result<(u32, u32), ExperimentError> {
+        let name = &self.name;
+        let invalid = |message: String, hint: &str| ExperimentError::Invalid {
+            path: self.file.clone(),
+            line: self.line,
+            message,
+            hint: hint.to_owned(),
+        };
+        let Some((uid, gid)) = crate::process::lookup_user(name) else {
+            return Err(invalid(
+                format!("no user `{name}` on this machine"),
+                &format!("create it (`useradd --system {name}`), install the package that does (postgresql creates `postgres`, mariadb-server `mysql`), or remove user"),
+            ));
+        };
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if me != 0 && me != uid {
+            return Err(invalid(
+                format!("user = \"{name}\" needs afterburner to run as root (it runs as uid {me})"),
+                "run afterburner as root (sudo), or remove user and run it as that user",
+            ));
+        }
+        Ok((uid, gid))
+    }
 }
 
 /// How to tell a service is ready.

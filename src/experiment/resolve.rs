@@ -136,16 +136,21 @@ impl Cx<'_> {
         Ok(path)
     }
 
+    /// The 1-based line where `span` starts.
+    fn line_of(&self, span: Range<usize>) -> usize {
+        self.text[..span.start.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
     fn invalid(
         &self,
         span: Range<usize>,
         message: impl Into<String>,
         hint: impl Into<String>,
     ) -> ExperimentError {
-        let line = self.text[..span.start.min(self.text.len())]
-            .matches('\n')
-            .count()
-            + 1;
+        let line = self.line_of(span);
         ExperimentError::Invalid {
             path: self.path.to_path_buf(),
             line,

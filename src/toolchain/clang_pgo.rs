@@ -158,9 +158,49 @@ pub fn clang_major(version_line: &str) -> Option<u32> {
     version_line[at..].split('.').next()?.trim().parse().ok()
 }
 
+/// The major version of the installed clang, or where clang is missing,
+/// of the clang `apt-get install clang` would bring (`apt-cache policy`'s
+/// candidate), so the profile runtime's package (`libclang-rt-N-dev`) goes
+/// into the same apt-get call as clang itself.
+pub fn clang_major_installed_or_candidate() -> Option<u32> {
+    if let Some(line) = super::Compiler::Clang.version() {
+        return clang_major(&line);
+    }
+    let out = crate::process::capture(
+        "apt-cache",
+        &["policy", "clang"],
+        std::time::Duration::from_secs(30),
+    )
+    .ok()?;
+    candidate_major(&out.stdout)
+}
+
+/// The major version of `Candidate: 1:14.0-55.7~deb12u1` in `apt-cache
+/// policy` output.
+fn candidate_major(policy: &str) -> Option<u32> {
+    let candidate = policy
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Candidate:"))?
+        .trim();
+    let version = candidate.split_once(':').map_or(candidate, |(_, v)| v);
+    version.split(['.', '-', '~']).next()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_major_version_apt_would_install() {
+        let policy =
+            "clang:\n  Installed: (none)\n  Candidate: 1:14.0-55.7~deb12u1\n  Version table:\n";
+        assert_eq!(candidate_major(policy), Some(14));
+        assert_eq!(
+            candidate_major("clang:\n  Candidate: 1:18.0-59~exp2\n"),
+            Some(18)
+        );
+        assert_eq!(candidate_major("clang:\n  Candidate: (none)\n"), None);
+    }
 
     #[test]
     fn parses_clang_major() {

@@ -50,7 +50,9 @@ impl Pgo for GoPgo {
                 .context("Go programs write CPU profiles only when asked: pass {profile} to the program's profiling flag in train_run (e.g. -cpuprofile {profile})"));
         }
         let staging = dirs.profile.join("merging.tmp");
-        let mut command = Command::new("go");
+        let mut command = Command::new(
+            super::go_find::find_pgo_go().map_or_else(|| PathBuf::from("go"), |g| g.path),
+        );
         command
             .args(["tool", "pprof", "-proto", "-output"])
             .arg(&staging)

@@ -6,6 +6,7 @@ pub mod bolt;
 pub mod bolt_perf;
 mod clang_pgo;
 mod gcc_pgo;
+pub mod go_find;
 mod go_pgo;
 mod merge;
 pub mod optimize;
@@ -21,7 +22,8 @@ use serde::Serialize;
 pub use bolt::Bolt;
 pub use bolt_perf::BoltPerf;
 pub use clang_pgo::{
-    clang_major, find_llvm_profdata, ClangPgo, CLANG_CS_PGO, CLANG_FRONTEND_PGO, CLANG_IR_PGO,
+    clang_major, clang_major_installed_or_candidate, find_llvm_profdata, ClangPgo, CLANG_CS_PGO,
+    CLANG_FRONTEND_PGO, CLANG_IR_PGO,
 };
 pub use gcc_pgo::GccPgo;
 pub use go_pgo::{profile_path as go_profile_path, GoPgo};
@@ -83,8 +85,9 @@ impl Compiler {
     /// First line of `CC --version` (`go version` for Go), or `None` when
     /// the compiler is missing.
     pub fn version(self) -> Option<String> {
+        let go = go_find::find_pgo_go().map(|g| g.path.to_string_lossy().into_owned());
         let (program, arg) = match self {
-            Compiler::Go => ("go", "version"),
+            Compiler::Go => (go.as_deref().unwrap_or("go"), "version"),
             _ => (self.cc(), "--version"),
         };
         let out = crate::process::capture(program, &[arg], Duration::from_secs(10)).ok()?;

@@ -148,7 +148,15 @@ pub fn apt_install(packages: &[&str]) -> Result<()> {
             crate::process::quote_output(&update.stderr)
         );
     }
-    let mut args = vec!["install", "-y", "--no-install-recommends"];
+    // Two runs (or tests) installing at once: the second waits for dpkg's
+    // lock instead of failing.
+    let mut args = vec![
+        "-o",
+        "DPkg::Lock::Timeout=600",
+        "install",
+        "-y",
+        "--no-install-recommends",
+    ];
     args.extend_from_slice(packages);
     let mut command = std::process::Command::new("apt-get");
     command.args(&args).env("DEBIAN_FRONTEND", "noninteractive");

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{only_run_dir, read_json, Sandbox};
+use crate::support::{go_for_pgo_or_skip, only_run_dir, read_json, Sandbox};
 
 /// The hotpath fixture with a PGO variant, small: 2 wall repetitions.
 /// `-g` gives the binary debug information for export to split off.
@@ -310,6 +310,9 @@ train_run = "{bin.gohot} -n 5000000 -cpuprofile {profile}"
 /// means no verdicts.
 #[test]
 fn export_ships_a_go_pgo_build() {
+    if !go_for_pgo_or_skip() {
+        return;
+    }
     let sandbox = Sandbox::with_fixture("gohot");
     sandbox.write("afterburner.toml", GO);
     sandbox.afterburner(&["build"]).assert_ok();

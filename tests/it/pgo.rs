@@ -2,7 +2,8 @@
 //! must not come out as faster or slower (its instructions: "same").
 
 use crate::support::{
-    assert_instruction_verdict, comparison, counted_exactly, only_run_dir, read_json, Sandbox,
+    assert_instruction_verdict, comparison, counted_exactly, go_for_pgo_or_skip, only_run_dir,
+    read_json, Sandbox,
 };
 
 const HOTPATH: &str = r#"
@@ -429,6 +430,9 @@ metrics = ["instructions"]
 
 #[test]
 fn go_pgo_merges_cpu_profiles_and_devirtualizes_the_hot_call() {
+    if !go_for_pgo_or_skip() {
+        return;
+    }
     let sandbox = Sandbox::with_fixture("gohot");
     sandbox.write("afterburner.toml", GO);
     sandbox.afterburner(&["run"]).assert_ok();

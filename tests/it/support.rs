@@ -254,3 +254,17 @@ pub fn busy() -> Option<String> {
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     (load >= cpus as f64).then(|| format!("load average {load} on {cpus} CPUs"))
 }
+
+/// Whether a Go that can build with PGO (1.21 or newer) is here, as the
+/// product finds it (the PATH, /usr/lib/go-1.2x, /usr/local/go); where none
+/// is, says the test skips (`.ci/run` installs one with
+/// `scripts/install-go.sh`).
+pub fn go_for_pgo_or_skip() -> bool {
+    let found = afterburner::toolchain::go_find::find_pgo_go().is_some();
+    if !found {
+        eprintln!(
+            "skipped: no Go 1.21 or newer here (.ci/run installs one with scripts/install-go.sh)"
+        );
+    }
+    found
+}

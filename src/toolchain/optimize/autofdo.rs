@@ -3,9 +3,9 @@
 
 use anyhow::Result;
 
-use super::{Needs, Optimize, Requirement, VariantSetup};
+use super::{Optimize, Requirement, VariantSetup};
 use crate::env::Environment;
-use crate::toolchain::{autofdo, sampling, tools, BoltProfile, Compiler, Pgo};
+use crate::toolchain::{autofdo, sampling, BoltProfile, Compiler, Pgo};
 
 pub struct Word;
 
@@ -46,17 +46,13 @@ impl Optimize for Word {
         vec![autofdo::for_compiler(compiler)]
     }
 
-    fn needs(&self, variant: &VariantSetup) -> Result<Needs> {
-        tools::ensure(&[tools::PERF])?;
+    fn check(&self, variant: &VariantSetup) -> Result<()> {
         // Refused before anything is built where the machine cannot sample.
         sampling::sampling(variant.sample_event, &autofdo::SAMPLER).map_err(anyhow::Error::msg)?;
-        Ok(Needs {
-            tools: vec![tools::PERF, tools::CREATE_LLVM_PROF, tools::LLVM_PROFDATA],
-            packages: Vec::new(),
-        })
+        Ok(())
     }
 
-    fn requirements(&self, env: &Environment) -> Vec<Requirement> {
+    fn requirements(&self, env: &Environment, _variant: Option<&VariantSetup>) -> Vec<Requirement> {
         vec![
             Requirement::tool("perf", "linux-perf"),
             Requirement::tool("create_llvm_prof", "autofdo"),

@@ -4,9 +4,9 @@
 
 use anyhow::Result;
 
-use super::{Needs, Optimize, Requirement, VariantSetup};
+use super::{Optimize, Requirement, VariantSetup};
 use crate::env::Environment;
-use crate::toolchain::{bolt, bolt_perf, sampling, tools, Bolt, BoltPerf, BoltProfile, Compiler, Flags, Pgo};
+use crate::toolchain::{bolt, bolt_perf, sampling, Bolt, BoltPerf, BoltProfile, Compiler, Flags, Pgo};
 
 pub struct Word;
 
@@ -54,35 +54,39 @@ impl Optimize for Word {
         }
     }
 
-    fn needs(&self, variant: &VariantSetup) -> Result<Needs> {
-        let mut needs = Needs::default();
-        if bolt::find_tool("llvm-bolt").is_err() {
-            needs.tools.push(tools::LLVM_BOLT);
+    fn requirements(&self, env: &Environment, variant: Option<&VariantSetup>) -> Vec<Requirement> {
+        // Any llvm-bolt 16 to 18 will do (bolt::find_tool); apt's is bolt-16.
+        let mut bolt = Requirement::tool("llvm-bolt-16", "bolt-16");
+        bolt.present = bolt::find_tool("llvm-bolt").is_ok();
+        let mut merge = Requirement::tool("merge-fdata-16", "bolt-16");
+        merge.present = bolt::find_tool("merge-fdata").is_ok();
+        let perf = Requirement::tool("perf", "linux-perf");
+        let Some(variant) = variant else {
+            return vec![
+                bolt,
+                merge,
+                perf.note("only bolt_profile = \"sampled\" records with perf")
+                    .optional(),
+                Requirement::fact(
+                    "branch stacks (LBR), for bolt_profile = \"sampled\" (the default where LBR works)",
+                    env.lbr,
+                    "without LBR, bolt variants are instrumented; bolt_profile = \"sampled\" with sample_event = \"cpu-clock\" samples addresses only (perf2bolt -nl), a weak profile",
+                )
+                .optional(),
+            ];
+        };
+        let mut needs = vec![bolt, merge];
+        if variant.bolt_profile.is_sampled() {
+            needs.push(perf);
         }
-        if variant.bolt_profile == BoltProfile::Sampled {
-            tools::ensure(&[tools::PERF])?;
-        }
+        needs
+    }
+
+    fn check(&self, variant: &VariantSetup) -> Result<()> {
         if variant.bolt_profile.is_sampled() {
             sampling::sampling(variant.sample_event, &bolt_perf::SAMPLER)
                 .map_err(anyhow::Error::msg)?;
-            needs.tools.push(tools::PERF);
         }
-        Ok(needs)
-    }
-
-    fn requirements(&self, env: &Environment) -> Vec<Requirement> {
-        vec![
-            Requirement::tool("llvm-bolt-16", "bolt-16"),
-            Requirement::tool("merge-fdata-16", "bolt-16"),
-            Requirement::tool("perf", "linux-perf")
-                .note("only bolt_profile = \"sampled\" records with perf")
-                .optional(),
-            Requirement::fact(
-                "branch stacks (LBR), for bolt_profile = \"sampled\" (the default where LBR works)",
-                env.lbr,
-                "without LBR, bolt variants are instrumented; bolt_profile = \"sampled\" with sample_event = \"cpu-clock\" samples addresses only (perf2bolt -nl), a weak profile",
-            )
-            .optional(),
-        ]
+        Ok(())
     }
 }

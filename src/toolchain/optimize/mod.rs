@@ -17,7 +17,7 @@ use std::fmt::{self, Write as _};
 
 use anyhow::Result;
 
-use super::tools::{self, Tool};
+use super::tools;
 use super::{BoltProfile, Compiler, Flags, Pgo};
 use crate::env::Environment;
 
@@ -89,15 +89,22 @@ pub trait Optimize: Sync {
     /// round that instruments it) but not of a compiler instrumentation
     /// round, which they would only slow (LTO).
     fn finished_code_flags(&self, _compiler: Compiler, _flags: &mut Flags) {}
-    /// Check that this machine can apply it to a variant (installing what
-    /// the check itself runs, as root), and name the tools and packages its
-    /// builds and training need.
-    fn needs(&self, _variant: &VariantSetup) -> Result<Needs> {
-        Ok(Needs::default())
-    }
-    /// What `doctor` checks for it on this machine.
-    fn requirements(&self, _env: &Environment) -> Vec<Requirement> {
+    /// What it needs on this machine: for `doctor`, every mode of it
+    /// (`variant` is `None`); for a run, what this variant's builds and
+    /// training use. Both `doctor --fix` and a run install what is
+    /// missing from this one list (see `doctor::requirements`).
+    fn requirements(
+        &self,
+        _env: &Environment,
+        _variant: Option<&VariantSetup>,
+    ) -> Vec<Requirement> {
         Vec::new()
+    }
+    /// Check that this machine can apply it to a variant, once what
+    /// [`Optimize::requirements`] lists is installed (sampling refused
+    /// where the CPU cannot sample).
+    fn check(&self, _variant: &VariantSetup) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -108,13 +115,6 @@ pub struct VariantSetup<'a> {
     pub bolt_profile: BoltProfile,
     /// The perf event of sampled training runs, when the variant names one.
     pub sample_event: Option<&'a str>,
-}
-
-/// Tools and Debian packages a variant's optimizations need.
-#[derive(Debug, Default)]
-pub struct Needs {
-    pub tools: Vec<Tool>,
-    pub packages: Vec<String>,
 }
 
 /// One requirement `doctor` checks, and whether this machine meets it.
@@ -260,30 +260,14 @@ fn clang_only(word: &str, what: &str, compiler: Compiler) -> Result<(), String> 
     }
 }
 
-/// What clang's instrumented profiles need: `llvm-profdata` to merge them,
-/// and the profile runtime Debian ships apart from clang.
-fn clang_profile_needs(compiler: Compiler) -> Needs {
-    if compiler != Compiler::Clang {
-        return Needs::default();
-    }
-    Needs {
-        tools: vec![tools::LLVM_PROFDATA],
-        packages: Compiler::Clang
-            .version()
-            .and_then(|v| super::clang_major(&v))
-            .map(|major| format!("libclang-rt-{major}-dev"))
-            .into_iter()
-            .collect(),
-    }
-}
-
-/// `doctor`'s checks of clang's instrumented profiles; `clang` itself too
-/// for a clang-only optimization.
+/// The checks of clang's instrumented profiles: `llvm-profdata` to merge
+/// them, and the profile runtime Debian ships apart from clang
+/// (`libclang-rt-N-dev`, named after the clang that is installed, or, before
+/// clang is, the one apt would install); `clang` itself too for a
+/// clang-only optimization.
 fn clang_profile_requirements(clang_only: bool) -> Vec<Requirement> {
-    let runtime = Compiler::Clang
-        .version()
-        .and_then(|v| super::clang_major(&v))
-        .map(|m| format!("libclang-rt-{m}-dev"));
+    let runtime =
+        super::clang_major_installed_or_candidate().map(|m| format!("libclang-rt-{m}-dev"));
     let clang = clang_only.then(|| Requirement::tool("clang", "clang"));
     let profile = [
         Requirement::tool("llvm-profdata", "llvm"),
@@ -301,6 +285,28 @@ fn clang_profile_requirements(clang_only: bool) -> Vec<Requirement> {
         },
     ];
     clang.into_iter().chain(profile).collect()
+}
+
+/// Go's PGO: a Go of 1.21 or newer (Debian 12's golang-go is 1.19, so
+/// apt's default package is no remedy: the note says what is).
+pub fn go_pgo_requirement() -> Requirement {
+    Requirement::fact(
+        "Go >= 1.21 (on the PATH, /usr/lib/go-1.2x/bin or /usr/local/go/bin)",
+        super::go_find::find_pgo_go().is_some(),
+        super::go_find::INSTALL_HINT,
+    )
+}
+
+/// `clang_profile_requirements` where a variant compiles with clang (or
+/// for `doctor`, always).
+fn clang_profile_requirements_for(
+    variant: Option<&VariantSetup>,
+    clang_only: bool,
+) -> Vec<Requirement> {
+    if variant.is_some_and(|v| v.compiler != Compiler::Clang) {
+        return Vec::new();
+    }
+    clang_profile_requirements(clang_only)
 }
 
 #[cfg(test)]

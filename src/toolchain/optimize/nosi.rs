@@ -60,7 +60,10 @@ mod tests {
             bolt_profile: BoltProfile::Instrumented,
             sample_event: None,
         };
-        assert!(nosi.needs(&setup).unwrap().tools.is_empty());
+        assert!(nosi
+            .requirements(&crate::env::capture(), Some(&setup))
+            .is_empty());
+        nosi.check(&setup).unwrap();
         assert!(!nosi.needs_profile());
     }
 }

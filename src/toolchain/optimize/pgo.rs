@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 
-use super::{clang_profile_needs, clang_profile_requirements, Needs, Optimize, Requirement, VariantSetup};
+use super::{clang_profile_requirements_for, Optimize, Requirement, VariantSetup};
 use crate::env::Environment;
 use crate::toolchain::{pgo_for, BoltProfile, Compiler, Pgo};
 
@@ -35,12 +35,21 @@ impl Optimize for Word {
         vec![pgo_for(compiler)]
     }
 
-    fn needs(&self, variant: &VariantSetup) -> Result<Needs> {
-        Ok(clang_profile_needs(variant.compiler))
+    fn requirements(&self, _env: &Environment, variant: Option<&VariantSetup>) -> Vec<Requirement> {
+        // gcc needs only itself; go a Go new enough (doctor's go section).
+        if variant.is_some_and(|v| v.compiler == Compiler::Go) {
+            return vec![super::go_pgo_requirement()];
+        }
+        clang_profile_requirements_for(variant, false)
     }
 
-    fn requirements(&self, _env: &Environment) -> Vec<Requirement> {
-        // gcc and go need only themselves.
-        clang_profile_requirements(false)
+    fn check(&self, variant: &VariantSetup) -> Result<()> {
+        if variant.compiler == Compiler::Go && crate::toolchain::go_find::find_pgo_go().is_none() {
+            anyhow::bail!(
+                "Go PGO needs Go 1.21 or newer, and this machine has none\nhint: {}",
+                crate::toolchain::go_find::INSTALL_HINT
+            );
+        }
+        Ok(())
     }
 }

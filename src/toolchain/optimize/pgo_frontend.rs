@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::{clang_profile_needs, clang_profile_requirements, Needs, Optimize, Requirement, VariantSetup};
+use super::{clang_profile_requirements_for, Optimize, Requirement, VariantSetup};
 use crate::env::Environment;
 use crate::toolchain::{BoltProfile, Compiler, Pgo, CLANG_FRONTEND_PGO};
 
@@ -38,11 +38,7 @@ impl Optimize for Word {
         vec![&CLANG_FRONTEND_PGO]
     }
 
-    fn needs(&self, variant: &VariantSetup) -> Result<Needs> {
-        Ok(clang_profile_needs(variant.compiler))
-    }
-
-    fn requirements(&self, _env: &Environment) -> Vec<Requirement> {
-        clang_profile_requirements(true)
+    fn requirements(&self, _env: &Environment, variant: Option<&VariantSetup>) -> Vec<Requirement> {
+        clang_profile_requirements_for(variant, true)
     }
 }
