@@ -6,7 +6,8 @@
 //! the sequential plan saves against it. Rounds share a drift (a busy
 //! neighbour, uniform 0–20%) that hits both variants of a round alike.
 //!
-//! `cargo bench --bench power` (a few minutes); `-- --trials N` for more.
+//! `cargo bench --bench power` (a few minutes); `-- --trials N` for more;
+//! `-- --holm` for Holm's cost on secondary metrics alone.
 
 use afterburner::rng::Rng;
 use afterburner::stats::sequential::Plan;
@@ -44,11 +45,21 @@ fn values(r: &Rounds, n: u32) -> Vec<f64> {
 /// The share of trials in which a fixed plan of `n` rounds calls the
 /// slowdown (and never the wrong way).
 fn fixed_power(seed: u64, trials: u32, n: u32, effect: f64, cv: f64, paired: bool) -> f64 {
+    power_at(seed, trials, n, effect, cv, paired, 0.05)
+}
+
+/// [`fixed_power`] with the test at significance `level` (a secondary
+/// metric under Holm's correction is tested at α/m to α).
+fn power_at(seed: u64, trials: u32, n: u32, effect: f64, cv: f64, paired: bool, level: f64) -> f64 {
     let mut rng = Rng::new(seed);
     let mut found = 0;
+    let options = CompareOptions {
+        confidence: 1.0 - level,
+        ..options(paired)
+    };
     for _ in 0..trials {
         let (b, v) = rounds(&mut rng, n, effect, cv);
-        let c = compare(&values(&b, n), &values(&v, n), &options(paired));
+        let c = compare(&values(&b, n), &values(&v, n), &options);
         if c.is_some_and(|c| c.verdict == Verdict::Slower) {
             found += 1;
         }
@@ -64,6 +75,10 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|t| t.parse().ok())
         .unwrap_or(300);
+    if args.iter().any(|a| a == "--holm") {
+        holm_cost(trials);
+        return;
+    }
     let plan = Plan::new(0.95, 10, 50);
     println!(
         "# Power of the verdict rules: a slowdown called \"slower\" ({trials} trials per cell)\n"
@@ -132,6 +147,7 @@ fn main() {
             );
         }
     }
+    holm_cost(trials);
     // Optional stopping on A/A pairs: the false verdicts.
     let mut rng = Rng::new(99);
     let mut false_calls = 0;
@@ -149,4 +165,30 @@ fn main() {
         "\nA/A under optional stopping (CV 10%, {aa} trials): {false_calls} false verdicts ({:.1}%; the plan's α is 5%)",
         f64::from(false_calls) / f64::from(aa) * 100.0
     );
+}
+
+/// What Holm's correction of a report's secondary metrics costs: the power
+/// to call a real 5% slowdown in 10 and 20 paired rounds, at the stated
+/// level (before) and at the strictest Holm level α/m (after, the worst
+/// case: the secondary with the largest p-value of a report whose other
+/// secondaries show nothing), for m = 3 (a command's default metrics under
+/// a wall headline) and m = 10 (a Redis load's).
+fn holm_cost(trials: u32) {
+    println!("\n# Holm's cost: power on a secondary metric with a real 5% effect ({trials} trials per cell)\n");
+    println!("| rounds | CV | before (α = 0.05) | after, m = 3 (α/3) | after, m = 10 (α/10) |");
+    println!("|---:|---:|---:|---:|---:|");
+    let mut seed = 5000;
+    for n in [10, 20] {
+        for cv in [0.01, 0.03, 0.10] {
+            seed += 1;
+            let at = |level: f64| power_at(seed, trials, n, 1.05, cv, true, level) * 100.0;
+            println!(
+                "| {n} | {:.0}% | {:.0}% | {:.0}% | {:.0}% |",
+                cv * 100.0,
+                at(0.05),
+                at(0.05 / 3.0),
+                at(0.005)
+            );
+        }
+    }
 }
