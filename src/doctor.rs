@@ -101,8 +101,6 @@ fn everything(env: &Environment) -> Vec<Section> {
         .into_iter()
         .map(compiler_section)
         .collect();
-    sections[0].checks.truncate(3);
-    sections[1].checks.truncate(1);
     sections[2]
         .checks
         .push(optimize::go_pgo_requirement().optional());
