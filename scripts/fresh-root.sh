@@ -69,6 +69,7 @@ mkdir -p "$logs"
 
 # ---------------------------------------------------------------- clean-up
 mounts=()   # mount points, in the order mounted
+step_pid="" # the step running now
 roots=()    # roots entered, for the process sweep
 
 # PIDs of processes whose root directory is inside one of our roots.
@@ -106,6 +107,11 @@ mounted_below() {
 cleanup() {
   local rc=$? i m
   set +e
+  if [ -n "$step_pid" ] && kill -0 "$step_pid" 2>/dev/null; then
+    kill -TERM "$step_pid"   # timeout passes it on to the step
+    timeout 30 tail --pid="$step_pid" -f /dev/null
+    kill -KILL "$step_pid" 2>/dev/null
+  fi
   kill_root_procs
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
     m=${mounts[i]}
@@ -141,8 +147,13 @@ step() {
   echo "== $name (limit ${limit}s, log $logs/$name.log)"
   set +e
   # Shell functions run in a child bash (export -f below), under the limit.
-  timeout --kill-after=30 "$limit" bash -c '"$@"' step "$@" >"$logs/$name.log" 2>&1 </dev/null
+  # In the background, so that a signal to this script is handled at once
+  # (bash runs traps only between foreground commands).
+  timeout --kill-after=30 "$limit" bash -c '"$@"' step "$@" >"$logs/$name.log" 2>&1 </dev/null &
+  step_pid=$!
+  wait "$step_pid"
   rc=$?
+  step_pid=""
   set -e
   secs=$(($(now) - start))
   if [ $rc -eq 0 ]; then
@@ -345,7 +356,7 @@ check_report() {
   [ -n "$report" ] || { echo "no report.md under $exp/.afterburner/runs/"; return 1; }
   echo "report: ${report#"$root"}"
   for v in "$@"; do
-    grep -q -- "$v" "$report" || missing+=("$v")
+    grep -qF -- "\`$v\`" "$report" || missing+=("$v")   # a column: `name`
   done
   [ ${#missing[@]} -eq 0 ] || { echo "report.md lacks variants: ${missing[*]}"; return 1; }
   echo "every variant is in it: $*"
