@@ -288,37 +288,32 @@ EOF
   printf '%s\n' '# CC, CFLAGS and LDFLAGS come from afterburner.' \
     'hot: hot.c steps.c' \
     '	$(CC) $(CFLAGS) -o $@ hot.c steps.c $(LDFLAGS)' >"$exp/src/Makefile"
-  {
-    cat <<'EOF'
-# Every optimization word that works without a PMU (autofdo needs one), for
-# gcc and for clang; pgo-frontend and cspgo are clang's only, so gcc has none.
+  local compiler word
+  for compiler in gcc clang; do
+    mkdir -p "$exp/$compiler"
+    {
+      cat <<EOF
+# Every optimization word that works without a PMU (autofdo needs one) with
+# $compiler, one variant each; pgo-frontend and cspgo are clang's only.
 [target]
 name = "hot"
-source = { path = "src" }
+source = { path = "../src" }
 build = "make hot"
 binaries = { hot = "hot" }
-compiler = "gcc"
+compiler = "$compiler"
 
 [[variant]]
-name = "gcc"
-
-[[variant]]
-name = "clang"
-compiler = "clang"
+name = "$compiler"
 EOF
-    local compiler word
-    for compiler in gcc clang; do
       for word in pgo pgo-frontend cspgo bolt lto o3 march nosi noplt; do
         if [ "$compiler" = gcc ] && { [ "$word" = pgo-frontend ] || [ "$word" = cspgo ]; }; then
           continue   # clang only
         fi
-        printf '\n[[variant]]\nname = "%s-%s"\ncompiler = "%s"\noptimize = ["%s"]\n' \
-          "$compiler" "$word" "$compiler" "$word"
+        printf '\n[[variant]]\nname = "%s-%s"\noptimize = ["%s"]\n' "$compiler" "$word" "$word"
         # A level rather than native: callgrind (valgrind 3.19) cannot run AVX-512.
         [ "$word" = march ] && echo 'march = "x86-64-v2"'
       done
-    done
-    cat <<'EOF'
+      cat <<'EOF'
 
 [[workload]]
 name = "loop"
@@ -331,11 +326,13 @@ warmup = 0
 metrics = ["wall", "instructions"]
 instruction_repetitions = 1
 EOF
-  } >"$exp/experiment.toml"
+    } >"$exp/$compiler/experiment.toml"
+  done
 }
 
-variants_of_fixture() {
-  sed -n 's/^name = "\(.*\)"$/\1/p' "$1/root/hot/experiment.toml" | grep -v '^hot$'
+variants_of_fixture() {   # variants_of_fixture ROOT COMPILER
+  awk '/^\[\[variant\]\]/ { v = 1; next } v && /^name = / { gsub(/^name = "|"$/, ""); print; v = 0 }' \
+    "$1/root/hot/$2/experiment.toml"
 }
 
 # inroot ROOT DIR COMMAND: run a shell command in the root, in DIR, as root,
@@ -408,9 +405,11 @@ for layout in "${layout_list[@]}"; do
   echo "root $layout: $root ($(sed -n 's/^deb //p' "$root/etc/apt/sources.list" 2>/dev/null | head -n 1)$(ls "$root"/etc/apt/sources.list.d/ 2>/dev/null))"
 
   write_fixture "$root"
-  mapfile -t variants < <(variants_of_fixture "$root")
-  step "$layout-experiment" "$timeout_experiment" inroot "$root" /root/hot afterburner run experiment.toml
-  step "$layout-experiment-report" 60 check_report "$root" /root/hot "${variants[@]}"
+  for compiler in gcc clang; do
+    mapfile -t variants < <(variants_of_fixture "$root" "$compiler")
+    step "$layout-$compiler" "$timeout_experiment" inroot "$root" "/root/hot/$compiler" afterburner run experiment.toml
+    step "$layout-$compiler-report" 60 check_report "$root" "/root/hot/$compiler" "${variants[@]}"
+  done
 
   if [ "$demo_in" = all ] || [ "$demo_in" = "$layout" ]; then
     step "$layout-demo" "$timeout_demo" inroot "$root" /root afterburner demo --quick
