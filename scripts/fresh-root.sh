@@ -27,6 +27,9 @@
 #   FRESH_ROOT_TIMEOUT_BASE / _EXPERIMENT / _DEMO   per-step limits in seconds (900/1500/1500)
 # Needs root (chroot, mount). Debian/Ubuntu host (installs mmdebstrap with apt-get if missing).
 set -euo pipefail
+# All in braces: bash reads the whole script before it runs any of it, so an
+# edit to this file during a run does not change the run.
+{
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 binary=${AFTERBURNER_BIN:-$here/target/release/afterburner}
@@ -426,3 +429,5 @@ if [ "$failed" -ne 0 ]; then
   exit 1
 fi
 echo "fresh-root: PASS"
+exit 0
+}
