@@ -8,7 +8,8 @@
 # installing nothing by hand, runs
 #   (a) a tiny C experiment with every optimization word that works without a
 #       PMU, as variants, for gcc and for clang, to a finished report;
-#   (b) `afterburner demo --quick` (in one of the roots: --demo-in).
+#   (b) `afterburner demo --quick` (an apt source) in one of the roots (--demo-in),
+#       and in the others a url source over https (GNU hello from Debian's pool).
 # Prints PASS/FAIL and the seconds of every step, exits non-zero on a failure.
 #
 # Usage: scripts/fresh-root.sh [--binary PATH] [--layouts oneline,deb822]
@@ -333,6 +334,32 @@ EOF
   done
 }
 
+# GNU hello from Debian's pool over https: a url source fetched with curl
+# (and its certificates), built with configure and make.
+write_url_experiment() {
+  mkdir -p "$1/root/url"
+  cat >"$1/root/url/experiment.toml" <<'EOF'
+[target]
+name = "hello"
+source = { url = "https://deb.debian.org/debian/pool/main/h/hello/hello_2.10.orig.tar.gz", sha256 = "31e066137a962676e89f69d1b65382de95a7ef7d914b8cb956f41ea72e0f516b" }
+build = "./configure >/dev/null && make -j2 hello"
+binaries = { hello = "hello" }
+compiler = "gcc"
+
+[[variant]]
+name = "baseline"
+
+[[workload]]
+name = "greet"
+run = "{bin.hello}"
+
+[bench]
+repetitions = 3
+warmup = 0
+metrics = ["wall"]
+EOF
+}
+
 variants_of_fixture() {   # variants_of_fixture ROOT COMPILER
   awk '/^\[\[variant\]\]/ { v = 1; next } v && /^name = / { gsub(/^name = "|"$/, ""); print; v = 0 }' \
     "$1/root/hot/$2/experiment.toml"
@@ -417,6 +444,11 @@ for layout in "${layout_list[@]}"; do
   if [ "$demo_in" = all ] || [ "$demo_in" = "$layout" ]; then
     step "$layout-demo" "$timeout_demo" inroot "$root" /root afterburner demo --quick
     step "$layout-demo-report" 60 check_report "$root" /root/afterburner-demo baseline pgo
+  else
+    # Where the demo (an apt source) does not run: a url source over https.
+    write_url_experiment "$root"
+    step "$layout-url-source" "$timeout_experiment" inroot "$root" /root/url afterburner run experiment.toml
+    step "$layout-url-source-report" 60 check_report "$root" /root/url baseline
   fi
   unmount_root "$root"
 done
