@@ -342,7 +342,7 @@ write_url_experiment() {
 [target]
 name = "hello"
 source = { url = "https://deb.debian.org/debian/pool/main/h/hello/hello_2.10.orig.tar.gz", sha256 = "31e066137a962676e89f69d1b65382de95a7ef7d914b8cb956f41ea72e0f516b" }
-build = "./configure >/dev/null && make -j2 hello"
+build = "./configure >/dev/null && make -j2"
 binaries = { hello = "hello" }
 compiler = "gcc"
 
@@ -421,7 +421,13 @@ for layout in "${layout_list[@]}"; do
   step "$layout-unpack" 300 tar -C "$root" -xf "$base_tar"
   last_passed || continue
   write_sources "$root" "$layout"
+  # The host's network set-up, not packages: its resolver, and the local CA
+  # certificates its TLS may need (a proxy's); ca-certificates, once installed
+  # in the root, takes them in.
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  if [ -d /usr/local/share/ca-certificates ]; then
+    cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+  fi
   install -m 755 "$binary" "$root/usr/local/bin/afterburner"
   mount_in "$root/proc" -t proc proc
   mount_in "$root/sys" -t sysfs sysfs
