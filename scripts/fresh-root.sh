@@ -426,6 +426,7 @@ for layout in "${layout_list[@]}"; do
   # in the root, takes them in.
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
   if [ -d /usr/local/share/ca-certificates ]; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
     cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
   fi
   install -m 755 "$binary" "$root/usr/local/bin/afterburner"
