@@ -90,16 +90,16 @@ procs_in_roots() {
 kill_root_procs() {
   [ ${#roots[@]} -gt 0 ] || return 0
   local pids i
-  pids=$(procs_in_roots)
-  [ -n "$pids" ] || return 0
-  echo "fresh-root: stopping processes left in the roots: $(echo $pids)" >&2
-  kill -TERM $pids 2>/dev/null || true
+  mapfile -t pids < <(procs_in_roots)
+  [ ${#pids[@]} -gt 0 ] || return 0
+  echo "fresh-root: stopping processes left in the roots: ${pids[*]}" >&2
+  kill -TERM "${pids[@]}" 2>/dev/null || true
   for i in $(seq 1 20); do   # 10 s for them to go
-    pids=$(procs_in_roots)
-    [ -n "$pids" ] || return 0
+    mapfile -t pids < <(procs_in_roots)
+    [ ${#pids[@]} -gt 0 ] || return 0
     sleep 0.5
   done
-  kill -KILL $pids 2>/dev/null || true
+  kill -KILL "${pids[@]}" 2>/dev/null || true
   sleep 1
 }
 
@@ -141,6 +141,7 @@ trap 'exit 143' TERM
 results=()
 failed=0
 now() { date +%s; }
+started=$(now)
 
 # step NAME LIMIT COMMAND...: run it with a time limit, its output in
 # $logs/NAME.log; say PASS or FAIL with the seconds it took.
@@ -461,7 +462,7 @@ for layout in "${layout_list[@]}"; do
 done
 
 echo
-echo "fresh-root summary:"
+echo "fresh-root summary ($(($(now) - started))s in all):"
 printf '  %s\n' "${results[@]}"
 if [ "$failed" -ne 0 ]; then
   echo "fresh-root: FAIL"
