@@ -4,7 +4,7 @@
 # Makes a minimal Debian 12 root (mmdebstrap --variant=minbase bookworm), twice:
 # once with one-line apt sources (/etc/apt/sources.list) and once with deb822
 # sources (/etc/apt/sources.list.d/debian.sources). In each it copies the
-# release binary, chroots in (with /proc, /sys, /dev and /dev/pts mounted) and,
+# afterburner binary (--binary), chroots in (with /proc, /sys, /dev and /dev/pts mounted) and,
 # installing nothing by hand, runs
 #   (a) a tiny C experiment with every optimization word that works without a
 #       PMU, as variants, for gcc and for clang, to a finished report;
