@@ -25,7 +25,7 @@
 #                           (default /var/cache/afterburner/fresh-root; empty: no cache)
 #   FRESH_ROOT_MAX_AGE_DAYS a cached base root older than this is made again (default 7)
 #   FRESH_ROOT_MIRROR       Debian mirror (default http://deb.debian.org/debian)
-#   FRESH_ROOT_TIMEOUT_BASE / _EXPERIMENT / _DEMO   per-step limits in seconds (900/1500/1500)
+#   FRESH_ROOT_TIMEOUT_BASE / _EXPERIMENT / _DEMO   per-step limits in seconds (900/900/1500)
 # Needs root (chroot, mount). Debian/Ubuntu host (installs mmdebstrap with apt-get if missing).
 set -euo pipefail
 # All in braces: bash reads the whole script before it runs any of it, so an
@@ -55,7 +55,7 @@ max_age_days=${FRESH_ROOT_MAX_AGE_DAYS:-7}
 mirror=${FRESH_ROOT_MIRROR:-http://deb.debian.org/debian}
 security_mirror=${mirror%/debian}/debian-security
 timeout_base=${FRESH_ROOT_TIMEOUT_BASE:-900}
-timeout_experiment=${FRESH_ROOT_TIMEOUT_EXPERIMENT:-1500}
+timeout_experiment=${FRESH_ROOT_TIMEOUT_EXPERIMENT:-900}
 timeout_demo=${FRESH_ROOT_TIMEOUT_DEMO:-1500}
 
 [ "$(id -u)" -eq 0 ] || { echo "fresh-root: needs root (chroot, mount)" >&2; exit 2; }
@@ -65,6 +65,11 @@ binary=$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")
 if [ -z "$dir" ]; then
   dir=$(mktemp -d /var/tmp/afterburner-fresh-root.XXXXXX)
 else
+  # It is removed at the end: never a directory that holds anything already.
+  if [ -e "$dir" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
+    echo "fresh-root: --dir $dir is not empty (it is removed at the end); name a new one" >&2
+    exit 2
+  fi
   mkdir -p "$dir"
 fi
 dir=$(cd "$dir" && pwd)
@@ -199,8 +204,8 @@ make_base() {
       return 0
     fi
   fi
-  mmdebstrap --variant=minbase --format=tar bookworm "$base_tar.partial" "$mirror"
-  mv "$base_tar.partial" "$base_tar"
+  mmdebstrap --variant=minbase --format=tar bookworm "$base_tar.$$.partial" "$mirror"
+  mv "$base_tar.$$.partial" "$base_tar"
 }
 
 export mirror cache base_tar max_age_days
@@ -413,6 +418,18 @@ unmount_root() {   # the mounts of one root, in reverse, after its processes
 
 export -f ensure_mmdebstrap make_base inroot check_report
 
+# The shared package cache is one run's at a time (apt-get locks it): a run
+# that finds it taken downloads into its roots instead.
+share_debs=0
+if [ -n "$cache" ]; then
+  exec 9>"$cache/debs.lock"
+  if flock -n 9; then
+    share_debs=1
+  else
+    echo "fresh-root: another run holds $cache/debs.lock; packages are downloaded afresh"
+  fi
+fi
+
 IFS=, read -r -a layout_list <<<"$layouts"
 for layout in "${layout_list[@]}"; do
   case "$layout" in oneline | deb822) ;; *) echo "fresh-root: unknown layout $layout" >&2; exit 2 ;; esac
@@ -435,7 +452,7 @@ for layout in "${layout_list[@]}"; do
   mount_in "$root/sys" -t sysfs sysfs
   mount_in "$root/dev" --bind /dev
   mount_in "$root/dev/pts" --bind /dev/pts
-  if [ -n "$cache" ]; then
+  if [ -n "$cache" ] && [ "$share_debs" -eq 1 ]; then
     # Downloaded packages are kept between runs (apt-get itself still runs in the root).
     mkdir -p "$cache/apt-archives/partial"
     mount_in "$root/var/cache/apt/archives" --bind "$cache/apt-archives"
