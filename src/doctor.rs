@@ -140,8 +140,14 @@ fn of_experiment(env: &Environment, e: &Experiment) -> Vec<Section> {
     let mut target = match &e.target.source {
         Source::Path(_) => Vec::new(),
         Source::Apt(_) => vec![tool("dpkg-source", "dpkg-dev")],
-        Source::Git { .. } => vec![tool("git", "git")],
-        Source::Url { .. } => vec![tool("curl", "curl"), tool("tar", "tar")],
+        // https needs the CA bundle, which git and libcurl only recommend
+        // (and apt installs without recommends).
+        Source::Git { .. } => vec![tool("git", "git"), package(tools::CA_CERTIFICATES)],
+        Source::Url { .. } => vec![
+            tool("curl", "curl"),
+            tool("tar", "tar"),
+            package(tools::CA_CERTIFICATES),
+        ],
     };
     target.extend(e.target.packages.iter().map(|p| package(p)));
     let mut sections = vec![Section {

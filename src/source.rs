@@ -210,8 +210,19 @@ fn enable_deb_src() -> Result<()> {
     Ok(())
 }
 
+/// An https fetch needs the CA bundle: git and libcurl only recommend it,
+/// so a minimal root has `curl` and no certificates (curl: (77) error
+/// setting certificate file).
+fn ensure_ca_certificates(url: &str) -> Result<()> {
+    if url.starts_with("https://") {
+        tools::ensure_packages(&[tools::CA_CERTIFICATES.to_owned()])?;
+    }
+    Ok(())
+}
+
 fn fetch_git(url: &str, rev: Option<&str>, dest: &Path) -> Result<()> {
     tools::ensure(&[tools::GIT])?;
+    ensure_ca_certificates(url)?;
     let dest_text = dest.to_string_lossy();
     run_checked(&tools::GIT, &["clone", "--quiet", url, &dest_text], None)?;
     if let Some(rev) = rev {
@@ -232,6 +243,7 @@ fn fetch_git(url: &str, rev: Option<&str>, dest: &Path) -> Result<()> {
 
 fn fetch_url(url: &str, sha256: &str, dest: &Path) -> Result<()> {
     tools::ensure(&[tools::CURL, tools::TAR])?;
+    ensure_ca_certificates(url)?;
     let archive = dest.with_extension("archive");
     let archive_text = archive.to_string_lossy();
     run_checked(

@@ -69,6 +69,9 @@ pub const TAR: Tool = Tool {
     package: "tar",
 };
 
+/// The Debian package of the CA bundle https fetches verify against.
+pub const CA_CERTIFICATES: &str = "ca-certificates";
+
 /// Whether `command` is on `PATH`.
 pub fn is_installed(command: &str) -> bool {
     let Some(path) = std::env::var_os("PATH") else {
