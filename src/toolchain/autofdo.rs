@@ -227,7 +227,7 @@ impl Pgo for AutoFdo {
 #[cfg(test)]
 mod tests {
     /// The recording of a forking daemon's whole life that
-    /// create_llvm_prof 0.19 wrote with a garbled inlined name.
+    /// `create_llvm_prof` 0.19 wrote with a garbled inlined name.
     #[test]
     fn a_garbled_inlined_call_site_is_left_out_with_what_it_nests() {
         let text = "startup_burn:1965:0\n 1: 0\n 5.3: 1657\n 3: P\u{fffd}D\u{fffd}U  P\u{fffd}A:0\n  3: 0\n  4: 0\n 6: 303\n 7: helper:40\n  1: 40\nmain:10:1\n 1: 1\n";
