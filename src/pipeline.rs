@@ -247,20 +247,22 @@ fn train_variant(
         env.extend(pgo.training_env(&dirs));
         let prefix = pgo.training_prefix(&dirs, variant.sample_event.as_deref())?;
         // Services (none for most targets) around the command or the load.
-        let seconds = crate::bench::served::train_served(
-            &cx.experiment,
-            &bindings,
-            &env,
-            &prefix,
-            workload,
-            &logs,
-        )
-        .with_context(|| {
-            format!(
-                "training variant `{}` on workload `{}`",
-                variant.name, workload.name
-            )
-        })?;
+        // A sampled round records services over each workload's window.
+        let attach = toolchain::sampling::attacher(&dirs);
+        let training = crate::bench::served::Training {
+            env: &env,
+            prefix: &prefix,
+            attach: attach.as_ref(),
+            logs: &logs,
+        };
+        let seconds =
+            crate::bench::served::train_served(&cx.experiment, &bindings, workload, &training)
+                .with_context(|| {
+                    format!(
+                        "training variant `{}` on workload `{}`",
+                        variant.name, workload.name
+                    )
+                })?;
         pgo.collect(&dirs, &workload.name)?;
         step.finish(format_args!("{seconds:.1} s"));
     }

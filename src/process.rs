@@ -385,6 +385,47 @@ fn kill_group(pid: libc::pid_t) {
     signal_group(pid, libc::SIGKILL);
 }
 
+/// Every process descended from `pid` (not `pid` itself), parents before
+/// their children, from the `children` files of each thread in
+/// `/proc/<pid>/task/` (a forking server's workers, a shell's command).
+pub fn descendants(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    let mut found = Vec::new();
+    let mut next = vec![pid];
+    while let Some(parent) = next.pop() {
+        for child in children(parent) {
+            if !found.contains(&child) {
+                found.push(child);
+                next.push(child);
+            }
+        }
+    }
+    found
+}
+
+/// The direct children of every thread of `pid`.
+fn children(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    let Ok(tasks) = fs_err::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| fs_err::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect::<Vec<libc::pid_t>>()
+        })
+        .collect()
+}
+
+/// Send `signal` to one process.
+pub(crate) fn signal(pid: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
 /// Send `signal` to the process group led by `pid`.
 pub(crate) fn signal_group(pid: libc::pid_t, signal: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions.

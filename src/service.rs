@@ -34,6 +34,11 @@ struct Running {
     started: Instant,
     /// Set once reaped, so `Drop` leaves it alone.
     reaped: bool,
+    /// Whether `pid` is a tool that stays between afterburner and the
+    /// service (`perf stat`, `perf record`): the stop signal then goes to
+    /// its descendants, the service, and the tool ends after them,
+    /// writing what it counted.
+    wrapped: bool,
 }
 
 /// The services of one run; dropping them kills whatever still runs.
@@ -152,15 +157,16 @@ pub fn ports(services: &[Service]) -> Result<BTreeMap<String, u16>> {
 /// service without a `cwd` of its own runs in `services/<stem>-<service>/`
 /// beside `logs/` (a fresh directory per run: no state carried over, and
 /// nothing written into the experiment's directory). With
-/// `counter`, each runs under that instruction counter's prefix (and gets
-/// 20 times its readiness timeout, since callgrind is slow).
-pub fn start(
+/// a prefix from `under` (an instruction counter's, a whole-life
+/// `perf record`), a service runs under it (and gets 20 times its
+/// readiness timeout, since callgrind is slow).
+pub fn start<'p>(
     services: &[Service],
     bindings: &Bindings,
     env: &BTreeMap<String, String>,
     logs: &Path,
     stem: &str,
-    counter: Option<&[String]>,
+    under: &dyn Fn(&Service) -> Option<&'p [String]>,
     cpus: Option<&crate::pinning::CpuSet>,
 ) -> Result<Services> {
     let mut started = Services {
@@ -191,6 +197,7 @@ pub fn start(
             home
         };
         let file = fs_err::File::create(&log)?.into_parts().0;
+        let counter = under(service);
         let mut command = prefixed_command(counter.unwrap_or_default(), &line);
         command
             .envs(env)
@@ -222,6 +229,7 @@ pub fn start(
             stop_timeout: service.stop_timeout,
             started: Instant::now(),
             reaped: false,
+            wrapped: counter.is_some_and(stays_between),
         });
         let patience = if counter.is_some() { 20 } else { 1 };
         wait_ready(
@@ -295,6 +303,18 @@ fn wait_ready(
     }
 }
 
+/// Whether a prefix's process stays the parent of the service rather than
+/// exec it: perf (`perf stat -- …`, or `sh -c 'exec perf record … -- "$@"'`)
+/// forks the service and writes its file only when the service has ended
+/// and it was not itself signalled (`perf stat` dies of a SIGTERM, losing
+/// the count). Valgrind and prlimit exec, and become the service.
+fn stays_between(prefix: &[String]) -> bool {
+    prefix
+        .iter()
+        .take(3)
+        .any(|w| w == "perf" || w.starts_with("exec perf "))
+}
+
 fn ready_name(ready: &Ready) -> String {
     match ready {
         Ready::Tcp => "tcp".to_owned(),
@@ -347,6 +367,30 @@ impl Services {
         self.running.iter().map(|r| r.pid).collect()
     }
 
+    /// Each service's name, its processes (the one afterburner started
+    /// and every descendant, found in /proc: a forking server's workers)
+    /// and its binary (what the first process that is no shell runs).
+    pub fn processes(&self) -> Vec<(String, Vec<libc::pid_t>, PathBuf)> {
+        self.running
+            .iter()
+            .map(|r| {
+                let mut pids = vec![r.pid];
+                pids.extend(crate::process::descendants(r.pid));
+                let exe = |pid: &libc::pid_t| fs_err::read_link(format!("/proc/{pid}/exe")).ok();
+                let shell = |p: &PathBuf| {
+                    p.file_name()
+                        .is_some_and(|n| ["sh", "dash", "bash"].iter().any(|s| n == *s))
+                };
+                let binary = pids
+                    .iter()
+                    .filter_map(exe)
+                    .find(|p| !shell(p))
+                    .unwrap_or_else(|| PathBuf::from(&r.name));
+                (r.name.clone(), pids, binary)
+            })
+            .collect()
+    }
+
     pub fn stop(mut self) -> Result<Vec<ServiceUsage>> {
         let mut usages = Vec::new();
         let mut died = Vec::new();
@@ -360,7 +404,13 @@ impl Services {
                 ));
                 continue;
             }
-            signal_group(running.pid, running.stop_signal.0);
+            if running.wrapped {
+                for pid in crate::process::descendants(running.pid) {
+                    crate::process::signal(pid, running.stop_signal.0);
+                }
+            } else {
+                signal_group(running.pid, running.stop_signal.0);
+            }
             let killed = wait_exit(running.pid, running.stop_timeout)?;
             if killed {
                 signal_group(running.pid, libc::SIGKILL);

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
-use crate::experiment::{Bindings, Experiment, Load, LoadModel, Variant, Workload};
+use crate::experiment::{
+    Bindings, Experiment, Load, LoadModel, Recorded, Service, Variant, Workload,
+};
 use crate::load;
 use crate::measure::{
     self, log_stem, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot,
@@ -17,6 +19,7 @@ use crate::measure::{
 use crate::process::{run_timed, TimedIo};
 use crate::service::{self, ServiceUsage};
 use crate::stats::Precision;
+use crate::toolchain::sampling::{Attach, Recording};
 
 mod copies;
 mod count;
@@ -326,7 +329,7 @@ fn start_copies(
                 env,
                 s.logs,
                 &stem,
-                prefix,
+                &|_| prefix,
                 s.pinning.map(|p| &p.services),
             )?;
             Ok((services, bindings))
@@ -446,54 +449,60 @@ pub fn workload_step(
     })
 }
 
+/// How a training run is recorded.
+pub struct Training<'a> {
+    /// The training environment (where instrumented builds write).
+    pub env: &'a BTreeMap<String, String>,
+    /// The words training commands run under (`perf record` for sampled
+    /// optimizations), and services too unless they are attached.
+    pub prefix: &'a [String],
+    /// Where a sampled round attaches `perf record -p` to each service
+    /// over the workload's window (services with `record = "window"`).
+    pub attach: Option<&'a Attach>,
+    pub logs: &'a Path,
+}
+
 /// One training run of a workload on an instrumented variant: the target's
 /// services (if any) started with the training environment (so they write
 /// profiles), the command or load, then a clean stop so the profiles are
-/// flushed.
+/// flushed. A sampled round records each service over the window only:
+/// from after it is ready and the load's warmup is done to the workload's
+/// end (or from start to stop, `record = "life"`).
 /// Returns the seconds it took.
 pub fn train_served(
     e: &Experiment,
     bindings: &Bindings,
-    env: &BTreeMap<String, String>,
-    prefix: &[String],
     workload: &Workload,
-    logs: &Path,
+    t: &Training,
 ) -> Result<f64> {
     let started = Instant::now();
     let bindings = with_ports(bindings, e)?;
     let stem = format!("train-{}", workload.name);
-    let under = (!prefix.is_empty()).then_some(prefix);
-    let services = service::start(&e.target.services, &bindings, env, logs, &stem, under, None)?;
-    let steps = (e.dir.as_path(), logs, stem.as_str());
+    let attached = |s: &Service| t.attach.is_some() && s.record == Recorded::Window;
+    let under = |s: &Service| (!t.prefix.is_empty() && !attached(s)).then_some(t.prefix);
+    let (env, logs) = (t.env, t.logs);
+    let services = service::start(
+        &e.target.services,
+        &bindings,
+        env,
+        logs,
+        &stem,
+        &under,
+        None,
+    )?;
+    let window = Window {
+        services: &services,
+        attach: t.attach,
+        attached: &attached,
+        e,
+        workload,
+        env,
+        steps: (e.dir.as_path(), logs, stem.as_str()),
+    };
     let work = (|| -> Result<()> {
-        workload_step(workload, false, &bindings, env, steps)?;
+        workload_step(workload, false, &bindings, env, window.steps)?;
         if let Some(load) = &workload.load {
-            let address = load.address.expand(&bindings)?;
-            let mut spec = load.spec(address, 1, &e.dir);
-            if let LoadModel::Sla {
-                clients, duration, ..
-            } = &load.model
-            {
-                // Training needs traffic, not the search: a closed loop.
-                spec.model = load::Model::Closed {
-                    clients: *clients,
-                    duration: Some(*duration),
-                    requests: None,
-                };
-            }
-            let outcome = load::run(&spec)?;
-            workload_step(workload, true, &bindings, env, steps)?;
-            if outcome.summary.requests == 0 {
-                anyhow::bail!(
-                    "no training request was answered: {}",
-                    outcome
-                        .summary
-                        .first_error
-                        .as_deref()
-                        .unwrap_or("no reason recorded")
-                );
-            }
-            return Ok(());
+            return train_load(load, &bindings, &window);
         }
         let template = workload
             .train_run
@@ -505,10 +514,13 @@ pub fn train_served(
             stdout: logs.join(format!("{stem}.out")),
             stderr: logs.join(format!("{stem}.err")),
         };
-        let mut command = measure::prefixed_command(prefix, &line);
+        let mut command = measure::prefixed_command(t.prefix, &line);
         command.envs(env).current_dir(&e.dir);
-        let timed = run_timed(&mut command, &io, workload.timeout.saturating_mul(10))?;
-        workload_step(workload, true, &bindings, env, steps)?;
+        let recordings = window.open()?;
+        let timed = run_timed(&mut command, &io, workload.timeout.saturating_mul(10));
+        window.close(recordings)?;
+        let timed = timed?;
+        workload_step(workload, true, &bindings, env, window.steps)?;
         if !timed.status.success() {
             anyhow::bail!(
                 "the training command failed with {}\ncommand: {line}\n{}\nlogs: {}",
@@ -523,6 +535,102 @@ pub fn train_served(
     work?;
     stopped?;
     Ok(started.elapsed().as_secs_f64())
+}
+
+/// The recordings of a training workload's window.
+struct Window<'a> {
+    services: &'a service::Services,
+    attach: Option<&'a Attach>,
+    attached: &'a dyn Fn(&Service) -> bool,
+    e: &'a Experiment,
+    workload: &'a Workload,
+    env: &'a BTreeMap<String, String>,
+    steps: (&'a Path, &'a Path, &'a str),
+}
+
+impl Window<'_> {
+    /// Attach `perf record -p` to every process of each attached service.
+    fn open(&self) -> Result<Vec<Recording>> {
+        let Some(attach) = self.attach else {
+            return Ok(Vec::new());
+        };
+        let (_, logs, stem) = self.steps;
+        let mut recordings = Vec::new();
+        for (service, (name, pids, binary)) in
+            self.e.target.services.iter().zip(self.services.processes())
+        {
+            if (self.attached)(service) {
+                let log = logs.join(format!("{stem}-{name}.perf.log"));
+                let mut tried = attach.attach(&name, &pids, binary.clone(), &log);
+                // A process that exited between the listing and perf's
+                // attaching (a warmup connection's worker) fails perf:
+                // list them again.
+                for _ in 0..3 {
+                    if tried.is_ok() {
+                        break;
+                    }
+                    let again = self.services.processes();
+                    let pids = again
+                        .iter()
+                        .find(|(n, _, _)| *n == name)
+                        .map_or_else(|| pids.clone(), |(_, p, _)| p.clone());
+                    tried = attach.attach(&name, &pids, binary.clone(), &log);
+                }
+                recordings.push(tried?);
+            }
+        }
+        Ok(recordings)
+    }
+
+    /// Stop the recordings (the window's end); an empty one is an error
+    /// naming the workload and the binary.
+    fn close(&self, recordings: Vec<Recording>) -> Result<()> {
+        let mut first = None;
+        for recording in recordings {
+            if let Err(error) = recording.finish(&self.workload.name) {
+                first.get_or_insert(error);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+/// A training load: its warmup alone where services are recorded over the
+/// window, then the recordings, the load, and the recordings' end.
+fn train_load(load: &Load, bindings: &Bindings, window: &Window) -> Result<()> {
+    let address = load.address.expand(bindings)?;
+    let mut spec = load.spec(address, 1, &window.e.dir);
+    if let LoadModel::Sla {
+        clients, duration, ..
+    } = &load.model
+    {
+        // Training needs traffic, not the search: a closed loop.
+        spec.model = load::Model::Closed {
+            clients: *clients,
+            duration: Some(*duration),
+            requests: None,
+        };
+    }
+    if window.attach.is_some() && !spec.warmup.is_zero() {
+        load::run(&count::warmup_only(spec.clone())).context("the load's warmup")?;
+        spec.warmup = Duration::ZERO;
+    }
+    let recordings = window.open()?;
+    let outcome = load::run(&spec);
+    window.close(recordings)?;
+    let outcome = outcome?;
+    workload_step(window.workload, true, bindings, window.env, window.steps)?;
+    if outcome.summary.requests == 0 {
+        anyhow::bail!(
+            "no training request was answered: {}",
+            outcome
+                .summary
+                .first_error
+                .as_deref()
+                .unwrap_or("no reason recorded")
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -155,6 +155,21 @@ pub struct Service {
     /// CPUs the service runs on; `None`: the bench's default split.
     pub cpus: Option<crate::pinning::CpuSet>,
     pub env: BTreeMap<String, String>,
+    /// What sampled training (`autofdo`, BOLT from perf) records of it.
+    pub record: Recorded,
+}
+
+/// What sampled training records of a service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recorded {
+    /// Each workload's window: `perf record -p` attached to its processes
+    /// once it is ready and the load's warmup is done, stopped when the
+    /// workload ends, so start-up and warmup stay out of the profile.
+    #[default]
+    Window,
+    /// Its whole life: started under `perf record`, start-up included.
+    Life,
 }
 
 /// A user a service runs as. It is looked up when the service is set up

@@ -94,6 +94,10 @@ pub struct RawService {
     pub cwd: Option<String>,
     /// CPUs the service runs on (`"1"`, `"2-3"`).
     pub cpus: Option<Spanned<String>>,
+    /// What sampled training records of it: `window` (default: each
+    /// workload's window, attached once the service is ready and warmed
+    /// up) or `life` (start to stop, start-up included).
+    pub record: Option<Spanned<String>>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
 }

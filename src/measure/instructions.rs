@@ -62,11 +62,7 @@ impl InstructionCounter {
     /// `out` (perf) or `out.PID` files (callgrind).
     pub fn prefix(self, out: &Path) -> Vec<String> {
         match self {
-            InstructionCounter::Perf => ["perf", "stat", "-x", ",", "-e", "instructions:u", "-o"]
-                .iter()
-                .map(|s| (*s).to_owned())
-                .chain([out.to_string_lossy().into_owned(), "--".to_owned()])
-                .collect(),
+            InstructionCounter::Perf => perf_stat_prefix("instructions:u", out),
             InstructionCounter::Callgrind => vec![
                 // Valgrind lets its client set RLIMIT_NOFILE only to a hard
                 // limit equal to the soft limit valgrind started with, and
@@ -158,6 +154,17 @@ impl InstructionCounter {
             instructions,
         })
     }
+}
+
+/// The words that run a command under `perf stat`, counting `event` into
+/// `out` (CSV): the process afterburner starts is perf, the command its
+/// child.
+pub fn perf_stat_prefix(event: &str, out: &Path) -> Vec<String> {
+    ["perf", "stat", "-x", ",", "-e", event, "-o"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain([out.to_string_lossy().into_owned(), "--".to_owned()])
+        .collect()
 }
 
 /// Callgrind's options that model caches and a branch predictor as well.

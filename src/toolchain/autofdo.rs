@@ -73,6 +73,10 @@ fn convert(
         .arg(format!("--profile={}", recording.display()))
         .arg(format!("--out={}", out.display()))
         .arg(format!("--use_lbr={branch_stack}"))
+        // Text: create_llvm_prof 0.19's binary writer fails on some
+        // daemons ("Truncated function name table"); llvm-profdata reads
+        // the text form and merges it into the binary one.
+        .arg("--format=text")
         // glog would otherwise leave log files in /tmp on every call.
         .arg("--logtostderr");
     let result = capture_command(&mut command, TIMEOUT).context("running create_llvm_prof")?;
@@ -84,7 +88,63 @@ fn convert(
             quote_output(&result.stderr)
         );
     }
+    let text = fs_err::read(out)?;
+    let (clean, dropped) = drop_garbled_callsites(&String::from_utf8_lossy(&text));
+    if dropped > 0 {
+        crate::progress::info(format_args!(
+            "{}: left out {dropped} inlined call site(s) whose name create_llvm_prof garbled",
+            out.display()
+        ));
+        fs_err::write(out, clean)?;
+    }
     Ok(has_samples(out)?.then(|| out.to_path_buf()))
+}
+
+/// `create_llvm_prof` 0.19 sometimes writes an inlined call site's name
+/// as bytes from nowhere (`3: P\u{fffd}D\u{fffd}U  P\u{fffd}A:0`, seen
+/// on a forking daemon recorded over its whole life), which
+/// `llvm-profdata` then refuses. Such a call site, and everything nested
+/// under it, is left out; the count of those left out is returned.
+/// In the text format a body line is `OFFSET: COUNT [TARGET:COUNT]*` and
+/// a call site `OFFSET: NAME:TOTAL`, each nested one space deeper.
+fn drop_garbled_callsites(text: &str) -> (String, usize) {
+    let mut out = String::with_capacity(text.len());
+    let mut dropped = 0;
+    let mut skip_deeper_than: Option<usize> = None;
+    for line in text.lines() {
+        let depth = line.len() - line.trim_start_matches(' ').len();
+        if let Some(limit) = skip_deeper_than {
+            if depth > limit {
+                continue;
+            }
+            skip_deeper_than = None;
+        }
+        if depth > 0 && is_garbled_callsite(line.trim_start()) {
+            dropped += 1;
+            skip_deeper_than = Some(depth);
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    (out, dropped)
+}
+
+/// Whether `line` (indentation removed) is a call site whose name is not
+/// a symbol: a symbol is printable ASCII without spaces.
+fn is_garbled_callsite(line: &str) -> bool {
+    let Some((_, rest)) = line.split_once(": ") else {
+        return false;
+    };
+    if rest
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| w.parse::<u64>().is_ok())
+    {
+        return false; // a body line: a count first
+    }
+    let name = rest.rsplit_once(':').map_or(rest, |(name, _)| name);
+    name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic())
 }
 
 /// Whether a sample profile names at least one function with samples.
@@ -161,5 +221,21 @@ impl Pgo for AutoFdo {
         let option = format!("-fprofile-sample-use={}", merged.display());
         flags.cflags.push(option.clone());
         flags.ldflags.push(option);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The recording of a forking daemon's whole life that
+    /// `create_llvm_prof` 0.19 wrote with a garbled inlined name.
+    #[test]
+    fn a_garbled_inlined_call_site_is_left_out_with_what_it_nests() {
+        let text = "startup_burn:1965:0\n 1: 0\n 5.3: 1657\n 3: P\u{fffd}D\u{fffd}U  P\u{fffd}A:0\n  3: 0\n  4: 0\n 6: 303\n 7: helper:40\n  1: 40\nmain:10:1\n 1: 1\n";
+        let (clean, dropped) = super::drop_garbled_callsites(text);
+        assert_eq!(dropped, 1);
+        assert_eq!(
+            clean,
+            "startup_burn:1965:0\n 1: 0\n 5.3: 1657\n 6: 303\n 7: helper:40\n  1: 40\nmain:10:1\n 1: 1\n"
+        );
     }
 }

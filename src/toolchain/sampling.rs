@@ -3,12 +3,12 @@
 //! whether this machine's perf can record it at all, and the command prefix
 //! that records each training process into its own file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{bail, Context as _, Result};
 
 use super::{raw_dir, StageDirs};
 use crate::process::{capture_command, quote_output};
@@ -149,6 +149,228 @@ pub fn start(dirs: &StageDirs, event: Option<&str>, sampler: &Sampler) -> Result
 pub fn recorded_branch_stacks(dirs: &StageDirs) -> bool {
     fs_err::read_to_string(raw_dir(dirs).join(SAMPLING_FILE))
         .is_ok_and(|s| s.contains("branch_stack=true"))
+}
+
+/// Recordings attached to running services over a workload's window
+/// (`perf record -p`), sampled as this round's training is.
+#[derive(Debug, Clone)]
+pub struct Attach {
+    sampling: Sampling,
+    raw: PathBuf,
+}
+
+/// How long perf may take to write its file after SIGINT (it reads the
+/// recording again for build ids).
+const FINISH_TIMEOUT: Duration = Duration::from_mins(2);
+/// How long perf may take to attach (it reads every process's maps).
+const ATTACH_TIMEOUT: Duration = Duration::from_secs(30);
+/// Fewer samples than this in a window's recording is an error: a profile
+/// from a handful of samples would steer the build at random.
+const MIN_SAMPLES: usize = 10;
+
+/// The attachment for this round, when [`start`] chose a sampling for it
+/// (a sampled optimization); `None` otherwise.
+pub fn attacher(dirs: &StageDirs) -> Option<Attach> {
+    let raw = raw_dir(dirs);
+    let noted = fs_err::read_to_string(raw.join(SAMPLING_FILE)).ok()?;
+    let (event, branch) = noted.trim().split_once(' ')?;
+    Some(Attach {
+        sampling: Sampling {
+            event: event.to_owned(),
+            branch_stack: branch == "branch_stack=true",
+        },
+        raw,
+    })
+}
+
+/// A `perf record -p` running over one service.
+#[derive(Debug)]
+pub struct Recording {
+    pid: libc::pid_t,
+    child: std::process::Child,
+    out: PathBuf,
+    log: PathBuf,
+    /// The service's binary, for the messages.
+    binary: PathBuf,
+}
+
+impl Attach {
+    /// Start recording every process of a service: `pids` (its processes,
+    /// each with all its threads) into `raw/<name>.perfdata`, perf's own
+    /// output into `log`. Returns once perf has attached.
+    pub fn attach(
+        &self,
+        name: &str,
+        pids: &[libc::pid_t],
+        binary: PathBuf,
+        log: &Path,
+    ) -> Result<Recording> {
+        let out = self.raw.join(format!("{name}.{RAW_EXTENSION}"));
+        let list: Vec<String> = pids.iter().map(ToString::to_string).collect();
+        let mut command = Command::new("perf");
+        command.args(["record", "-q", "-e", &self.sampling.event]);
+        if self.sampling.branch_stack {
+            command.arg("-b");
+        }
+        // Disabled until told over a FIFO, which perf reads only once it
+        // has read every process's maps: a process forked before then
+        // would inherit the events unseen (its samples unresolved).
+        let control = self.raw.join(format!("{name}.control"));
+        let ack = self.raw.join(format!("{name}.ack"));
+        for fifo in [&control, &ack] {
+            make_fifo(fifo)?;
+        }
+        command.arg("-p").arg(list.join(",")).arg("-o").arg(&out);
+        command.args(["-D", "-1", "--control"]).arg(format!(
+            "fifo:{},{}",
+            control.display(),
+            ack.display()
+        ));
+        let file = fs_err::File::create(log)?.into_parts().0;
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file);
+        // A group of its own, so the guardian may kill it should
+        // afterburner die, and a Ctrl-C stops afterburner first.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        crate::process::die_with_afterburner(&mut command);
+        let child = command
+            .spawn()
+            .with_context(|| format!("starting perf record -p for service `{name}`"))?;
+        crate::process::watch(child.id());
+        let mut recording = Recording {
+            pid: libc::pid_t::try_from(child.id()).context("invariant: pids fit pid_t")?,
+            child,
+            out,
+            log: log.to_path_buf(),
+            binary,
+        };
+        recording.wait_attached()?;
+        Ok(recording)
+    }
+}
+
+impl Recording {
+    /// Tell perf to start (`enable` on its control FIFO) and wait for its
+    /// `ack`, which it sends once its events are on in every process.
+    fn wait_attached(&mut self) -> Result<()> {
+        use fs_err::os::unix::fs::OpenOptionsExt as _;
+        use std::io::{Read as _, Write as _};
+        let fifo = |path: &Path| {
+            // Read and write: opening never waits for the other end.
+            fs_err::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+        };
+        let control = self.out.with_extension("control");
+        let ack_path = self.out.with_extension("ack");
+        // Held open until perf answers: a FIFO's data is dropped when its
+        // last opener closes it, and perf may not have opened it yet.
+        let mut enable = fifo(&control)?;
+        enable.write_all(b"enable\n")?;
+        let mut ack = fifo(&ack_path)?;
+        let deadline = std::time::Instant::now() + ATTACH_TIMEOUT;
+        let mut heard = Vec::new();
+        let mut buf = [0u8; 64];
+        while !String::from_utf8_lossy(&heard).contains("ack") {
+            if let Ok(n) = ack.read(&mut buf) {
+                heard.extend_from_slice(&buf[..n]);
+                continue;
+            }
+            if let Some(status) = self.child.try_wait()? {
+                crate::guardian::forget(self.pid);
+                bail!(
+                    "perf record could not attach to {} ({})\n{}\nlog: {}",
+                    self.binary.display(),
+                    crate::process::describe_status(status),
+                    quote_output(&crate::workdir::tail(&self.log, 20)),
+                    self.log.display()
+                );
+            }
+            if std::time::Instant::now() >= deadline {
+                bail!(
+                    "perf record did not attach to {} within {ATTACH_TIMEOUT:?}\nlog: {}",
+                    self.binary.display(),
+                    self.log.display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(enable);
+        let _ = fs_err::remove_file(&control);
+        let _ = fs_err::remove_file(&ack_path);
+        Ok(())
+    }
+
+    /// End the recording at the window's end: SIGINT to perf (by its pid),
+    /// a wait for it to write its file, then a check that it holds samples.
+    pub fn finish(mut self, workload: &str) -> Result<PathBuf> {
+        crate::process::signal(self.pid, libc::SIGINT);
+        let late = crate::process::wait_exit(self.pid, FINISH_TIMEOUT)?;
+        if late {
+            crate::process::signal(self.pid, libc::SIGKILL);
+        }
+        crate::guardian::forget(self.pid);
+        let status = self.child.wait()?;
+        if late {
+            bail!(
+                "perf record of {} did not finish within {FINISH_TIMEOUT:?} of SIGINT and was killed\nlog: {}",
+                self.binary.display(),
+                self.log.display()
+            );
+        }
+        let samples = count_samples(&self.out)?;
+        if samples < MIN_SAMPLES {
+            bail!(
+                "the recording of {} over workload `{workload}`'s window holds {samples} samples (perf exited with {}): too few for a profile\n{}\nrecording: {}\nhint: make the workload drive this service for longer (perf samples about 4000 times a second of its CPU time), or set record = \"life\" on the service to record it from start to stop",
+                self.binary.display(),
+                crate::process::describe_status(status),
+                quote_output(&crate::workdir::tail(&self.log, 20)),
+                self.out.display()
+            );
+        }
+        Ok(self.out.clone())
+    }
+}
+
+impl Drop for Recording {
+    /// A recording left unfinished (the training failed) is killed.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            crate::process::signal(self.pid, libc::SIGKILL);
+            crate::guardian::forget(self.pid);
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A named pipe at `path` (replacing what a failed run left there).
+fn make_fifo(path: &Path) -> Result<()> {
+    let _ = fs_err::remove_file(path);
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .context("invariant: paths hold no NUL")?;
+    // SAFETY: mkfifo reads the NUL-terminated string it is given.
+    if unsafe { libc::mkfifo(name.as_ptr(), 0o600) } != 0 {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("creating the FIFO {}", path.display()));
+    }
+    Ok(())
+}
+
+/// The samples in a recording (`perf script`, one line each).
+fn count_samples(recording: &Path) -> Result<usize> {
+    let mut command = Command::new("perf");
+    command.args(["script", "-F", "ip", "-i"]).arg(recording);
+    let out = capture_command(&mut command, FINISH_TIMEOUT)
+        .context("counting the samples with perf script")?;
+    Ok(if out.success() {
+        out.stdout.lines().filter(|l| !l.trim().is_empty()).count()
+    } else {
+        0
+    })
 }
 
 /// The `perf` words that record one process tree into `raw/<pid>.perfdata`.

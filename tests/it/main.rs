@@ -14,6 +14,7 @@ mod headline;
 mod html;
 mod load;
 mod outputs;
+mod perf_around;
 mod pgo;
 mod rebuild;
 mod rundir;

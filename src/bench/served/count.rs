@@ -118,27 +118,7 @@ pub(super) fn warm_up(load: &Load, bindings: &[Bindings], s: &Served) -> Result<
             .map(|b| {
                 scope.spawn(move || -> Result<()> {
                     let address = load.address.expand(b)?;
-                    let mut spec = load.spec(address, s.seed, &s.experiment.dir);
-                    let duration = spec.warmup;
-                    spec.model = match spec.model {
-                        load::Model::Rate { clients, rate, .. } => load::Model::Rate {
-                            clients,
-                            rate,
-                            duration,
-                        },
-                        load::Model::Closed { clients, .. } => load::Model::Closed {
-                            clients,
-                            duration: Some(duration),
-                            requests: None,
-                        },
-                        load::Model::Iterations { .. } => load::Model::Closed {
-                            clients: 1,
-                            duration: Some(duration),
-                            requests: None,
-                        },
-                    };
-                    spec.warmup = Duration::ZERO;
-                    spec.interval = spec.interval.min(duration);
+                    let spec = warmup_only(load.spec(address, s.seed, &s.experiment.dir));
                     load::run(&spec).map(drop).context("the load's warmup")
                 })
             })
@@ -148,4 +128,30 @@ pub(super) fn warm_up(load: &Load, bindings: &[Bindings], s: &Served) -> Result<
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("a warmup thread panicked")))
         })
     })
+}
+
+/// A load's warmup as a load of its own: its model for the warmup's
+/// duration (one client's iterations become a closed loop), no warmup.
+pub(super) fn warmup_only(mut spec: load::LoadSpec) -> load::LoadSpec {
+    let duration = spec.warmup;
+    spec.model = match spec.model {
+        load::Model::Rate { clients, rate, .. } => load::Model::Rate {
+            clients,
+            rate,
+            duration,
+        },
+        load::Model::Closed { clients, .. } => load::Model::Closed {
+            clients,
+            duration: Some(duration),
+            requests: None,
+        },
+        load::Model::Iterations { .. } => load::Model::Closed {
+            clients: 1,
+            duration: Some(duration),
+            requests: None,
+        },
+    };
+    spec.warmup = Duration::ZERO;
+    spec.interval = spec.interval.min(duration);
+    spec
 }

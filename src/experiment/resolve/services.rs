@@ -7,7 +7,9 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::super::raw::{RawLoad, RawService};
-use super::super::{resolve_path, Load, LoadModel, Ready, RunAs, Service, Target, Template};
+use super::super::{
+    resolve_path, Load, LoadModel, Ready, Recorded, RunAs, Service, Target, Template,
+};
 use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::load::command::parse_sla;
@@ -92,9 +94,23 @@ impl Cx<'_> {
                 cwd: s.cwd.as_deref().map(|c| resolve_path(dir, c)),
                 env: s.env.clone(),
                 cpus: self.cpus(s.cpus.as_ref())?,
+                record: self.recorded(s.record.as_ref())?,
             });
         }
         Ok(out)
+    }
+
+    /// `record = "window" | "life"`.
+    fn recorded(&self, raw: Option<&Spanned<String>>) -> Result<Recorded, ExperimentError> {
+        match raw.map(|r| r.get_ref().trim()) {
+            None | Some("window") => Ok(Recorded::Window),
+            Some("life") => Ok(Recorded::Life),
+            Some(other) => Err(self.invalid(
+                raw.map_or(0..0, Spanned::span),
+                format!("unknown record `{other}`"),
+                "use record = \"window\" (the default: each workload's window, once the service is ready and warmed up) or \"life\" (start to stop, start-up included)",
+            )),
+        }
     }
 
     /// `user = "postgres"`: the name and where it is written; the user is
