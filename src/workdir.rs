@@ -1,7 +1,7 @@
 //! The work directory's layout, in one place:
 //! `src/`, `variants/<name>/{build,profile/<round>/,logs}`, `runs/<id>/`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::toolchain::{Stage, VariantDirs};
 
@@ -100,25 +100,4 @@ pub const RESULTS_FILE: &str = "results.json";
 pub const REPORT_FILE: &str = "report.md";
 pub const HTML_FILE: &str = "report.html";
 
-/// The last `lines` lines of a text file, for error messages (read from
-/// its last 64 KiB at most: a log may be gigabytes).
-pub fn tail(path: &Path, lines: usize) -> String {
-    let text = tail_text(path, 64 << 10);
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-/// The last `max` bytes of a file as text (lossy), or "" when unreadable.
-pub fn tail_text(path: &Path, max: u64) -> String {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    let Ok(mut file) = fs_err::File::open(path) else {
-        return String::new();
-    };
-    let len = file.metadata().map_or(0, |m| m.len());
-    if file.seek(SeekFrom::Start(len.saturating_sub(max))).is_err() {
-        return String::new();
-    }
-    let mut bytes = Vec::new();
-    let _ = file.take(max).read_to_end(&mut bytes);
-    String::from_utf8_lossy(&bytes).into_owned()
-}
+pub use crate::process::{tail, tail_text};

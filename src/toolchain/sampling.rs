@@ -286,7 +286,7 @@ impl Recording {
                     "perf record could not attach to {} ({})\n{}\nlog: {}",
                     self.binary.display(),
                     crate::process::describe_status(status),
-                    quote_output(&crate::workdir::tail(&self.log, 20)),
+                    quote_output(&crate::process::tail(&self.log, 20)),
                     self.log.display()
                 );
             }
@@ -328,7 +328,7 @@ impl Recording {
                 "the recording of {} over workload `{workload}`'s window holds {samples} samples (perf exited with {}): too few for a profile\n{}\nrecording: {}\nhint: make the workload drive this service for longer (perf samples about 4000 times a second of its CPU time), or set record = \"life\" on the service to record it from start to stop",
                 self.binary.display(),
                 crate::process::describe_status(status),
-                quote_output(&crate::workdir::tail(&self.log, 20)),
+                quote_output(&crate::process::tail(&self.log, 20)),
                 self.out.display()
             );
         }
