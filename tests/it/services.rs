@@ -75,6 +75,17 @@ fn raw_runs(sandbox: &Sandbox) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A load of fixed duration: its service totals are shown, not judged.
+fn totals_unjudged(results: &serde_json::Value, workload: &str) {
+    for total in ["web.cpu", "web.ctx_switches"] {
+        assert!(!results["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["workload"] == workload && c["metric"] == total));
+    }
+}
+
 #[test]
 fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
     let _serial = exclusive();
@@ -136,14 +147,7 @@ fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
     ] {
         comparison(&results, workload, metric, "pgo");
     }
-    // The paced load lasts a fixed time: its totals are shown, not judged.
-    for total in ["web.cpu", "web.ctx_switches"] {
-        assert!(!results["comparisons"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c["workload"] == "paced" && c["metric"] == total));
-    }
+    totals_unjudged(&results, "paced");
     // CPU per request is the server's CPU time over the requests answered:
     // 1000 requests of the closed workload, so µs = cpu × 1000.
     for r in runs
