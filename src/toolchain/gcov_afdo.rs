@@ -278,6 +278,49 @@ fn line_number(location: &str) -> Option<u32> {
     location.split('.').next()?.parse().ok()
 }
 
+/// Several profiles (workloads, binaries) as one: each function's samples
+/// added, as `llvm-profdata merge` adds them.
+pub fn merge(profiles: impl IntoIterator<Item = Vec<Instance>>) -> Vec<Instance> {
+    let mut merged: BTreeMap<String, Instance> = BTreeMap::new();
+    for function in profiles.into_iter().flatten() {
+        match merged.get_mut(&function.name) {
+            Some(mine) => mine.absorb(function),
+            None => {
+                merged.insert(function.name.clone(), function);
+            }
+        }
+    }
+    merged.into_values().collect()
+}
+
+/// The major version in `gcc -dumpversion`'s output (`12`, or `12.2.0` on
+/// some builds).
+pub fn gcc_major(dumpversion: &str) -> Option<u32> {
+    dumpversion.trim().split('.').next()?.parse().ok()
+}
+
+/// Why gcc `major` cannot be served, when it cannot.
+pub fn refuse_gcc(major: Option<u32>) -> Result<(), String> {
+    match major {
+        Some(m) if GCC_MAJORS.contains(&m) => Ok(()),
+        Some(m) => Err(format!(
+            "autofdo with gcc writes the AutoFDO profile format of gcc {}, and this gcc is gcc {m}, whose reader afterburner has not been checked against (a profile it misreads would be silently useless)\nhint: use gcc {} (apt-get install -y gcc-{}), compiler = \"clang\" for autofdo, or optimize = [\"pgo\"] with this gcc",
+            join(GCC_MAJORS),
+            join(GCC_MAJORS),
+            GCC_MAJORS[0],
+        )),
+        None => Err("autofdo with gcc needs to know gcc's version, and `gcc -dumpversion` did not say\nhint: check that gcc runs (`gcc -dumpversion`)".to_owned()),
+    }
+}
+
+fn join(majors: &[u32]) -> String {
+    majors
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
 /// gcc 12's `-fauto-profile` file for `functions`.
 pub fn write(functions: &[Instance]) -> Vec<u8> {
     let mut names = Names::default();
@@ -538,6 +581,30 @@ foo:5:1
         assert!(err.to_string().contains("line 3"), "{err}");
         assert_eq!(convert(" 0: 1\n").unwrap_err().line, 1);
         assert_eq!(convert("main\n").unwrap_err().line, 1);
+    }
+
+    #[test]
+    fn profiles_are_merged_by_adding_samples() {
+        let a = parse_llvm_text("f:10:2\n 1: 10\n").unwrap();
+        let b = parse_llvm_text("f:4:1\n 1: 3\n 2: 1\ng:1:0\n 0: 1\n").unwrap();
+        let merged = merge([a, b]);
+        assert_eq!(merged.len(), 2);
+        assert_eq!((merged[0].head, merged[0].total()), (3, 14));
+        assert_eq!(merged[1].name, "g");
+    }
+
+    #[test]
+    fn only_the_gcc_versions_whose_reader_was_followed_are_served() {
+        assert_eq!(gcc_major("12\n"), Some(12));
+        assert_eq!(gcc_major("12.2.0"), Some(12));
+        assert!(refuse_gcc(Some(12)).is_ok());
+        let err = refuse_gcc(Some(14)).unwrap_err();
+        assert!(
+            err.contains("this gcc is gcc 14") && err.contains("gcc 12"),
+            "{err}"
+        );
+        assert!(err.contains("hint:"), "{err}");
+        assert!(refuse_gcc(None).is_err());
     }
 
     #[test]
