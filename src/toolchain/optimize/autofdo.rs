@@ -65,6 +65,14 @@ impl Optimize for Word {
                 "with gcc, its text profile is written in gcc 12's -fauto-profile format by afterburner (Debian's create_gcov writes one gcc 12 rejects)",
             ),
         ];
+        let gcc = variant.is_none_or(|v| v.compiler == Compiler::Gcc);
+        if gcc {
+            let served = autofdo::check_gcc();
+            let note = served.as_ref().err().map(ToString::to_string).unwrap_or_default();
+            let need = Requirement::fact("gcc 12 (the AutoFDO format afterburner writes for gcc)", served.is_ok(), &note);
+            // Only a gcc variant needs it; `doctor` alone shows it as optional.
+            needs.push(if variant.is_some() { need } else { need.optional() });
+        }
         if !gcc_only {
             needs.push(Requirement::tool("llvm-profdata", "llvm").note("clang's autofdo merges with it"));
         }
