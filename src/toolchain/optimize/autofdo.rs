@@ -20,7 +20,7 @@ impl Optimize for Word {
     }
 
     fn describe(&self) -> &'static str {
-        "sampled FDO: perf record of an ordinary build, converted to a sample profile (create_llvm_prof; for gcc 12, its text profile written in gcc's -fauto-profile format)"
+        "sampled FDO: perf record of an ordinary build, converted to a sample profile (create_llvm_prof; for gcc 12, its text profile rewritten by afterburner in gcc's -fauto-profile format). Without LBR (timer samples) only line hotness, no branch edges or call targets"
     }
 
     fn qualifier(&self) -> Option<&'static str> {
