@@ -206,3 +206,43 @@ fn gcc_autofdo_on_timer_samples_builds_with_a_profile_gcc_reads() {
         "the profile changed no code"
     );
 }
+
+/// A gcc whose AutoFDO reader afterburner has not followed (here a gcc
+/// that says it is 14) is refused by its version before anything is
+/// built, never handed a profile it may silently misread.
+#[test]
+fn gcc_autofdo_refuses_a_gcc_version_it_does_not_write_for() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", EXPERIMENT);
+    let bin = sandbox.path().join("fakebin");
+    std::fs::create_dir(&bin).unwrap();
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v gcc"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let gcc = sandbox.write(
+        "fakebin/gcc",
+        &format!(
+            "#!/bin/sh\n[ \"$1\" = -dumpversion ] && {{ echo 14; exit 0; }}\nexec {} \"$@\"\n",
+            real.trim()
+        ),
+    );
+    std::fs::set_permissions(&gcc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    sandbox
+        .afterburner_with_env(&["build"], &[("PATH", &path)])
+        .assert_fails_with("variant `afdo`")
+        .assert_fails_with("this gcc is gcc 14")
+        .assert_fails_with("hint:");
+    assert!(
+        !sandbox
+            .path()
+            .join(".afterburner/variants/afdo/build")
+            .exists(),
+        "something was built before the refusal"
+    );
+}
