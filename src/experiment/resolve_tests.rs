@@ -308,12 +308,9 @@ fn one_compiler_profile_per_variant_and_sample_event_only_for_sampled_training()
         "optimize = [\"pgo\"]\nbolt_profile = \"sampled\"",
     );
     assert!(error_of(&no_bolt).contains(":14: bolt_profile says where"));
+    // gcc's autofdo is read (its gcc version is checked before building).
     let gcc = GOOD.replace("optimize = [\"pgo\", \"lto\"]", "optimize = [\"autofdo\"]");
-    assert!(
-        error_of(&gcc).contains("Debian 12's autofdo 0.19"),
-        "{}",
-        error_of(&gcc)
-    );
+    assert!(load_text(&gcc, false).is_ok());
 }
 
 #[test]

@@ -2,8 +2,11 @@
 //! build is the finished code plus line tables; training runs it under
 //! `perf record` (branch stacks, `-b`, where the CPU has LBR);
 //! `create_llvm_prof` turns each recording into a sample profile for each
-//! binary; `llvm-profdata merge -sample` merges them across workloads and
-//! binaries; the final build reads it with `-fprofile-sample-use=`.
+//! binary. For clang, `llvm-profdata merge -sample` merges them across
+//! workloads and binaries and the final build reads it with
+//! `-fprofile-sample-use=`. For gcc, each is written as text, merged and
+//! converted to gcc 12's own format ([`super::gcov_afdo`]: Debian's
+//! `create_gcov` writes one gcc 12 rejects), read with `-fauto-profile=`.
 //!
 //! Sampling needs a PMU. Where perf has none (most VMs) the variant is
 //! refused, saying so, unless it names a software event itself
@@ -20,16 +23,34 @@ use super::sampling::{self, Sampler, RAW_EXTENSION};
 use super::{merged_profiles, require_merged, Compiler, Flags, Pgo, StageDirs};
 use crate::process::{capture_command, quote_output};
 
-/// Why `autofdo` is refused with gcc here.
-pub const GCC_REFUSAL: &str = "AutoFDO with gcc needs a create_gcov that writes gcc's current profile format; Debian 12's autofdo 0.19 does not (gcc 12 rejects its profile's version, and crashes on one written with --gcov_version=2); use compiler = \"clang\" for autofdo, or `pgo` with gcc";
-
 /// AutoFDO for clang.
 pub struct AutoFdo;
 
-/// The AutoFDO implementation of `compiler` (clang's; the others are
+/// AutoFDO for gcc (12): the same recordings, converted to gcc's format.
+pub struct GccAutoFdo;
+
+/// The AutoFDO implementation of `compiler` (clang's or gcc's; Go is
 /// refused when the experiment is read).
-pub fn for_compiler(_compiler: Compiler) -> &'static dyn Pgo {
-    &AutoFdo
+pub fn for_compiler(compiler: Compiler) -> &'static dyn Pgo {
+    match compiler {
+        Compiler::Gcc => &GccAutoFdo,
+        Compiler::Clang | Compiler::Go => &AutoFdo,
+    }
+}
+
+/// Whether the installed gcc reads the profile format [`GccAutoFdo`]
+/// writes; the error names its version.
+pub fn check_gcc() -> Result<()> {
+    let out = crate::process::capture(
+        Compiler::Gcc.cc(),
+        &["-dumpversion"],
+        Duration::from_secs(10),
+    );
+    let major = out
+        .ok()
+        .filter(crate::process::Captured::success)
+        .and_then(|o| super::gcov_afdo::gcc_major(&o.stdout));
+    super::gcov_afdo::refuse_gcc(major).map_err(anyhow::Error::msg)
 }
 
 const MERGED_EXTENSION: &str = "afdo";
@@ -42,6 +63,17 @@ const DEBUG_FLAGS: &[&str] = &[
     "-gdwarf-4",
     "-fdebug-info-for-profiling",
 ];
+
+/// gcc's line tables: DWARF 4, which `create_llvm_prof` 0.19 reads (it
+/// finds no function in gcc 12's default DWARF 5). gcc assigns
+/// discriminators by default, so it needs no `-fdebug-info-for-profiling`;
+/// full `-g` keeps the inlined-subroutine records the inline stacks come
+/// from.
+const GCC_DEBUG_FLAGS: &[&str] = &["-g", "-gdwarf-4"];
+
+/// The per-recording text profiles of gcc's round, and its merged file.
+const GCC_TEXT_EXTENSION: &str = "txt";
+const GCC_MERGED_EXTENSION: &str = "gcov";
 
 const TIMEOUT: Duration = Duration::from_mins(10);
 
@@ -67,8 +99,59 @@ fn convert(
     out: &Path,
     branch_stack: bool,
 ) -> Result<Option<PathBuf>> {
+    run_converter(recording, binary, out, branch_stack, &[])?;
+    let text = fs_err::read(out)?;
+    let (clean, dropped) = drop_garbled_callsites(&String::from_utf8_lossy(&text));
+    if dropped > 0 {
+        crate::progress::info(format_args!(
+            "{}: left out {dropped} inlined call site(s) whose name create_llvm_prof garbled",
+            out.display()
+        ));
+        fs_err::write(out, clean)?;
+    }
+    Ok(has_samples(out)?.then(|| out.to_path_buf()))
+}
+
+/// Convert one recording for one binary into an LLVM text profile (gcc's
+/// round reads text: `create_llvm_prof` 0.19's binary writer fails on some
+/// binaries with "Truncated function name table"); `None` when it holds no
+/// sample of that binary.
+fn convert_text(
+    recording: &Path,
+    binary: &Path,
+    out: &Path,
+    branch_stack: bool,
+) -> Result<Option<PathBuf>> {
+    run_converter(recording, binary, out, branch_stack, &[])?;
+    let text = if out.is_file() {
+        read_lossy(out)?
+    } else {
+        String::new()
+    };
+    let functions = super::gcov_afdo::parse_llvm_text(&text)
+        .with_context(|| format!("reading create_llvm_prof's profile {}", out.display()))?;
+    Ok(functions
+        .iter()
+        .any(|f| f.total() > 0)
+        .then(|| out.to_path_buf()))
+}
+
+/// A text profile, its bytes read as UTF-8 where they are not (some names
+/// `create_llvm_prof` writes are garbage; `gcov_afdo` leaves them out).
+fn read_lossy(path: &Path) -> Result<String> {
+    Ok(String::from_utf8_lossy(&fs_err::read(path)?).into_owned())
+}
+
+fn run_converter(
+    recording: &Path,
+    binary: &Path,
+    out: &Path,
+    branch_stack: bool,
+    extra: &[&str],
+) -> Result<()> {
     let mut command = Command::new(converter()?);
     command
+        .args(extra)
         .arg(format!("--binary={}", binary.display()))
         .arg(format!("--profile={}", recording.display()))
         .arg(format!("--out={}", out.display()))
@@ -88,16 +171,7 @@ fn convert(
             quote_output(&result.stderr)
         );
     }
-    let text = fs_err::read(out)?;
-    let (clean, dropped) = drop_garbled_callsites(&String::from_utf8_lossy(&text));
-    if dropped > 0 {
-        crate::progress::info(format_args!(
-            "{}: left out {dropped} inlined call site(s) whose name create_llvm_prof garbled",
-            out.display()
-        ));
-        fs_err::write(out, clean)?;
-    }
-    Ok(has_samples(out)?.then(|| out.to_path_buf()))
+    Ok(())
 }
 
 /// `create_llvm_prof` 0.19 sometimes writes an inlined call site's name
@@ -219,6 +293,86 @@ impl Pgo for AutoFdo {
                     .join(format!("merged-missing.{MERGED_EXTENSION}"))
             });
         let option = format!("-fprofile-sample-use={}", merged.display());
+        flags.cflags.push(option.clone());
+        flags.ldflags.push(option);
+    }
+}
+
+impl Pgo for GccAutoFdo {
+    fn name(&self) -> &'static str {
+        "gcc-autofdo"
+    }
+
+    fn instrument(&self, flags: &mut Flags, _dirs: &StageDirs) {
+        flags
+            .cflags
+            .extend(GCC_DEBUG_FLAGS.iter().map(|f| (*f).to_owned()));
+    }
+
+    fn training_env(&self, _dirs: &StageDirs) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    fn training_prefix(&self, dirs: &StageDirs, event: Option<&str>) -> Result<Vec<String>> {
+        sampling::start(dirs, event, &SAMPLER)
+    }
+
+    fn raw_extension(&self) -> &'static str {
+        RAW_EXTENSION
+    }
+
+    fn instruments_final_code(&self) -> bool {
+        true
+    }
+
+    fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        check_gcc()?;
+        let converted = super::merge::convert_recordings(
+            dirs,
+            binaries,
+            (RAW_EXTENSION, GCC_TEXT_EXTENSION),
+            convert_text,
+            "the training workloads must run the profiled binaries ({bin.NAME}) long enough to be sampled (perf samples about 4000 times a second)",
+        )?;
+        let mut profiles = Vec::new();
+        let mut garbled = 0;
+        for file in converted.iter().flat_map(|c| &c.profiles) {
+            let (functions, bad) = super::gcov_afdo::parse_llvm_text_counting(&read_lossy(file)?)
+                .with_context(|| format!("reading {}", file.display()))?;
+            garbled += bad;
+            profiles.push(functions);
+        }
+        if garbled > 0 {
+            crate::progress::warn(format_args!(
+                "create_llvm_prof wrote {garbled} inlined callee names garbled (a bug of autofdo 0.19 on gcc binaries); their samples are left out of the gcc profile, the rest is kept"
+            ));
+        }
+        let merged = super::gcov_afdo::merge(profiles);
+        let staging = dirs.profile.join("merging.tmp");
+        fs_err::write(&staging, super::gcov_afdo::write(&merged))?;
+        Ok(vec![super::store_merged(
+            &dirs.profile,
+            &staging,
+            GCC_MERGED_EXTENSION,
+        )?])
+    }
+
+    fn profile_files(&self, profile_dir: &Path) -> Result<Vec<PathBuf>> {
+        require_merged(profile_dir, GCC_MERGED_EXTENSION)
+    }
+
+    fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
+        flags
+            .cflags
+            .extend(GCC_DEBUG_FLAGS.iter().map(|f| (*f).to_owned()));
+        let merged = merged_profiles(&dirs.profile, GCC_MERGED_EXTENSION)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| {
+                dirs.profile
+                    .join(format!("merged-missing.{GCC_MERGED_EXTENSION}"))
+            });
+        let option = format!("-fauto-profile={}", merged.display());
         flags.cflags.push(option.clone());
         flags.ldflags.push(option);
     }

@@ -6,6 +6,7 @@ pub mod bolt;
 pub mod bolt_perf;
 mod clang_pgo;
 mod gcc_pgo;
+pub mod gcov_afdo;
 pub mod go_find;
 mod go_pgo;
 mod merge;

@@ -10,6 +10,7 @@ mod errors;
 mod explain;
 mod export;
 mod figures;
+mod gcc_afdo;
 mod headline;
 mod html;
 mod load;

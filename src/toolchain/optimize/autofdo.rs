@@ -1,5 +1,6 @@
 //! `autofdo`: sampled FDO — `perf record` of an ordinary build, converted
-//! to a sample profile (clang; needs a PMU, or `sample_event`).
+//! to a sample profile (clang; gcc 12 through afterburner's own writer of
+//! gcc's format; needs a PMU, or `sample_event`).
 
 use anyhow::Result;
 
@@ -19,17 +20,16 @@ impl Optimize for Word {
     }
 
     fn describe(&self) -> &'static str {
-        "sampled FDO: perf record of an ordinary build, converted to a sample profile (create_llvm_prof)"
+        "sampled FDO: perf record of an ordinary build, converted to a sample profile (create_llvm_prof; for gcc 12, its text profile rewritten by afterburner in gcc's -fauto-profile format). Without LBR (timer samples) only line hotness, no branch edges or call targets"
     }
 
     fn qualifier(&self) -> Option<&'static str> {
-        Some("clang; needs a PMU")
+        Some("clang, gcc 12; needs a PMU")
     }
 
     fn supports(&self, compiler: Compiler) -> Result<(), String> {
         match compiler {
-            Compiler::Clang => Ok(()),
-            Compiler::Gcc => Err(autofdo::GCC_REFUSAL.to_owned()),
+            Compiler::Clang | Compiler::Gcc => Ok(()),
             Compiler::Go => super::c_and_cpp_only(self.word(), compiler),
         }
     }
@@ -49,14 +49,34 @@ impl Optimize for Word {
     fn check(&self, variant: &VariantSetup) -> Result<()> {
         // Refused before anything is built where the machine cannot sample.
         sampling::sampling(variant.sample_event, &autofdo::SAMPLER).map_err(anyhow::Error::msg)?;
+        if variant.compiler == Compiler::Gcc {
+            // A gcc whose reader was not followed is refused by name.
+            autofdo::check_gcc()?;
+        }
         Ok(())
     }
 
-    fn requirements(&self, env: &Environment, _variant: Option<&VariantSetup>) -> Vec<Requirement> {
-        vec![
+    fn requirements(&self, env: &Environment, variant: Option<&VariantSetup>) -> Vec<Requirement> {
+        // gcc's round converts and merges in afterburner: no llvm-profdata.
+        let gcc_only = variant.is_some_and(|v| v.compiler == Compiler::Gcc);
+        let mut needs = vec![
             Requirement::tool("perf", "linux-perf"),
-            Requirement::tool("create_llvm_prof", "autofdo"),
-            Requirement::tool("llvm-profdata", "llvm"),
+            Requirement::tool("create_llvm_prof", "autofdo").note(
+                "with gcc, its text profile is written in gcc 12's -fauto-profile format by afterburner (Debian's create_gcov writes one gcc 12 rejects)",
+            ),
+        ];
+        let gcc = variant.is_none_or(|v| v.compiler == Compiler::Gcc);
+        if gcc {
+            let served = autofdo::check_gcc();
+            let note = served.as_ref().err().map(ToString::to_string).unwrap_or_default();
+            let need = Requirement::fact("gcc 12 (the AutoFDO format afterburner writes for gcc)", served.is_ok(), &note);
+            // Only a gcc variant needs it; `doctor` alone shows it as optional.
+            needs.push(if variant.is_some() { need } else { need.optional() });
+        }
+        if !gcc_only {
+            needs.push(Requirement::tool("llvm-profdata", "llvm").note("clang's autofdo merges with it"));
+        }
+        needs.extend([
             Requirement::fact(
                 "hardware counters",
                 env.perf_counters,
@@ -68,6 +88,7 @@ impl Optimize for Word {
                 "without LBR, AutoFDO profiles have no branch or call-target data and are much weaker",
             )
             .optional(),
-        ]
+        ]);
+        needs
     }
 }

@@ -1,0 +1,680 @@
+//! gcc's AutoFDO profile (the file `-fauto-profile=` reads), written from an
+//! LLVM sample profile in text form (`create_llvm_prof --format=text`).
+//!
+//! Debian 12's `create_gcov` (autofdo 0.19) writes a profile gcc 12 refuses
+//! (google/autofdo issues 139, 194, 196): version 1 where gcc 12 wants 2,
+//! and strings padded to words where gcc 12 reads a byte length. This module
+//! writes gcc 12's layout itself; it is pure (text in, bytes out).
+//!
+//! The layout was learnt from gcc 12.2.0's sources (Debian's `gcc-12`
+//! source package, 12.2.0-14+deb12u1), read, not copied:
+//! - `gcc/auto-profile.cc`: `read_profile` (magic, `AUTO_PROFILE_VERSION`
+//!   2, an ignored word), `string_table::read` (tag, ignored length, count,
+//!   strings; each name cut at its first `.` by `get_original_name`),
+//!   `autofdo_source_profile::read` (tag, ignored length, count, each
+//!   function's head count as a counter then its instance),
+//!   `function_instance::read_function_instance` (name index, position
+//!   count, callsite count; positions as offset, target count, counter,
+//!   targets as type word, counter index, counter; callsites as offset and a
+//!   nested instance without head count), `fake_read_autofdo_module_profile`
+//!   (tag, length, and a module count that must be 0), and
+//!   `get_combined_location` (offset = (line − `DECL_SOURCE_LINE`) << 16;
+//!   position offsets are masked with `0xffff0000`, so gcc 12 ignores
+//!   discriminators);
+//! - `gcc/gcov-io.cc`: `gcov_read_unsigned` (a 4-byte word in the host's
+//!   order), `gcov_read_counter` (two words, low first), and
+//!   `gcov_read_string`, which since gcc 12 reads a byte length (the
+//!   string's length plus its NUL) and then that many bytes, unpadded; the
+//!   word-counted strings of older writers are what make gcc 12 fail with
+//!   "Not expected TAG";
+//! - `gcc/gcov-io.h`: `GCOV_DATA_MAGIC`, `GCOV_TAG_AFDO_FILE_NAMES`,
+//!   `GCOV_TAG_AFDO_FUNCTION`; `gcc/value-prof.h`: `HIST_TYPE_INDIR_CALL`.
+//!
+//! LLVM's text profile keys lines the same way gcc does (line minus the
+//! function's `DW_AT_decl_line`, then `.discriminator`) and names functions
+//! by their linkage (mangled) names, which is what gcc looks up.
+
+use std::collections::BTreeMap;
+
+/// The gcc major versions whose reader this writer follows and was tested
+/// against; any other is refused rather than handed a useless profile.
+pub const GCC_MAJORS: &[u32] = &[12];
+
+const GCOV_DATA_MAGIC: u32 = 0x6763_6461;
+const AUTO_PROFILE_VERSION: u32 = 2;
+const TAG_FILE_NAMES: u32 = 0xaa00_0000;
+const TAG_FUNCTION: u32 = 0xac00_0000;
+/// The module grouping section (LIPO's, which gcc reads past unchecked).
+const TAG_MODULE_GROUPING: u32 = 0xae00_0000;
+/// `HIST_TYPE_INDIR_CALL` in gcc 12's `value-prof.h` (gcc reads the word
+/// and ignores it).
+const HIST_TYPE_INDIR_CALL: u32 = 3;
+/// gcc keeps 16 bits for the line offset.
+const MAX_LINE_OFFSET: u32 = 0xffff;
+/// gcc asserts a string index is positive where it looks a name up by
+/// index (indirect call targets), so index 0 holds a name no function has.
+const RESERVED_NAME: &str = "__afdo_reserved";
+
+/// A malformed line of the text profile.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("line {line} of the LLVM text profile: {what}: `{text}`")]
+pub struct ParseError {
+    /// 1-based line number.
+    pub line: usize,
+    pub what: &'static str,
+    pub text: String,
+}
+
+/// One function's samples, or those of a copy inlined into another.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// The name gcc looks up: the linkage name, cut at its first `.`.
+    pub name: String,
+    /// Samples at the function's entry (0 for inlined copies).
+    pub head: u64,
+    /// Samples per line offset (discriminators folded: the largest count).
+    pub lines: BTreeMap<u32, Line>,
+    /// Inlined callees per (line offset, callee name).
+    pub callsites: BTreeMap<(u32, String), Instance>,
+}
+
+/// One line's samples and the call targets seen there.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub count: u64,
+    /// Call target name → calls.
+    pub targets: BTreeMap<String, u64>,
+}
+
+impl Instance {
+    fn new(name: &str, head: u64) -> Self {
+        Self {
+            name: gcc_name(name).to_owned(),
+            head,
+            ..Self::default()
+        }
+    }
+
+    /// Samples of this instance and all it inlines.
+    pub fn total(&self) -> u64 {
+        self.lines.values().map(|l| l.count).sum::<u64>()
+            + self.callsites.values().map(Instance::total).sum::<u64>()
+    }
+
+    /// Add `other`'s samples to this one (the same function).
+    fn absorb(&mut self, other: Instance) {
+        self.head += other.head;
+        for (offset, line) in other.lines {
+            let mine = self.lines.entry(offset).or_default();
+            mine.count += line.count;
+            for (target, calls) in line.targets {
+                *mine.targets.entry(target).or_default() += calls;
+            }
+        }
+        for (key, callee) in other.callsites {
+            match self.callsites.get_mut(&key) {
+                Some(mine) => mine.absorb(callee),
+                None => {
+                    self.callsites.insert(key, callee);
+                }
+            }
+        }
+    }
+
+    /// Record a body line; discriminators of one line are folded into the
+    /// largest count, as gcc 12 keeps one count per line.
+    fn add_line(&mut self, offset: u32, count: u64, targets: Vec<(String, u64)>) {
+        let line = self.lines.entry(offset).or_default();
+        line.count = line.count.max(count);
+        for (target, calls) in targets {
+            *line
+                .targets
+                .entry(gcc_name(&target).to_owned())
+                .or_default() += calls;
+        }
+    }
+}
+
+/// gcc's `get_original_name`: a name up to its first `.` (`foo.cold`,
+/// `foo.constprop.0` and `foo` are one function to gcc).
+fn gcc_name(name: &str) -> &str {
+    name.split('.').next().unwrap_or(name)
+}
+
+/// Where an instance being read goes when it is closed.
+enum Place {
+    /// A top-level function.
+    Function,
+    /// Inlined into its parent at this offset.
+    Callsite(u32),
+    /// A callsite gcc cannot place (its line offset is too large): read,
+    /// then dropped.
+    Dropped,
+}
+
+/// An instance being read, with the depth of its header line.
+struct Open {
+    depth: usize,
+    place: Place,
+    instance: Instance,
+}
+
+/// Parse an LLVM text sample profile into its top-level functions, merged
+/// by gcc's name for them.
+pub fn parse_llvm_text(text: &str) -> Result<Vec<Instance>, ParseError> {
+    parse_llvm_text_counting(text).map(|(functions, _)| functions)
+}
+
+/// Whether `name` can be a symbol: printable ASCII, no spaces.
+/// `create_llvm_prof` 0.19 writes the names of some inlined callees of
+/// gcc-built binaries from freed memory (bytes of any kind, newlines
+/// included; about half of `SQLite`'s speedtest1 callsites).
+fn is_symbol(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// [`parse_llvm_text`], also counting the inlined callsites left out
+/// because `create_llvm_prof` wrote their callee's name garbled (see
+/// [`is_symbol`]); the lines of such a name's tail are skipped too.
+pub fn parse_llvm_text_counting(text: &str) -> Result<(Vec<Instance>, usize), ParseError> {
+    // The open instances, outermost first; a line deeper than the
+    // innermost's header belongs to it.
+    let mut stack: Vec<Open> = Vec::new();
+    let mut functions: BTreeMap<String, Instance> = BTreeMap::new();
+    let mut garbled = 0;
+    // After a garbled name, lines that do not parse are its tail.
+    let mut in_garbled_name = false;
+    for (i, raw) in text.lines().enumerate() {
+        let error = |what| ParseError {
+            line: i + 1,
+            what,
+            text: raw.to_owned(),
+        };
+        let body = raw.trim_start();
+        if body.is_empty() || body.starts_with('!') {
+            continue;
+        }
+        let depth = raw.len() - body.len();
+        if in_garbled_name {
+            if !parses(body, depth) {
+                continue;
+            }
+            in_garbled_name = false;
+        }
+        while stack.last().is_some_and(|open| open.depth >= depth) {
+            close(&mut stack, &mut functions);
+        }
+        if depth == 0 {
+            let (name, head) =
+                parse_header(body).ok_or_else(|| error("expected `name:total:head`"))?;
+            stack.push(Open {
+                depth,
+                place: Place::Function,
+                instance: Instance::new(name, head),
+            });
+            continue;
+        }
+        let Some(parent) = stack.last_mut() else {
+            return Err(error("a sample line outside any function"));
+        };
+        let (location, rest) = body
+            .split_once(':')
+            .ok_or_else(|| error("expected `offset[.discriminator]: …`"))?;
+        let line = line_number(location).ok_or_else(|| error("a bad line offset"))?;
+        let offset = (line <= MAX_LINE_OFFSET).then_some(line << 16);
+        let mut words = rest.split_whitespace();
+        if let Some(count) = words.next().and_then(|w| w.parse::<u64>().ok()) {
+            let targets = words
+                .map(|w| {
+                    let (name, calls) = w.rsplit_once(':')?;
+                    Some((name.to_owned(), calls.parse().ok()?))
+                })
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| error("expected call targets `name:count`"))?;
+            if let Some(offset) = offset {
+                parent.instance.add_line(offset, count, targets);
+            }
+        } else {
+            let callee = rest
+                .trim()
+                .rsplit_once(':')
+                .filter(|(n, t)| is_symbol(n) && t.parse::<u64>().is_ok())
+                .map(|(n, _)| n);
+            let Some(callee) = callee else {
+                garbled += 1;
+                in_garbled_name = true;
+                stack.push(Open {
+                    depth,
+                    place: Place::Dropped,
+                    instance: Instance::default(),
+                });
+                continue;
+            };
+            stack.push(Open {
+                depth,
+                place: offset.map_or(Place::Dropped, Place::Callsite),
+                instance: Instance::new(callee, 0),
+            });
+        }
+    }
+    while !stack.is_empty() {
+        close(&mut stack, &mut functions);
+    }
+    Ok((functions.into_values().collect(), garbled))
+}
+
+/// Whether a line reads as a header (depth 0) or a sample line.
+fn parses(body: &str, depth: usize) -> bool {
+    if depth == 0 {
+        return parse_header(body).is_some();
+    }
+    body.split_once(':').is_some_and(|(location, rest)| {
+        line_number(location).is_some()
+            && rest.split_whitespace().next().is_some_and(|w| {
+                w.parse::<u64>().is_ok()
+                    || w.rsplit_once(':')
+                        .is_some_and(|(n, t)| is_symbol(n) && t.parse::<u64>().is_ok())
+            })
+    })
+}
+
+/// `name:total:head` (a name may hold `:`).
+fn parse_header(line: &str) -> Option<(&str, u64)> {
+    let mut parts = line.rsplitn(3, ':');
+    let head = parts.next()?.parse().ok()?;
+    let _total: u64 = parts.next()?.parse().ok()?;
+    let name = parts.next().filter(|n| !n.is_empty())?;
+    Some((name, head))
+}
+
+/// Close the innermost open instance into its parent or the functions,
+/// adding it to an instance of the same function already there.
+fn close(stack: &mut Vec<Open>, functions: &mut BTreeMap<String, Instance>) {
+    let Some(done) = stack.pop() else {
+        return;
+    };
+    let instance = done.instance;
+    let (into, key) = match (done.place, stack.last_mut()) {
+        (Place::Dropped, _) => return,
+        (Place::Callsite(offset), Some(parent)) => (
+            &mut parent.instance.callsites,
+            (offset, instance.name.clone()),
+        ),
+        _ => {
+            let name = instance.name.clone();
+            match functions.get_mut(&name) {
+                Some(mine) => mine.absorb(instance),
+                None => {
+                    functions.insert(name, instance);
+                }
+            }
+            return;
+        }
+    };
+    match into.get_mut(&key) {
+        Some(mine) => mine.absorb(instance),
+        None => {
+            into.insert(key, instance);
+        }
+    }
+}
+
+/// The line offset of `line[.discriminator]` (gcc 12 has no use for the
+/// discriminator); `None` when malformed.
+fn line_number(location: &str) -> Option<u32> {
+    location.split('.').next()?.parse().ok()
+}
+
+/// Several profiles (workloads, binaries) as one: each function's samples
+/// added, as `llvm-profdata merge` adds them.
+pub fn merge(profiles: impl IntoIterator<Item = Vec<Instance>>) -> Vec<Instance> {
+    let mut merged: BTreeMap<String, Instance> = BTreeMap::new();
+    for function in profiles.into_iter().flatten() {
+        match merged.get_mut(&function.name) {
+            Some(mine) => mine.absorb(function),
+            None => {
+                merged.insert(function.name.clone(), function);
+            }
+        }
+    }
+    merged.into_values().collect()
+}
+
+/// The major version in `gcc -dumpversion`'s output (`12`, or `12.2.0` on
+/// some builds).
+pub fn gcc_major(dumpversion: &str) -> Option<u32> {
+    dumpversion.trim().split('.').next()?.parse().ok()
+}
+
+/// Why gcc `major` cannot be served, when it cannot.
+pub fn refuse_gcc(major: Option<u32>) -> Result<(), String> {
+    match major {
+        Some(m) if GCC_MAJORS.contains(&m) => Ok(()),
+        Some(m) => Err(format!(
+            "autofdo with gcc writes the AutoFDO profile format of gcc {}, and this gcc is gcc {m}, whose reader afterburner has not been checked against (a profile it misreads would be silently useless)\nhint: use gcc {} (apt-get install -y gcc-{}), compiler = \"clang\" for autofdo, or optimize = [\"pgo\"] with this gcc",
+            join(GCC_MAJORS),
+            join(GCC_MAJORS),
+            GCC_MAJORS[0],
+        )),
+        None => Err("autofdo with gcc needs to know gcc's version, and `gcc -dumpversion` did not say\nhint: check that gcc runs (`gcc -dumpversion`)".to_owned()),
+    }
+}
+
+fn join(majors: &[u32]) -> String {
+    majors
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+/// gcc 12's `-fauto-profile` file for `functions`.
+pub fn write(functions: &[Instance]) -> Vec<u8> {
+    let mut names = Names::default();
+    names.index(RESERVED_NAME);
+    for function in functions {
+        names.collect(function);
+    }
+    let mut out = Words::default();
+    out.word(GCOV_DATA_MAGIC);
+    out.word(AUTO_PROFILE_VERSION);
+    out.word(0);
+
+    let mut table = Words::default();
+    table.word(u32::try_from(names.list.len()).unwrap_or(u32::MAX));
+    for name in &names.list {
+        table.string(name);
+    }
+    out.section(TAG_FILE_NAMES, &table);
+
+    let mut body = Words::default();
+    body.word(u32::try_from(functions.len()).unwrap_or(u32::MAX));
+    for function in functions {
+        body.counter(function.head);
+        write_instance(&mut body, function, &names);
+    }
+    out.section(TAG_FUNCTION, &body);
+
+    let mut modules = Words::default();
+    modules.word(0);
+    out.section(TAG_MODULE_GROUPING, &modules);
+    out.bytes
+}
+
+/// Convert an LLVM text sample profile into gcc 12's format.
+pub fn convert(llvm_text: &str) -> Result<Vec<u8>, ParseError> {
+    Ok(write(&parse_llvm_text(llvm_text)?))
+}
+
+fn write_instance(out: &mut Words, instance: &Instance, names: &Names) {
+    out.word(names.get(&instance.name));
+    out.word(u32::try_from(instance.lines.len()).unwrap_or(u32::MAX));
+    out.word(u32::try_from(instance.callsites.len()).unwrap_or(u32::MAX));
+    for (offset, line) in &instance.lines {
+        out.word(*offset);
+        out.word(u32::try_from(line.targets.len()).unwrap_or(u32::MAX));
+        out.counter(line.count);
+        for (target, calls) in &line.targets {
+            out.word(HIST_TYPE_INDIR_CALL);
+            out.counter(u64::from(names.get(target)));
+            out.counter(*calls);
+        }
+    }
+    for ((offset, _), callee) in &instance.callsites {
+        out.word(*offset);
+        write_instance(out, callee, names);
+    }
+}
+
+/// The string table: every function, callee and call target name once.
+#[derive(Default)]
+struct Names {
+    list: Vec<String>,
+    index: BTreeMap<String, u32>,
+}
+
+impl Names {
+    fn index(&mut self, name: &str) {
+        if !self.index.contains_key(name) {
+            let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+            self.index.insert(name.to_owned(), i);
+            self.list.push(name.to_owned());
+        }
+    }
+
+    fn collect(&mut self, instance: &Instance) {
+        self.index(&instance.name);
+        for line in instance.lines.values() {
+            for target in line.targets.keys() {
+                self.index(target);
+            }
+        }
+        for callee in instance.callsites.values() {
+            self.collect(callee);
+        }
+    }
+
+    fn get(&self, name: &str) -> u32 {
+        self.index.get(name).copied().unwrap_or(0)
+    }
+}
+
+/// gcov's words, in the host's byte order (gcc reads them with no swap).
+#[derive(Default)]
+struct Words {
+    bytes: Vec<u8>,
+}
+
+impl Words {
+    fn word(&mut self, value: u32) {
+        self.bytes.extend_from_slice(&value.to_ne_bytes());
+    }
+
+    /// `gcov_read_counter`: the low word, then the high word.
+    fn counter(&mut self, value: u64) {
+        self.word((value & 0xffff_ffff) as u32);
+        self.word((value >> 32) as u32);
+    }
+
+    /// gcc 12's `gcov_read_string`: the byte length with the NUL, the
+    /// bytes, the NUL, no padding.
+    fn string(&mut self, text: &str) {
+        self.word(u32::try_from(text.len() + 1).unwrap_or(u32::MAX));
+        self.bytes.extend_from_slice(text.as_bytes());
+        self.bytes.push(0);
+    }
+
+    /// A tag, the section's length in bytes (gcc skips it), the section.
+    fn section(&mut self, tag: u32, body: &Words) {
+        self.word(tag);
+        self.word(u32::try_from(body.bytes.len()).unwrap_or(u32::MAX));
+        self.bytes.extend_from_slice(&body.bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write as _;
+
+    /// A profile as `create_llvm_prof` writes it, with what the conversion
+    /// must handle: discriminators, call targets, an inlined callee at two
+    /// discriminators of one line, metadata, and a `.cold` part.
+    const PROFILE: &str = "\
+main:300:10
+ 0: 10
+ 2: 100 foo:60 bar:40
+ 2.1: 120
+ 3: inl:50
+  1: 50
+ 3.2: inl:20
+  1: 20
+ !CFGChecksum: 12345
+ 70000: 9
+foo.cold:7:0
+ 1: 7
+foo:5:1
+ 1: 5
+";
+
+    /// A reader in the order gcc 12's `read_profile` reads (see the module
+    /// comment), so the test checks the layout gcc expects, not ours.
+    struct Reader<'a> {
+        bytes: &'a [u8],
+        at: usize,
+    }
+
+    impl Reader<'_> {
+        fn word(&mut self) -> u32 {
+            let w = u32::from_ne_bytes(self.bytes[self.at..self.at + 4].try_into().unwrap());
+            self.at += 4;
+            w
+        }
+
+        fn counter(&mut self) -> u64 {
+            u64::from(self.word()) | (u64::from(self.word()) << 32)
+        }
+
+        fn string(&mut self) -> String {
+            let len = self.word() as usize;
+            let s = &self.bytes[self.at..self.at + len];
+            self.at += len;
+            assert_eq!(s.last(), Some(&0), "a string ends in NUL");
+            String::from_utf8(s[..len - 1].to_vec()).unwrap()
+        }
+
+        /// `read_function_instance`, as text: `name[head] offset=count…`.
+        fn instance(&mut self, names: &[String], head: Option<u64>, out: &mut String) {
+            let name = &names[self.word() as usize];
+            let (positions, callsites) = (self.word(), self.word());
+            write!(
+                out,
+                "{name}{} [",
+                head.map(|h| format!("@{h}")).unwrap_or_default()
+            )
+            .unwrap();
+            for _ in 0..positions {
+                let (offset, targets, count) = (self.word(), self.word(), self.counter());
+                write!(out, " {}={count}", offset >> 16).unwrap();
+                for _ in 0..targets {
+                    assert_eq!(self.word(), HIST_TYPE_INDIR_CALL);
+                    let target = &names[usize::try_from(self.counter()).unwrap()];
+                    write!(out, " {target}:{}", self.counter()).unwrap();
+                }
+            }
+            for _ in 0..callsites {
+                write!(out, " {}:", self.word() >> 16).unwrap();
+                self.instance(names, None, out);
+            }
+            out.push_str(" ]");
+        }
+    }
+
+    #[test]
+    fn the_layout_is_the_one_gcc_12_reads() {
+        let bytes = convert(PROFILE).unwrap();
+        let mut r = Reader {
+            bytes: &bytes,
+            at: 0,
+        };
+        assert_eq!(
+            &bytes[..4],
+            &0x6763_6461u32.to_ne_bytes(),
+            "GCOV_DATA_MAGIC"
+        );
+        assert_eq!((r.word(), r.word(), r.word()), (GCOV_DATA_MAGIC, 2, 0));
+        assert_eq!(r.word(), 0xaa00_0000, "GCOV_TAG_AFDO_FILE_NAMES");
+        let length = r.word() as usize;
+        let table_start = r.at;
+        let names: Vec<String> = (0..r.word()).map(|_| r.string()).collect();
+        assert_eq!(r.at - table_start, length, "the section length in bytes");
+        // Index 0 is no function's: gcc asserts a looked-up index is > 0.
+        assert_eq!(names, ["__afdo_reserved", "foo", "main", "bar", "inl"]);
+        // gcc 12's strings: a byte length with the NUL, unpadded ("foo" is
+        // 4 + 4 bytes, not rounded to words as before gcc 12).
+        let foo = 12 + 8 + 4 + (4 + 16);
+        assert_eq!(&bytes[foo..foo + 8], &[4, 0, 0, 0, b'f', b'o', b'o', 0]);
+
+        assert_eq!(r.word(), 0xac00_0000, "GCOV_TAG_AFDO_FUNCTION");
+        let length = r.word() as usize;
+        let start = r.at;
+        let mut functions = Vec::new();
+        for _ in 0..r.word() {
+            let head = r.counter();
+            let mut text = String::new();
+            r.instance(&names, Some(head), &mut text);
+            functions.push(text);
+        }
+        assert_eq!(r.at - start, length);
+        assert_eq!(
+            functions,
+            [
+                // foo.cold is foo to gcc: one function, samples added.
+                "foo@1 [ 1=12 ]",
+                // 2 and 2.1 folded into the larger count; inl's two copies
+                // on line 3 added; offset 70000 dropped (gcc keeps 16 bits).
+                "main@10 [ 0=10 2=120 bar:40 foo:60 3:inl [ 1=70 ] ]",
+            ]
+        );
+        // The module section gcc reads past: tag, length, 0 modules.
+        assert_eq!((r.word(), r.word(), r.word()), (0xae00_0000, 4, 0));
+        assert_eq!(r.at, bytes.len());
+    }
+
+    #[test]
+    fn a_malformed_line_is_named_by_its_number() {
+        let err = convert("main:1:0\n 0: 1\n x: 3\n").unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.to_string().contains("line 3"), "{err}");
+        assert_eq!(convert(" 0: 1\n").unwrap_err().line, 1);
+        assert_eq!(convert("main\n").unwrap_err().line, 1);
+    }
+
+    #[test]
+    fn profiles_are_merged_by_adding_samples() {
+        let a = parse_llvm_text("f:10:2\n 1: 10\n").unwrap();
+        let b = parse_llvm_text("f:4:1\n 1: 3\n 2: 1\ng:1:0\n 0: 1\n").unwrap();
+        let merged = merge([a, b]);
+        assert_eq!(merged.len(), 2);
+        assert_eq!((merged[0].head, merged[0].total()), (3, 14));
+        assert_eq!(merged[1].name, "g");
+    }
+
+    #[test]
+    fn only_the_gcc_versions_whose_reader_was_followed_are_served() {
+        assert_eq!(gcc_major("12\n"), Some(12));
+        assert_eq!(gcc_major("12.2.0"), Some(12));
+        assert!(refuse_gcc(Some(12)).is_ok());
+        let err = refuse_gcc(Some(14)).unwrap_err();
+        assert!(
+            err.contains("this gcc is gcc 14") && err.contains("gcc 12"),
+            "{err}"
+        );
+        assert!(err.contains("hint:"), "{err}");
+        assert!(refuse_gcc(None).is_err());
+    }
+
+    /// `create_llvm_prof` 0.19 wrote `SQLite`'s inlined callee names from
+    /// freed memory, a newline among the bytes: the callsite and its name's
+    /// tail are left out, counted, and the function around them kept whole.
+    #[test]
+    fn a_garbled_callee_name_drops_only_its_callsite() {
+        let text = "f:30:1\n 1: 10\n 2: \u{f0}\u{1f}R\u{8d}\nS\u{8d}U:1\n  4: 5\n 3: g:7\n  1: 7\n 5: 20\n";
+        let (functions, garbled) = parse_llvm_text_counting(text).unwrap();
+        assert_eq!(garbled, 1);
+        assert_eq!(functions.len(), 1, "{functions:?}");
+        let f = &functions[0];
+        assert_eq!(f.lines.keys().map(|o| o >> 16).collect::<Vec<_>>(), [1, 5]);
+        assert_eq!(
+            f.callsites.keys().cloned().collect::<Vec<_>>(),
+            [(3 << 16, "g".to_owned())]
+        );
+    }
+
+    #[test]
+    fn names_are_cut_where_gcc_cuts_them() {
+        let functions = parse_llvm_text("_ZL3barv.constprop.0:4:2\n 1: 4\n").unwrap();
+        assert_eq!(functions[0].name, "_ZL3barv");
+        assert_eq!(functions[0].total(), 4);
+    }
+}

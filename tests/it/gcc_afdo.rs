@@ -1,0 +1,248 @@
+//! gcc AutoFDO: the profile afterburner writes in gcc 12's format is read
+//! by gcc without a complaint, and it reaches the hot function's blocks.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{only_run_dir, read_json, Sandbox};
+
+/// The installed gcc's major version, when it is one whose profile format
+/// afterburner writes; otherwise prints why the test is skipped.
+fn served_gcc_or_skip() -> bool {
+    let out = Command::new("gcc").arg("-dumpversion").output();
+    let major = out.ok().and_then(|o| {
+        afterburner::toolchain::gcov_afdo::gcc_major(&String::from_utf8_lossy(&o.stdout))
+    });
+    let served = major.is_some_and(|m| afterburner::toolchain::gcov_afdo::GCC_MAJORS.contains(&m));
+    if !served {
+        eprintln!(
+            "skipped: gcc {major:?} is not a version whose AutoFDO format afterburner writes"
+        );
+    }
+    served
+}
+
+/// Compile `source` (in `dir`) with `-fauto-profile=profile` and the afdo
+/// pass's dump; fails on any diagnostic about the profile. Returns the
+/// largest block count gcc annotated per function.
+fn compile_with_profile(dir: &Path, source: &str, profile: &Path) -> BTreeMap<String, u64> {
+    let out = Command::new("gcc")
+        .current_dir(dir)
+        .args(["-O2", "-g", "-gdwarf-4", "-c", "-fdump-ipa-afdo"])
+        .arg(format!("-fauto-profile={}", profile.display()))
+        .args([source, "-o", "out.o"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "gcc failed:\n{stderr}");
+    for word in ["profile", "version", "TAG", "warning", "note"] {
+        assert!(!stderr.contains(word), "gcc said `{word}`:\n{stderr}");
+    }
+    let dump = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".afdo"))
+        .expect("gcc wrote the afdo dump");
+    annotated_counts(&std::fs::read_to_string(dump).unwrap())
+}
+
+/// The largest `<bb N> [count: K]` of each function in an afdo dump (a
+/// function starts at an unindented line `type name (params)`).
+fn annotated_counts(dump: &str) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    let mut function = String::new();
+    for line in dump.lines() {
+        if !line.starts_with([' ', ';', '{', '}', '_']) && line.ends_with(')') {
+            if let Some(name) = line
+                .split(" (")
+                .next()
+                .and_then(|s| s.split(' ').next_back())
+            {
+                name.clone_into(&mut function);
+            }
+        }
+        if let Some(count) = line
+            .trim()
+            .strip_prefix("<bb ")
+            .and_then(|l| l.split("[count: ").nth(1))
+            .and_then(|c| c.split(']').next())
+            .and_then(|c| c.parse::<u64>().ok())
+        {
+            let max = counts.entry(function.clone()).or_insert(0);
+            *max = count.max(*max);
+        }
+    }
+    counts
+}
+
+/// The writer's file, from a hand-written LLVM text profile of onehot's
+/// hot `checksum` (its loop body on line offset 3), read by gcc itself: no
+/// diagnostic, and the loop's block annotated with the profile's count. A
+/// regression test for Debian's `create_gcov`, whose files gcc 12 refuses
+/// ("AutoFDO profile version 1 does not match 2", "Not expected TAG").
+#[test]
+fn gcc_reads_the_written_profile_and_annotates_the_hot_loop() {
+    if !served_gcc_or_skip() {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("onehot");
+    let text = "checksum:20100:100\n 0: 100\n 1: 100\n 2: 10000\n 3: 10000\n 4: 100\nmain:50:1\n 0: 1\n 20: 40 checksum:40\n";
+    let bytes = afterburner::toolchain::gcov_afdo::convert(text).unwrap();
+    let profile = sandbox.write("onehot.gcov", "");
+    std::fs::write(&profile, bytes).unwrap();
+    let src = sandbox.path().join("src");
+    let counts = compile_with_profile(&src, "onehot.c", &profile);
+    // The loop's blocks carry the profile's 10000 (gcc's propagation may
+    // add the entry's 100 to the header).
+    assert!(
+        counts
+            .get("checksum")
+            .is_some_and(|c| (10_000..=10_100).contains(c)),
+        "{counts:?}"
+    );
+    assert!(counts.get("fill").is_none_or(|c| *c == 0), "{counts:?}");
+}
+
+const EXPERIMENT: &str = r#"
+[target]
+name = "hotpath"
+source = { path = "src" }
+build = "make"
+binaries = { hotpath = "hotpath" }
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "afdo"
+optimize = ["autofdo"]
+sample_event = "cpu-clock"
+
+[[workload]]
+name = "loop"
+run = "{bin.hotpath} 1000000"
+train_run = "{bin.hotpath} 200000000"
+figures = [{ name = "checksum", regex = "checksum ([0-9]+)" }]
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+seed = 42
+"#;
+
+/// The whole path with gcc on timer samples (no PMU needed): perf record,
+/// `create_llvm_prof`'s text, afterburner's gcc-format profile, and a final
+/// build with `-fauto-profile=` whose code differs from the baseline's and
+/// prints the same checksum. gcc reads the merged profile without a word,
+/// and it puts the samples on the hot function, `main`'s loop.
+#[test]
+fn gcc_autofdo_on_timer_samples_builds_with_a_profile_gcc_reads() {
+    if !served_gcc_or_skip() {
+        return;
+    }
+    if !Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "/dev/null",
+            "--",
+            "true",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: perf may not record cpu-clock here");
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", EXPERIMENT);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let profile = sandbox
+        .path()
+        .join(".afterburner/variants/afdo/profile/gcc-autofdo");
+    let merged: Vec<_> = std::fs::read_dir(&profile)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".gcov"))
+        .collect();
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let cflags = results["variants"][1]["cflags"].as_str().unwrap();
+    assert!(
+        cflags.contains("-fauto-profile=") && cflags.contains("-gdwarf-4"),
+        "{cflags}"
+    );
+    let checksum = crate::support::comparison(&results, "loop", "checksum", "afdo");
+    assert_eq!(checksum["ratio"], 1.0, "{checksum:#}");
+
+    let counts = compile_with_profile(&sandbox.path().join("src"), "hotpath.c", &merged[0]);
+    assert!(counts.get("main").is_some_and(|c| *c > 0), "{counts:?}");
+
+    let text = |variant: &str| {
+        let binary = sandbox
+            .path()
+            .join(format!(".afterburner/variants/{variant}/build/hotpath"));
+        let out = Command::new("objcopy")
+            .args(["-O", "binary", "--only-section=.text"])
+            .arg(&binary)
+            .arg("/dev/stdout")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    assert_ne!(
+        text("baseline"),
+        text("afdo"),
+        "the profile changed no code"
+    );
+}
+
+/// A gcc whose AutoFDO reader afterburner has not followed (here a gcc
+/// that says it is 14) is refused by its version before anything is
+/// built, never handed a profile it may silently misread.
+#[test]
+fn gcc_autofdo_refuses_a_gcc_version_it_does_not_write_for() {
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", EXPERIMENT);
+    let bin = sandbox.path().join("fakebin");
+    std::fs::create_dir(&bin).unwrap();
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v gcc"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let gcc = sandbox.write(
+        "fakebin/gcc",
+        &format!(
+            "#!/bin/sh\n[ \"$1\" = -dumpversion ] && {{ echo 14; exit 0; }}\nexec {} \"$@\"\n",
+            real.trim()
+        ),
+    );
+    std::fs::set_permissions(&gcc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    sandbox
+        .afterburner_with_env(&["build"], &[("PATH", &path)])
+        .assert_fails_with("variant `afdo`")
+        .assert_fails_with("this gcc is gcc 14")
+        .assert_fails_with("hint:");
+    assert!(
+        !sandbox
+            .path()
+            .join(".afterburner/variants/afdo/build")
+            .exists(),
+        "something was built before the refusal"
+    );
+}
