@@ -282,19 +282,12 @@ impl Pgo for AutoFdo {
     }
 
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
-        flags
-            .cflags
-            .extend(DEBUG_FLAGS.iter().map(|f| (*f).to_owned()));
-        let merged = merged_profiles(&dirs.profile, MERGED_EXTENSION)
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| {
-                dirs.profile
-                    .join(format!("merged-missing.{MERGED_EXTENSION}"))
-            });
-        let option = format!("-fprofile-sample-use={}", merged.display());
-        flags.cflags.push(option.clone());
-        flags.ldflags.push(option);
+        use_merged(
+            flags,
+            dirs,
+            DEBUG_FLAGS,
+            (MERGED_EXTENSION, "-fprofile-sample-use"),
+        );
     }
 }
 
@@ -362,20 +355,31 @@ impl Pgo for GccAutoFdo {
     }
 
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
-        flags
-            .cflags
-            .extend(GCC_DEBUG_FLAGS.iter().map(|f| (*f).to_owned()));
-        let merged = merged_profiles(&dirs.profile, GCC_MERGED_EXTENSION)
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| {
-                dirs.profile
-                    .join(format!("merged-missing.{GCC_MERGED_EXTENSION}"))
-            });
-        let option = format!("-fauto-profile={}", merged.display());
-        flags.cflags.push(option.clone());
-        flags.ldflags.push(option);
+        use_merged(
+            flags,
+            dirs,
+            GCC_DEBUG_FLAGS,
+            (GCC_MERGED_EXTENSION, "-fauto-profile"),
+        );
     }
+}
+
+/// The final build of either round: the profiled build's debug flags, and
+/// `OPTION=merged profile` in CFLAGS and LDFLAGS (LTO reads it at link).
+fn use_merged(
+    flags: &mut Flags,
+    dirs: &StageDirs,
+    debug: &[&str],
+    (extension, option): (&str, &str),
+) {
+    flags.cflags.extend(debug.iter().map(|f| (*f).to_owned()));
+    let merged = merged_profiles(&dirs.profile, extension)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| dirs.profile.join(format!("merged-missing.{extension}")));
+    let option = format!("{option}={}", merged.display());
+    flags.cflags.push(option.clone());
+    flags.ldflags.push(option);
 }
 
 #[cfg(test)]
