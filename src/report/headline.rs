@@ -144,6 +144,25 @@ fn note(results: &Results, rows: &[Row]) -> String {
     }
 }
 
+/// A row's cells as the Markdown and HTML tables show them: workload,
+/// metric, variant, ratio, interval, and the verdict with its improvement.
+fn cells(r: &Row) -> [String; 6] {
+    let c = r.comparison;
+    let (ratio, low, high) = interval(c);
+    [
+        r.workload.to_owned(),
+        c.metric.clone(),
+        c.variant.clone(),
+        format!("{ratio:.3}"),
+        format!("{low:.3}–{high:.3}"),
+        format!(
+            "{} ({})",
+            verdict(r),
+            improvement(c.outcome.improvement_pct)
+        ),
+    ]
+}
+
 /// The headline as a Markdown table.
 pub fn markdown(results: &Results) -> String {
     let rows = rows(results);
@@ -155,17 +174,7 @@ pub fn markdown(results: &Results) -> String {
         results.confidence * 100.0
     );
     for r in &rows {
-        let c = r.comparison;
-        let (ratio, low, high) = interval(c);
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {ratio:.3} | {low:.3}–{high:.3} | {} ({}) |",
-            r.workload,
-            c.metric,
-            c.variant,
-            verdict(r),
-            improvement(c.outcome.improvement_pct)
-        );
+        let _ = writeln!(out, "| {} |", cells(r).join(" | "));
     }
     let _ = writeln!(out, "\n{}\n", note(results, &rows));
     out
@@ -211,16 +220,10 @@ pub fn html(results: &Results, escape: impl Fn(&str) -> String) -> String {
         results.confidence * 100.0
     );
     for r in &rows {
-        let c = r.comparison;
-        let (ratio, low, high) = interval(c);
+        let [workload, metric, variant, ratio, interval, verdict] = cells(r).map(|c| escape(&c));
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{ratio:.3}</td><td>{low:.3}–{high:.3}</td><td>{} ({})</td></tr>",
-            escape(r.workload),
-            escape(&c.metric),
-            escape(&c.variant),
-            escape(&verdict(r)),
-            escape(&improvement(c.outcome.improvement_pct)),
+            "<tr><td>{workload}</td><td>{metric}</td><td>{variant}</td><td class=\"num\">{ratio}</td><td>{interval}</td><td>{verdict}</td></tr>",
         );
     }
     let _ = writeln!(out, "</table>\n<p>{}</p>", escape(&note(results, &rows)));
