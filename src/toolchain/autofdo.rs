@@ -233,6 +233,9 @@ fn has_samples(profile: &Path) -> Result<bool> {
     Ok(result.success() && result.stdout.contains("Function: "))
 }
 
+/// What to do when no recording holds a sample of the binaries (both rounds).
+const NO_SAMPLES_HINT: &str = "the training workloads must run the profiled binaries ({bin.NAME}) long enough to be sampled (perf samples about 4000 times a second)";
+
 impl Pgo for AutoFdo {
     fn name(&self) -> &'static str {
         "autofdo"
@@ -266,7 +269,7 @@ impl Pgo for AutoFdo {
             binaries,
             (RAW_EXTENSION, MERGED_EXTENSION),
             convert,
-            "the training workloads must run the profiled binaries ({bin.NAME}) long enough to be sampled (perf samples about 4000 times a second)",
+            NO_SAMPLES_HINT,
         )?;
         let profiles: Vec<PathBuf> = converted.into_iter().flat_map(|c| c.profiles).collect();
         Ok(vec![super::merge::profdata_merge(
@@ -325,7 +328,7 @@ impl Pgo for GccAutoFdo {
             binaries,
             (RAW_EXTENSION, GCC_TEXT_EXTENSION),
             convert_text,
-            "the training workloads must run the profiled binaries ({bin.NAME}) long enough to be sampled (perf samples about 4000 times a second)",
+            NO_SAMPLES_HINT,
         )?;
         let mut profiles = Vec::new();
         let mut garbled = 0;
