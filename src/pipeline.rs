@@ -143,6 +143,11 @@ fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> Stri
             (None, None) => serde_json::to_string(&workload.load).unwrap_or_default(),
         };
         hasher.update(format!("\n{}\t{what}", workload.name).as_bytes());
+        // Weight 1 adds nothing, so profiles trained before weights existed
+        // stay current.
+        if workload.weight != 1 {
+            hasher.update(format!("\tweight={}", workload.weight).as_bytes());
+        }
     }
     let services = serde_json::to_string(&cx.experiment.target.services).unwrap_or_default();
     hasher.update(
@@ -264,13 +269,17 @@ fn train_variant(
                     )
                 })?;
         pgo.collect(&dirs, &workload.name)?;
+        toolchain::weights::record(&dirs, &workload.name, workload.weight)?;
         step.finish(format_args!("{seconds:.1} s"));
     }
     let binaries: Vec<PathBuf> = bindings.binaries.values().cloned().collect();
     let files = pgo.merge(&dirs, &binaries)?.len();
     let noun = if files == 1 { "file" } else { "files" };
+    let weighted = toolchain::weights::describe(&dirs)
+        .map(|w| format!(", merged with weights {w} (others 1)"))
+        .unwrap_or_default();
     progress::info(format_args!(
-        "profile of {what}: {files} {noun} in {}, each training workload's under raw/",
+        "profile of {what}: {files} {noun} in {}, each training workload's under raw/{weighted}",
         dirs.profile.display()
     ));
     fs_err::write(&marker, training_key(cx, variant, &key))?;

@@ -413,6 +413,9 @@ pub struct Workload {
     /// CPUs this workload (or its load client) runs on; `None`: the bench's
     /// default split.
     pub cpus: Option<crate::pinning::CpuSet>,
+    /// How much the profile of its training counts in the merged profile
+    /// (1 to [`crate::toolchain::weights::MAX`]; 1 by default).
+    pub weight: u32,
 }
 
 fn serialize_template<S: serde::Serializer>(t: &Template, s: S) -> Result<S::Ok, S::Error> {

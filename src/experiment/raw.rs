@@ -233,6 +233,8 @@ pub struct RawWorkload {
     pub timeout: Option<Spanned<String>>,
     /// CPUs the workload (or load client) runs on.
     pub cpus: Option<Spanned<String>>,
+    /// How much a training workload counts in the merged profile.
+    pub weight: Option<Spanned<i64>>,
     #[serde(default)]
     pub figures: Vec<RawFigure>,
 }

@@ -15,7 +15,7 @@ use super::{
     resolve_path, Bench, Experiment, ExperimentError, Figure, MetricKind, Role, Sequential, Source,
     Target, Template, Variant, Workload,
 };
-use crate::toolchain::Compiler;
+use crate::toolchain::{weights, Compiler};
 use crate::units::parse_duration;
 
 mod cluster;
@@ -469,6 +469,7 @@ impl Cx<'_> {
                 timeout: self.duration(w.timeout.as_ref(), DEFAULT_RUN_TIMEOUT)?,
                 figures,
                 cpus: self.cpus(w.cpus.as_ref())?,
+                weight: self.weight(w.weight.as_ref(), role, name)?,
             });
         }
         if !out.iter().any(|w| w.role.benches()) {
@@ -479,6 +480,34 @@ impl Cx<'_> {
             ));
         }
         Ok(out)
+    }
+
+    /// A training workload's `weight`: 1 by default, 1 to
+    /// [`weights::MAX`], and only on a workload that trains.
+    fn weight(
+        &self,
+        raw: Option<&Spanned<i64>>,
+        role: Role,
+        name: &str,
+    ) -> Result<u32, ExperimentError> {
+        let Some(raw) = raw else { return Ok(1) };
+        if !role.trains() {
+            return Err(self.invalid(
+                raw.span(),
+                format!("workload `{name}` has a weight but does not train (role = \"bench\")"),
+                "a weight says how much a workload's profile counts in the merged one: drop it, or use role = \"both\" or \"train\"",
+            ));
+        }
+        u32::try_from(*raw.get_ref())
+            .ok()
+            .filter(|w| (1..=weights::MAX).contains(w))
+            .ok_or_else(|| {
+                self.invalid(
+                    raw.span(),
+                    format!("weight = {} is out of range", raw.get_ref()),
+                    format!("use a whole number from 1 to {} (how many times the workload's profile counts)", weights::MAX),
+                )
+            })
     }
 
     fn template(

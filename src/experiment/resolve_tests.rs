@@ -645,3 +645,34 @@ fn a_bad_cluster_section_names_its_line() {
         "{auto}"
     );
 }
+
+#[test]
+fn a_training_workloads_weight_is_read_and_bounded() {
+    let weighted = GOOD.replace(
+        "run = \"{bin.app} {params.n}\"",
+        "run = \"{bin.app} {params.n}\"\nweight = 3",
+    );
+    let e = load_text(&weighted, false).unwrap();
+    assert_eq!(e.workloads[0].weight, 3);
+    assert_eq!(load_text(GOOD, false).unwrap().workloads[0].weight, 1);
+
+    let err = error_of(&GOOD.replace(
+        "run = \"{bin.app} {params.n}\"",
+        "run = \"{bin.app} {params.n}\"\nweight = 0",
+    ));
+    assert!(
+        err.starts_with("/exp/afterburner.toml:18: weight = 0 is out of range"),
+        "{err}"
+    );
+    assert!(err.contains("from 1 to 100"), "{err}");
+
+    let bench_only = GOOD.replace(
+        "run = \"{bin.app} {params.n}\"",
+        "run = \"{bin.app} {params.n}\"\nrole = \"bench\"\nweight = 2",
+    );
+    let err = error_of(&bench_only);
+    assert!(
+        err.contains(":19: workload `hot` has a weight but does not train"),
+        "{err}"
+    );
+}

@@ -333,9 +333,16 @@ impl Pgo for GccAutoFdo {
         let mut profiles = Vec::new();
         let mut garbled = 0;
         for file in converted.iter().flat_map(|c| &c.profiles) {
-            let (functions, bad) = super::gcov_afdo::parse_llvm_text_counting(&read_lossy(file)?)
-                .with_context(|| format!("reading {}", file.display()))?;
+            let (mut functions, bad) =
+                super::gcov_afdo::parse_llvm_text_counting(&read_lossy(file)?)
+                    .with_context(|| format!("reading {}", file.display()))?;
             garbled += bad;
+            let weight = u64::from(super::weights::of(dirs, file)?);
+            if weight != 1 {
+                for f in &mut functions {
+                    f.scale(weight);
+                }
+            }
             profiles.push(functions);
         }
         if garbled > 0 {

@@ -125,7 +125,7 @@ impl Pgo for Bolt {
         let mut merged = Vec::new();
         for (binary, files) in by_binary {
             let path = merged_path(&dirs.profile, &binary);
-            merge_fdata(&files, &path, &binary)?;
+            merge_fdata(&super::weights::repeated(dirs, &files)?, &path, &binary)?;
             merged.push(path);
         }
         Ok(merged)

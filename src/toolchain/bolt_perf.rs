@@ -21,7 +21,7 @@ use anyhow::{bail, Context, Result};
 
 use super::bolt::{self, find_tool, merge_fdata, merged_path, FDATA, TIMEOUT};
 use super::sampling::{self, Sampler, RAW_EXTENSION};
-use super::{require_merged, Flags, Pgo, Phase, StageDirs};
+use super::{require_merged, weights, Flags, Pgo, Phase, StageDirs};
 use crate::process::{capture_command, quote_output};
 
 /// BOLT from `perf record` of the finished build.
@@ -152,10 +152,9 @@ impl Pgo for BoltPerf {
         for c in converted {
             let path = merged_path(&dirs.profile, &c.binary);
             if c.branch_stack {
-                merge_fdata(&c.profiles, &path, &c.binary)?;
+                merge_fdata(&weights::repeated(dirs, &c.profiles)?, &path, &c.binary)?;
             } else {
-                let texts = c
-                    .profiles
+                let texts = weights::repeated(dirs, &c.profiles)?
                     .iter()
                     .map(fs_err::read_to_string)
                     .collect::<Result<Vec<_>, _>>()?;

@@ -87,6 +87,24 @@ fn merge_two(a: &Path, b: &Path, out: &Path, scratch: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Each workload's directory of counters as many times as its weight,
+/// so that adding them weights them. Repeated, not scaled: gcc 12's
+/// `gcov-tool` dies on indirect-call counters in `rewrite -s` and in
+/// `merge -w` ("internal compiler error: in `__gcov_topn_counter_op`"), and
+/// adds them correctly in an unweighted merge.
+fn repeated(dirs: &StageDirs, workloads: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::with_capacity(workloads.len());
+    for dir in workloads {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let weight = super::weights::of_workload(dirs, &name)?;
+        out.extend(std::iter::repeat_n(dir.clone(), weight as usize));
+    }
+    Ok(out)
+}
+
 impl Pgo for GccPgo {
     fn name(&self) -> &'static str {
         "gcc-pgo"
@@ -126,10 +144,11 @@ impl Pgo for GccPgo {
             .unwrap_or_default();
         workloads.retain(|w| !profile_files_in(w).is_empty());
         workloads.sort();
+        let scratch = dirs.profile.join("merging.tmp");
+        let workloads = repeated(dirs, &workloads)?;
         let Some((first, rest)) = workloads.split_first() else {
             return Err(no_profile_error(&dirs.profile, GCDA_EXTENSION));
         };
-        let scratch = dirs.profile.join("merging.tmp");
         let mut merged = first.clone();
         for (i, next) in rest.iter().enumerate() {
             let out = scratch.join(format!("step-{i}"));

@@ -121,6 +121,20 @@ impl Instance {
         }
     }
 
+    /// Every count multiplied by `weight` (a workload's weight in a merge).
+    pub fn scale(&mut self, weight: u64) {
+        self.head *= weight;
+        for line in self.lines.values_mut() {
+            line.count *= weight;
+            for calls in line.targets.values_mut() {
+                *calls *= weight;
+            }
+        }
+        for callee in self.callsites.values_mut() {
+            callee.scale(weight);
+        }
+    }
+
     /// Record a body line; discriminators of one line are folded into the
     /// largest count, as gcc 12 keeps one count per line.
     fn add_line(&mut self, offset: u32, count: u64, targets: Vec<(String, u64)>) {
@@ -638,6 +652,24 @@ foo:5:1
         assert_eq!(merged.len(), 2);
         assert_eq!((merged[0].head, merged[0].total()), (3, 14));
         assert_eq!(merged[1].name, "g");
+    }
+
+    /// A workload of weight 3 counts as three of it: every count of its
+    /// profile, inlined copies and call targets included, is tripled.
+    #[test]
+    fn a_weighted_profile_counts_its_weight_times() {
+        let text = "f:10:2\n 1: 10 g:4\n 3: h:6\n  1: 6\n";
+        let mut a = parse_llvm_text(text).unwrap();
+        for f in &mut a {
+            f.scale(3);
+        }
+        let b = parse_llvm_text("f:4:1\n 1: 3\n").unwrap();
+        let merged = merge([a, b]);
+        let f = &merged[0];
+        assert_eq!((f.head, f.total()), (7, 3 * 16 + 3));
+        assert_eq!(f.lines[&(1 << 16)].count, 33);
+        assert_eq!(f.lines[&(1 << 16)].targets["g"], 12);
+        assert_eq!(f.callsites[&(3 << 16, "h".to_owned())].total(), 18);
     }
 
     #[test]

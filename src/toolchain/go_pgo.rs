@@ -56,7 +56,7 @@ impl Pgo for GoPgo {
         command
             .args(["tool", "pprof", "-proto", "-output"])
             .arg(&staging)
-            .args(&raw);
+            .args(super::weights::repeated(dirs, &raw)?);
         let out = capture_command(&mut command, Duration::from_mins(10))
             .context("running go tool pprof")?;
         if !out.success() {

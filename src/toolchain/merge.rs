@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
 
-use super::{find_files, no_profile_error, raw_dir, sampling, store_merged, StageDirs};
+use super::{find_files, no_profile_error, raw_dir, sampling, store_merged, weights, StageDirs};
 use crate::process::{capture, quote_output};
 
 /// Converts one recording (`recording`) for one binary into `out`, with or
@@ -25,8 +25,10 @@ pub(super) struct Converted {
     pub branch_stack: bool,
 }
 
-/// Convert every training recording (`*.<raw_extension>` under `raw/`) for
-/// every binary into `converted/<i>-<binary>.<extension>`. Binaries no
+/// Convert every training recording (`*.<raw_extension>` under
+/// `raw/<workload>/`) for every binary into
+/// `converted/<workload>/<i>-<binary>.<extension>` (the workload's weight
+/// follows its path: [`super::weights`]). Binaries no
 /// recording sampled are left out; when that is all of them, fails with
 /// `hint` (why a recording may miss them).
 pub(super) fn convert_recordings(
@@ -41,8 +43,7 @@ pub(super) fn convert_recordings(
         return Err(no_profile_error(&raw_dir(dirs), raw_extension));
     }
     let branch_stack = sampling::recorded_branch_stacks(dirs);
-    let converted = dirs.profile.join("converted");
-    fs_err::create_dir_all(&converted)?;
+    let converted = dirs.profile.join(weights::CONVERTED_DIR);
     let mut out = Vec::new();
     for binary in binaries {
         let name = binary
@@ -51,7 +52,9 @@ pub(super) fn convert_recordings(
             .unwrap_or_default();
         let mut profiles = Vec::new();
         for (i, recording) in recordings.iter().enumerate() {
-            let file = converted.join(format!("{i}-{name}.{extension}"));
+            let dir = converted.join(weights::workload_of(dirs, recording).unwrap_or_default());
+            fs_err::create_dir_all(&dir)?;
+            let file = dir.join(format!("{i}-{name}.{extension}"));
             profiles.extend(convert(recording, binary, &file, branch_stack)?);
         }
         if !profiles.is_empty() {
@@ -78,7 +81,9 @@ pub(super) fn convert_recordings(
 }
 
 /// `llvm-profdata merge <options> -o … <inputs>` into this round's profile
-/// directory, stored as `merged-<hash>.<extension>`; returns that file.
+/// directory, each input weighted by its workload's weight
+/// (`--weighted-input=W,FILE`), stored as `merged-<hash>.<extension>`;
+/// returns that file.
 pub(super) fn profdata_merge(
     dirs: &StageDirs,
     options: &[&str],
@@ -93,7 +98,13 @@ pub(super) fn profdata_merge(
         .map(str::to_owned)
         .collect();
     args.push(staging.to_string_lossy().into_owned());
-    args.extend(inputs.iter().map(|p| p.to_string_lossy().into_owned()));
+    for (weight, input) in weights::each(dirs, inputs)? {
+        args.push(if weight == 1 {
+            input.to_string_lossy().into_owned()
+        } else {
+            format!("--weighted-input={weight},{}", input.display())
+        });
+    }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = capture(&tool, &args, Duration::from_mins(10))
         .with_context(|| format!("running {tool}"))?;

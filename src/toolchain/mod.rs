@@ -13,6 +13,7 @@ mod merge;
 pub mod optimize;
 pub mod sampling;
 pub mod tools;
+pub mod weights;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

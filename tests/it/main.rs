@@ -25,3 +25,4 @@ mod shapes;
 mod snapshots;
 mod strays;
 mod support;
+mod weights;
