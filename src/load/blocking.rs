@@ -6,6 +6,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::failure::Failure;
+use super::gate::{Arrival, Gate};
 use super::recorder::Recorder;
 use super::request::{Generator, Words};
 use super::{Pace, Share};
@@ -53,21 +54,70 @@ impl Call for Exec {
     }
 }
 
-/// Run the share's one client until the share is done.
+/// How long a thread waits for the others to connect.
+const GATE_PATIENCE: Duration = Duration::from_mins(10);
+
+/// The first pause after a failed connect; each further one doubles it,
+/// up to half a second.
+const FIRST_PAUSE: Duration = Duration::from_millis(10);
+
+/// Connect the share's one client before the clock: retried with a
+/// growing pause until `patience` after the first attempt. The client,
+/// or why it could not connect.
+fn connect_first(
+    connect: &dyn Fn() -> Result<Box<dyn Call>, Failure>,
+    patience: Duration,
+    recorder: &mut Recorder,
+) -> Result<Box<dyn Call>, Failure> {
+    let first = Instant::now();
+    let mut pause = FIRST_PAUSE;
+    loop {
+        match connect() {
+            Ok(client) => {
+                recorder.connected(first.elapsed());
+                return Ok(client);
+            }
+            Err(why) => {
+                recorder.connect_failed(&why.to_string());
+                if matches!(why, Failure::Fatal(_))
+                    || first.elapsed() + pause >= patience
+                    || crate::interrupt::requested()
+                {
+                    return Err(why);
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+        }
+    }
+}
+
+/// Run the share's one client until the share is done: connected first,
+/// then from the gate's clock.
 pub fn run_client(
     connect: &dyn Fn() -> Result<Box<dyn Call>, Failure>,
     mut generator: Generator,
     share: &Share,
-    start: Instant,
+    gate: &Gate,
     mut recorder: Recorder,
-) -> Recorder {
+) -> anyhow::Result<Recorder> {
+    let first = connect_first(connect, share.timeout, &mut recorder);
+    let arrival = Arrival {
+        made: usize::from(first.is_ok()),
+        wanted: 1,
+        why: first.as_ref().err().map(ToString::to_string),
+        fatal: matches!(first, Err(Failure::Fatal(_))),
+    };
+    let clock = gate.arrive(arrival, GATE_PATIENCE)?;
+    recorder.begin(clock.from);
+    let (start, end) = (clock.start, clock.end);
     let mut due = start + share.offset(0);
     let mut remaining = share.requests;
-    let mut client: Option<Box<dyn Call>> = None;
+    let mut client: Option<Box<dyn Call>> = first.ok();
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     loop {
         let now = Instant::now();
-        if share.end.is_some_and(|end| now >= end)
+        if end.is_some_and(|end| now >= end)
             || remaining == Some(0)
             || crate::interrupt::requested()
         {
@@ -76,7 +126,7 @@ pub fn run_client(
         let intended = match share.pace {
             Pace::Closed => now,
             Pace::Rate { per_conn } => {
-                if share.end.is_some_and(|end| due >= end) {
+                if end.is_some_and(|end| due >= end) {
                     break;
                 }
                 if due > now {
@@ -123,5 +173,5 @@ pub fn run_client(
             }
         }
     }
-    recorder
+    Ok(recorder)
 }

@@ -8,7 +8,8 @@
 //! when the request could be sent (wrk2's correction for coordinated
 //! omission): a stalled server shows its stall in the tail.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -17,7 +18,9 @@ use anyhow::{Context as _, Result};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use super::connect;
 use super::failure::Failure;
+use super::gate::{Arrival, Gate};
 use super::protocol::{Protocol, Reply};
 use super::recorder::Recorder;
 use super::request::Generator;
@@ -177,6 +180,8 @@ impl Inbox {
 
 struct Conn {
     stream: Option<TcpStream>,
+    /// Requests encoded and not yet written; empty (no allocation) while
+    /// the connection is idle, so an idle connection costs its struct.
     out: Vec<u8>,
     written: usize,
     input: Inbox,
@@ -184,241 +189,444 @@ struct Conn {
     inflight: VecDeque<Pending>,
     /// Rate model: the intended start of this connection's next request.
     due: Instant,
-    /// No connection until then, after a failure.
-    retry_at: Option<Instant>,
+    /// Rate model: a request is due but the connection's pipeline is full;
+    /// its next reply schedules it again.
+    stalled: bool,
 }
 
-/// Drive `share` of the load against `addr` until it is done; `from` is
-/// the end of the warmup, `start` when the schedule begins.
-#[allow(clippy::too_many_lines)]
+/// Due times (rate model) and reconnect times, soonest first.
+type Schedule = BinaryHeap<Reverse<(Instant, usize)>>;
+
+/// One thread's loop: its connections and what is due on them. Work per
+/// wakeup is proportional to the events and the requests due, not to the
+/// number of connections: a closed loop sends on the connection whose
+/// reply just arrived, an open loop keeps each connection's next due
+/// time in a heap, reconnects wait in a heap, and timeouts are found by
+/// a sweep every [`sweep_every`] (one pass over the connections per
+/// sweep, not per event).
+struct Driver<'a> {
+    protocol: &'a dyn Protocol,
+    generator: Generator,
+    share: &'a Share,
+    poll: Poll,
+    recorder: Recorder,
+    conns: Vec<Conn>,
+    addr: SocketAddr,
+    end: Option<Instant>,
+    remaining: Option<u64>,
+    /// Requests in flight over every connection.
+    inflight: usize,
+    /// Connections up.
+    up: usize,
+    due: Schedule,
+    reconnect: Schedule,
+    /// Closed loop: connections that may send (a reply came, or they
+    /// just connected).
+    ready: Vec<usize>,
+    last_error: String,
+}
+
+/// How often in-flight requests are checked against the timeout: a tenth
+/// of it, between 1 and 100 ms.
+fn sweep_every(timeout: Duration) -> Duration {
+    (timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(100))
+}
+
+/// How long a thread waits for the others to connect.
+const GATE_PATIENCE: Duration = Duration::from_mins(10);
+
+/// Drive `share` of the load against `addr` until it is done: connect
+/// every client first, then wait at `gate` for the other threads, whose
+/// clock gives the start, the end of the warmup and the end.
 pub fn run(
     protocol: &dyn Protocol,
-    mut generator: Generator,
+    generator: Generator,
     addr: SocketAddr,
     share: &Share,
-    start: Instant,
+    gate: &Gate,
     mut recorder: Recorder,
 ) -> Result<Recorder> {
     let mut poll = Poll::new().context("creating an epoll instance")?;
     let mut events = Events::with_capacity(1024);
-    let open_loop = matches!(share.pace, Pace::Rate { .. });
-    let mut timer = if open_loop {
-        Some(Timer::new(&poll).context("creating a timerfd")?)
-    } else {
-        None
+    let connected = connect::connect_all(
+        &mut poll,
+        &mut events,
+        addr,
+        share.clients,
+        share.timeout,
+        &mut recorder,
+    );
+    let (streams, arrival) = match connected {
+        Ok(streams) => (
+            streams,
+            Arrival {
+                made: share.clients,
+                wanted: share.clients,
+                why: None,
+                fatal: false,
+            },
+        ),
+        Err(short) => (
+            Vec::new(),
+            Arrival {
+                made: short.made,
+                wanted: short.wanted,
+                why: Some(short.why),
+                fatal: false,
+            },
+        ),
     };
-    let mut conns: Vec<Conn> = (0..share.clients)
-        .map(|i| Conn {
-            stream: None,
-            out: Vec::with_capacity(4096),
+    let clock = gate.arrive(arrival, GATE_PATIENCE)?;
+    recorder.begin(clock.from);
+    let conns = streams
+        .into_iter()
+        .enumerate()
+        .map(|(i, stream)| Conn {
+            stream: Some(stream),
+            out: Vec::new(),
             written: 0,
             input: Inbox::new(),
             inflight: VecDeque::new(),
-            due: start + share.offset(i),
-            retry_at: None,
+            due: clock.start + share.offset(i),
+            stalled: false,
         })
         .collect();
-    for (i, conn) in conns.iter_mut().enumerate() {
-        if let Err(error) = connect(&poll, conn, i, addr) {
-            let now = Instant::now();
-            conn.retry_at = Some(now + RECONNECT_AFTER);
-            recorder.error(now, now, &Failure::Connection(error));
-        }
+    let mut driver = Driver {
+        protocol,
+        generator,
+        share,
+        poll,
+        recorder,
+        conns,
+        addr,
+        end: clock.end,
+        remaining: share.requests,
+        inflight: 0,
+        up: share.clients,
+        due: BinaryHeap::new(),
+        reconnect: BinaryHeap::new(),
+        ready: Vec::new(),
+        last_error: String::new(),
+    };
+    driver.drive(clock.start, &mut events)?;
+    Ok(driver.recorder)
+}
+
+impl Driver<'_> {
+    fn open_loop(&self) -> bool {
+        matches!(self.share.pace, Pace::Rate { .. })
     }
-    let mut remaining = share.requests;
-    // A closed loop sends nothing while every connection is down, so a
-    // count-bounded one against a dead server would never end.
-    let mut all_down_since: Option<Instant> = None;
-    let mut last_error = String::new();
-    // Every thread starts its schedule at the same instant.
-    std::thread::sleep(start.saturating_duration_since(Instant::now()));
-    loop {
-        crate::interrupt::check()?;
-        let now = Instant::now();
-        let issuing = share.end.is_none_or(|end| now < end) && remaining != Some(0);
-        // Send what is due.
-        for (i, conn) in conns.iter_mut().enumerate() {
-            if conn.retry_at.is_some_and(|t| now >= t) {
-                conn.retry_at = None;
-                if let Err(error) = connect(&poll, conn, i, addr) {
-                    conn.retry_at = Some(now + RECONNECT_AFTER);
-                    recorder.error(now, now, &Failure::Connection(error.clone()));
-                    last_error = error;
-                }
+
+    fn issuing(&self, now: Instant) -> bool {
+        self.end.is_none_or(|end| now < end) && self.remaining != Some(0)
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn drive(&mut self, start: Instant, events: &mut Events) -> Result<()> {
+        let mut timer = if self.open_loop() {
+            Some(Timer::new(&self.poll).context("creating a timerfd")?)
+        } else {
+            None
+        };
+        for i in 0..self.conns.len() {
+            if self.open_loop() {
+                self.due.push(Reverse((self.conns[i].due, i)));
+            } else {
+                self.ready.push(i);
             }
-            let mut sent = false;
-            while issuing_for(share, issuing, conn, now, remaining) {
-                let intended = match share.pace {
-                    Pace::Closed => now,
-                    Pace::Rate { per_conn } => {
-                        let due = conn.due;
-                        conn.due += per_conn;
-                        due
-                    }
-                };
-                if recorder.counts(intended) {
-                    if let Some(r) = remaining.as_mut() {
-                        *r -= 1;
-                    }
-                }
-                if conn.stream.is_none() {
-                    // No connection: a due request fails now rather than
-                    // vanishing from the schedule.
-                    recorder.error(
-                        intended,
-                        now,
-                        &Failure::Connection("no connection to the server".to_owned()),
-                    );
-                    if share.pace == Pace::Closed {
+        }
+        let sweep = sweep_every(self.share.timeout);
+        let mut next_sweep = start + sweep;
+        // A closed loop sends nothing while every connection is down, so a
+        // count-bounded one against a dead server would never end.
+        let mut all_down_since: Option<Instant> = None;
+        // Every thread starts its schedule at the same instant.
+        std::thread::sleep(start.saturating_duration_since(Instant::now()));
+        loop {
+            crate::interrupt::check()?;
+            let now = Instant::now();
+            self.reconnect_due(now);
+            if self.open_loop() {
+                while let Some(Reverse((at, i))) = self.due.peek().copied() {
+                    if at > now {
                         break;
                     }
-                    continue;
+                    self.due.pop();
+                    self.send_due(i, now);
                 }
-                let words = generator.next_request();
-                protocol.encode(words, &mut conn.out);
-                conn.inflight.push_back(Pending {
-                    start: intended,
-                    lookups: protocol.lookups(words),
-                });
-                sent = true;
+            } else if self.issuing(now) {
+                while let Some(i) = self.ready.pop() {
+                    self.send_closed(i, now);
+                }
             }
-            if sent {
-                if let Err(error) = flush(conn, &mut recorder) {
-                    fail(
-                        conn,
-                        &poll,
-                        &mut recorder,
-                        now,
-                        &Failure::Connection(format!("write: {error}")),
+            if now >= next_sweep {
+                self.sweep_timeouts(now);
+                next_sweep = now + sweep;
+            }
+            let issuing = self.issuing(now);
+            if !issuing && self.inflight == 0 {
+                break;
+            }
+            if !self.open_loop() && self.up == 0 {
+                let since = *all_down_since.get_or_insert(now);
+                let patience = self.share.timeout.max(Duration::from_secs(1));
+                if now.saturating_duration_since(since) >= patience {
+                    anyhow::bail!(
+                        "no connection to the server for {:.1} s (last error: {})",
+                        patience.as_secs_f64(),
+                        if self.last_error.is_empty() {
+                            "none"
+                        } else {
+                            &self.last_error
+                        }
                     );
                 }
+            } else {
+                all_down_since = None;
             }
-        }
-        // Requests past their timeout: started at or before `expired`
-        // (one subtraction here, not one per connection: this loop and the
-        // next run on every wakeup).
-        let expired = now.checked_sub(share.timeout);
-        for conn in &mut conns {
-            if conn
-                .inflight
-                .front()
-                .zip(expired)
-                .is_some_and(|(p, expired)| p.start <= expired)
-            {
-                for pending in conn.inflight.drain(..) {
-                    recorder.timeout(pending.start, now);
+            // Sleep until the next event or the next thing due.
+            let mut wake = (now + Duration::from_millis(100)).min(next_sweep);
+            if let Some(Reverse((at, _))) = self.reconnect.peek() {
+                wake = wake.min(*at);
+            }
+            if issuing {
+                if let Some(Reverse((at, _))) = self.due.peek() {
+                    wake = wake.min(*at);
                 }
-                drop_stream(conn, &poll);
-                conn.retry_at = Some(now);
+                if let Some(end) = self.end {
+                    wake = wake.min(end);
+                }
             }
-        }
-        let waiting = conns.iter().any(|c| !c.inflight.is_empty());
-        if !issuing && !waiting {
-            break;
-        }
-        if share.pace == Pace::Closed && conns.iter().all(|c| c.stream.is_none()) {
-            let since = *all_down_since.get_or_insert(now);
-            let patience = share.timeout.max(Duration::from_secs(1));
-            if now.saturating_duration_since(since) >= patience {
-                anyhow::bail!(
-                    "no connection to the server for {:.1} s (last error: {})",
-                    patience.as_secs_f64(),
-                    if last_error.is_empty() {
-                        "none"
-                    } else {
-                        &last_error
+            let mut timeout = wake.saturating_duration_since(now);
+            if let Some(timer) = timer.as_mut() {
+                timer.arm(wake, now).context("arming the timerfd")?;
+                // epoll's own timeout is only a backstop now.
+                timeout += Duration::from_millis(5);
+            }
+            match self.poll.poll(events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e).context("waiting for replies"),
+            }
+            for event in events.iter() {
+                if event.token() == TIMER {
+                    if let Some(timer) = timer.as_mut() {
+                        timer.clear();
                     }
-                );
-            }
-        } else {
-            all_down_since = None;
-        }
-        // Sleep until the next event or the next thing due.
-        let mut wake = now + Duration::from_millis(100);
-        let mut oldest: Option<Instant> = None;
-        for conn in &conns {
-            if let Some(t) = conn.retry_at {
-                wake = wake.min(t);
-            }
-            if let Some(p) = conn.inflight.front() {
-                oldest = Some(oldest.map_or(p.start, |o| o.min(p.start)));
-            }
-            if issuing
-                && matches!(share.pace, Pace::Rate { .. })
-                && conn.inflight.len() < share.depth
-            {
-                wake = wake.min(conn.due);
-            }
-        }
-        if let Some(oldest) = oldest {
-            wake = wake.min(oldest + share.timeout);
-        }
-        if let Some(end) = share.end.filter(|_| issuing) {
-            wake = wake.min(end);
-        }
-        let mut timeout = wake.saturating_duration_since(now);
-        if let Some(timer) = timer.as_mut() {
-            timer.arm(wake, now).context("arming the timerfd")?;
-            // epoll's own timeout is only a backstop now.
-            timeout += Duration::from_millis(5);
-        }
-        match poll.poll(&mut events, Some(timeout)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e).context("waiting for replies"),
-        }
-        for event in &events {
-            if event.token() == TIMER {
-                if let Some(timer) = timer.as_mut() {
-                    timer.clear();
-                }
-                continue;
-            }
-            let conn = &mut conns[event.token().0];
-            if conn.stream.is_none() {
-                continue;
-            }
-            if event.is_writable() {
-                if let Err(error) = flush(conn, &mut recorder) {
-                    fail(
-                        conn,
-                        &poll,
-                        &mut recorder,
-                        Instant::now(),
-                        &Failure::Connection(format!("write: {error}")),
-                    );
                     continue;
                 }
+                self.on_event(event);
             }
-            let closing = event.is_read_closed() || event.is_error();
-            if event.is_readable() || closing {
-                if let Err(why) = read_replies(conn, protocol, closing, &mut recorder) {
-                    fail(conn, &poll, &mut recorder, Instant::now(), &why);
+        }
+        Ok(())
+    }
+
+    fn on_event(&mut self, event: &mio::event::Event) {
+        let i = event.token().0;
+        let Some(conn) = self.conns.get_mut(i) else {
+            return;
+        };
+        if conn.stream.is_none() {
+            return;
+        }
+        if event.is_writable() {
+            if let Err(error) = flush(conn, &mut self.recorder) {
+                self.fail(
+                    i,
+                    Instant::now(),
+                    &Failure::Connection(format!("write: {error}")),
+                );
+                return;
+            }
+        }
+        let closing = event.is_read_closed() || event.is_error();
+        if event.is_readable() || closing {
+            let before = conn.inflight.len();
+            let read = read_replies(conn, self.protocol, closing, &mut self.recorder);
+            let answered = before - conn.inflight.len();
+            self.inflight -= answered;
+            if let Err(why) = read {
+                self.fail(i, Instant::now(), &why);
+                return;
+            }
+            if answered > 0 {
+                let open_loop = self.open_loop();
+                let conn = &mut self.conns[i];
+                if open_loop {
+                    if conn.stalled {
+                        conn.stalled = false;
+                        self.due.push(Reverse((conn.due, i)));
+                    }
+                } else {
+                    self.ready.push(i);
                 }
             }
         }
     }
-    Ok(recorder)
+
+    /// Closed loop: fill connection `i`'s pipeline.
+    fn send_closed(&mut self, i: usize, now: Instant) {
+        let depth = self.share.depth;
+        let mut sent = false;
+        while self.conns[i].stream.is_some()
+            && self.conns[i].inflight.len() < depth
+            && self.remaining != Some(0)
+        {
+            if self.recorder.counts(now) {
+                if let Some(r) = self.remaining.as_mut() {
+                    *r -= 1;
+                }
+            }
+            self.encode(i, now);
+            sent = true;
+        }
+        if sent {
+            self.flush_or_fail(i, now);
+        }
+    }
+
+    /// Open loop: send every request of connection `i` due by `now`, then
+    /// schedule its next one (or stall it until a reply frees its pipeline).
+    fn send_due(&mut self, i: usize, now: Instant) {
+        let Pace::Rate { per_conn } = self.share.pace else {
+            return;
+        };
+        let mut sent = false;
+        loop {
+            let due = self.conns[i].due;
+            if due > now || self.end.is_some_and(|end| due >= end) {
+                break;
+            }
+            if self.conns[i].stream.is_some() && self.conns[i].inflight.len() >= self.share.depth {
+                self.conns[i].stalled = true;
+                break;
+            }
+            self.conns[i].due += per_conn;
+            if self.recorder.counts(due) {
+                if let Some(r) = self.remaining.as_mut() {
+                    *r = r.saturating_sub(1);
+                }
+            }
+            if self.conns[i].stream.is_none() {
+                // No connection: a due request fails now rather than
+                // vanishing from the schedule.
+                self.recorder.error(
+                    due,
+                    now,
+                    &Failure::Connection("no connection to the server".to_owned()),
+                );
+                continue;
+            }
+            self.encode(i, due);
+            sent = true;
+        }
+        if sent {
+            self.flush_or_fail(i, now);
+        }
+        let conn = &self.conns[i];
+        if !conn.stalled && self.end.is_none_or(|end| conn.due < end) {
+            self.due.push(Reverse((conn.due, i)));
+        }
+    }
+
+    fn encode(&mut self, i: usize, intended: Instant) {
+        let words = self.generator.next_request();
+        let conn = &mut self.conns[i];
+        self.protocol.encode(words, &mut conn.out);
+        conn.inflight.push_back(Pending {
+            start: intended,
+            lookups: self.protocol.lookups(words),
+        });
+        self.inflight += 1;
+    }
+
+    fn flush_or_fail(&mut self, i: usize, now: Instant) {
+        if let Err(error) = flush(&mut self.conns[i], &mut self.recorder) {
+            self.fail(i, now, &Failure::Connection(format!("write: {error}")));
+        }
+    }
+
+    /// Requests past their timeout: a connection whose oldest request
+    /// started at or before `now - timeout` times out all it has in
+    /// flight and reconnects.
+    fn sweep_timeouts(&mut self, now: Instant) {
+        let Some(expired) = now.checked_sub(self.share.timeout) else {
+            return;
+        };
+        if self.inflight == 0 {
+            return;
+        }
+        for i in 0..self.conns.len() {
+            let conn = &mut self.conns[i];
+            if conn.inflight.front().is_some_and(|p| p.start <= expired) {
+                self.inflight -= conn.inflight.len();
+                for pending in conn.inflight.drain(..) {
+                    self.recorder.timeout(pending.start, now);
+                }
+                self.down(i, now);
+            }
+        }
+    }
+
+    /// The connection broke: every request in flight failed; reconnect soon.
+    fn fail(&mut self, i: usize, now: Instant, why: &Failure) {
+        let conn = &mut self.conns[i];
+        self.inflight -= conn.inflight.len();
+        for pending in conn.inflight.drain(..) {
+            self.recorder.error(pending.start, now, why);
+        }
+        self.down(i, now + RECONNECT_AFTER);
+    }
+
+    /// Close connection `i` and reconnect it at `at`.
+    fn down(&mut self, i: usize, at: Instant) {
+        let conn = &mut self.conns[i];
+        if let Some(mut stream) = conn.stream.take() {
+            let _ = self.poll.registry().deregister(&mut stream);
+            self.up -= 1;
+        }
+        conn.out.clear();
+        conn.written = 0;
+        conn.input.clear();
+        // Its due requests fail while it is down, rather than wait.
+        if std::mem::take(&mut conn.stalled) {
+            self.due.push(Reverse((conn.due, i)));
+        }
+        self.reconnect.push(Reverse((at, i)));
+    }
+
+    /// Reconnect the connections whose time came.
+    fn reconnect_due(&mut self, now: Instant) {
+        while let Some(Reverse((at, i))) = self.reconnect.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.reconnect.pop();
+            if self.conns[i].stream.is_some() {
+                continue;
+            }
+            match reconnect(&self.poll, self.addr, i) {
+                Ok(stream) => {
+                    self.conns[i].stream = Some(stream);
+                    self.up += 1;
+                    if !self.open_loop() {
+                        self.ready.push(i);
+                    }
+                }
+                Err(error) => {
+                    self.recorder
+                        .error(now, now, &Failure::Connection(error.clone()));
+                    self.last_error = error;
+                    self.reconnect.push(Reverse((now + RECONNECT_AFTER, i)));
+                }
+            }
+        }
+    }
 }
 
-/// Whether `conn` should send another request now.
-fn issuing_for(
-    share: &Share,
-    issuing: bool,
-    conn: &Conn,
-    now: Instant,
-    remaining: Option<u64>,
-) -> bool {
-    if !issuing || remaining == Some(0) || conn.inflight.len() >= share.depth {
-        return false;
-    }
-    match share.pace {
-        Pace::Closed => conn.stream.is_some(),
-        Pace::Rate { .. } => conn.due <= now && share.end.is_none_or(|end| conn.due < end),
-    }
-}
-
-fn connect(poll: &Poll, conn: &mut Conn, index: usize, addr: SocketAddr) -> Result<(), String> {
+/// A connection made again after it broke, mid-run (blocking, at most 1 s:
+/// a rare path; the first connections are made before the clock).
+fn reconnect(poll: &Poll, addr: SocketAddr, index: usize) -> Result<TcpStream, String> {
     let stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1))
         .map_err(|e| format!("connect to {addr}: {e}"))?;
     stream
@@ -433,29 +641,7 @@ fn connect(poll: &Poll, conn: &mut Conn, index: usize, addr: SocketAddr) -> Resu
             Interest::READABLE | Interest::WRITABLE,
         )
         .map_err(|e| format!("epoll register: {e}"))?;
-    conn.stream = Some(stream);
-    conn.out.clear();
-    conn.written = 0;
-    conn.input.clear();
-    Ok(())
-}
-
-fn drop_stream(conn: &mut Conn, poll: &Poll) {
-    if let Some(mut stream) = conn.stream.take() {
-        let _ = poll.registry().deregister(&mut stream);
-    }
-    conn.out.clear();
-    conn.written = 0;
-    conn.input.clear();
-}
-
-/// The connection broke: every request in flight failed; reconnect soon.
-fn fail(conn: &mut Conn, poll: &Poll, recorder: &mut Recorder, now: Instant, why: &Failure) {
-    for pending in conn.inflight.drain(..) {
-        recorder.error(pending.start, now, why);
-    }
-    drop_stream(conn, poll);
-    conn.retry_at = Some(now + RECONNECT_AFTER);
+    Ok(stream)
 }
 
 /// Write as much of the pending output as the socket takes, counting the

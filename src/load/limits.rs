@@ -69,17 +69,80 @@ fn refuse(setting: &'static str, message: String, hint: impl Into<String>) -> Re
     })
 }
 
-/// The soft limit on open descriptors (`RLIMIT_NOFILE`).
-pub fn descriptor_limit() -> u64 {
+/// The limits on open descriptors (`RLIMIT_NOFILE`): soft, hard.
+fn descriptor_limits() -> (u64, u64) {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: getrlimit writes the struct we own; no other precondition.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) } != 0 {
-        return 1024;
+        return (1024, 1024);
     }
-    limit.rlim_cur
+    (limit.rlim_cur, limit.rlim_max)
+}
+
+/// How many descriptors this process may open once it raised its soft
+/// limit to the hard one (which only root may raise).
+pub fn descriptor_limit() -> u64 {
+    descriptor_limits().1
+}
+
+/// The soft limit as it was before a load raised it; put back on drop, so
+/// services started after the load see the limit they always saw.
+#[derive(Debug)]
+pub struct RaisedLimit {
+    soft: u64,
+    hard: u64,
+}
+
+impl Drop for RaisedLimit {
+    fn drop(&mut self) {
+        let limit = libc::rlimit {
+            rlim_cur: self.soft,
+            rlim_max: self.hard,
+        };
+        // SAFETY: setrlimit reads the struct we own; lowering the soft
+        // limit back cannot fail for want of privilege.
+        let _ = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raw const limit) };
+    }
+}
+
+/// Raise the soft descriptor limit to the hard one when `clients`
+/// connections (and spare descriptors) need more than the soft limit
+/// gives, saying so; `None` when nothing was raised. Beyond the hard
+/// limit: an error with the `ulimit -Hn` hint (validation refuses that
+/// already; this is the guard at the point of use).
+pub fn raise_descriptor_limit(clients: usize) -> anyhow::Result<Option<RaisedLimit>> {
+    let (soft, hard) = descriptor_limits();
+    let needed = u64::try_from(clients)
+        .unwrap_or(u64::MAX)
+        .saturating_add(SPARE_DESCRIPTORS);
+    if needed <= soft {
+        return Ok(None);
+    }
+    if needed > hard {
+        anyhow::bail!(
+            "{clients} clients need {needed} descriptors, and this process may open at most {hard} (RLIMIT_NOFILE's hard limit)\nhint: `ulimit -Hn {needed}` as root in the shell that starts afterburner, or give at most {} clients",
+            hard.saturating_sub(SPARE_DESCRIPTORS).max(1)
+        );
+    }
+    let limit = libc::rlimit {
+        rlim_cur: hard,
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit reads the struct we own; raising the soft limit up
+    // to the hard one needs no privilege.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raw const limit) } != 0 {
+        anyhow::bail!(
+            "raising the open-file limit from {soft} to {hard} for {clients} clients failed: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    crate::progress::info(format_args!(
+        "raised the open-file limit (RLIMIT_NOFILE) from {soft} to its hard limit {hard} for {clients} connections; put back after the load"
+    ));
+    Ok(Some(RaisedLimit { soft, hard }))
 }
 
 fn check_duration(setting: &'static str, d: Duration, zero_ok: bool) -> Result<(), Refusal> {
@@ -222,7 +285,7 @@ fn check_clients(driver: Driver, clients: usize, instances: usize) -> Result<(),
             .unwrap_or(u64::MAX)
             .saturating_add(SPARE_DESCRIPTORS);
         if needed > limit {
-            return refuse("clients", format!("{all} clients need {all} connections, and this process may open {limit} descriptors"), format!("give at most {} clients, or raise the limit: `ulimit -n {needed}` in the shell that starts afterburner", limit.saturating_sub(SPARE_DESCRIPTORS).max(1)));
+            return refuse("clients", format!("{all} clients need {all} connections, and this process may open at most {limit} descriptors (RLIMIT_NOFILE's hard limit)"), format!("give at most {} clients, or raise the hard limit: `ulimit -Hn {needed}` as root in the shell that starts afterburner (afterburner raises the soft limit to the hard one itself)", limit.saturating_sub(SPARE_DESCRIPTORS).max(1)));
         }
     }
     Ok(())
@@ -319,7 +382,7 @@ mod tests {
         });
         let why = check(&many).unwrap_err();
         if descriptor_limit() < 100_064 {
-            assert!(why.hint.contains("ulimit -n"), "{why}");
+            assert!(why.hint.contains("ulimit -Hn"), "{why}");
         }
     }
 }

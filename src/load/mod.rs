@@ -14,9 +14,11 @@
 
 mod blocking;
 pub mod command;
+mod connect;
 pub mod driver;
 mod engine;
 mod failure;
+mod gate;
 pub mod limits;
 mod protocol;
 mod recorder;
@@ -155,8 +157,6 @@ struct Share {
     first: usize,
     /// Requests left to count, for count-bounded models.
     requests: Option<u64>,
-    /// No request is started at or after this.
-    end: Option<Instant>,
     pace: Pace,
     depth: usize,
     timeout: Duration,
@@ -172,10 +172,9 @@ impl Share {
     }
 }
 
-/// When a load starts, when its counted part starts, and each thread's share.
+/// How long a load runs and each thread's share; when it starts is
+/// decided once every thread has connected ([`gate::Gate`]).
 struct Plan {
-    start: Instant,
-    from: Instant,
     duration: Option<Duration>,
     rate: Option<f64>,
     shares: Vec<Share>,
@@ -211,10 +210,6 @@ fn plan(spec: &LoadSpec) -> Result<Plan> {
         },
         None => Pace::Closed,
     };
-    // Time for every thread to connect before the schedule starts.
-    let start = Instant::now() + Duration::from_millis(50);
-    let from = start + spec.warmup;
-    let end = duration.map(|d| from + d);
     let workers = if spec.driver.blocking() {
         clients
     } else {
@@ -230,7 +225,6 @@ fn plan(spec: &LoadSpec) -> Result<Plan> {
                     let (_, mine) = split(usize::try_from(n).unwrap_or(usize::MAX), workers, w);
                     mine as u64
                 }),
-                end,
                 pace,
                 depth: spec.depth.max(1),
                 timeout: spec.timeout,
@@ -239,8 +233,6 @@ fn plan(spec: &LoadSpec) -> Result<Plan> {
         })
         .collect();
     Ok(Plan {
-        start,
-        from,
         duration,
         rate,
         shares,
@@ -297,13 +289,18 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
     })
     .map_err(|r| anyhow::anyhow!("{r}"))?;
     let Plan {
-        start,
-        from,
         duration,
         rate,
         shares,
     } = plan(spec)?;
     let workers = shares.len();
+    let _raised = limits::raise_descriptor_limit(shares.iter().map(|s| s.clients).sum())?;
+    // The clock starts once every thread has made its connections.
+    let gate = gate::Gate::new(workers, spec.warmup, duration);
+    let gate = &gate;
+    // Recorders count from the clock's `from`, set at the gate; until
+    // then, from now.
+    let from = Instant::now();
     // Each share runs on its own thread with its own generator and recorder;
     // a lone share runs on this one. A process of one thread makes every
     // socket call cheaper: the kernel's fdget skips the file's reference
@@ -334,9 +331,7 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
     };
     let recorders = match spec.driver.client(spec)? {
         driver::Client::Blocking(connect) => each(&|share, generator, recorder| {
-            Ok(blocking::run_client(
-                &connect, generator, share, start, recorder,
-            ))
+            blocking::run_client(&connect, generator, share, gate, recorder)
         }),
         driver::Client::Engine(protocol) => {
             let address = spec.address.as_deref().with_context(|| {
@@ -348,13 +343,15 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
             let addr = resolve(address)?;
             let protocol = &*protocol;
             each(&|share, generator, recorder| {
-                engine::run(protocol, generator, addr, share, start, recorder)
+                engine::run(protocol, generator, addr, share, gate, recorder)
             })
         }
     };
+    let recorders = recorders.into_iter().collect::<Result<Vec<_>>>()?;
+    let from = gate.clock().map_or(from, |c| c.from);
     let mut total = Recorder::new(from, spec.interval);
-    for recorder in recorders {
-        total.merge(&recorder?);
+    for recorder in &recorders {
+        total.merge(recorder);
     }
     Ok(Recorded {
         outcome: Outcome {

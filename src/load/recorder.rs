@@ -63,6 +63,14 @@ pub struct Recorder {
     /// Bytes received and sent since the warmup ended.
     rx: u64,
     tx: u64,
+    /// How long each connection took to make, from its first attempt
+    /// (retries included), in µs; connections made before the clock.
+    connect: Histogram<u64>,
+    /// Connection attempts that failed (refused, timed out) and were
+    /// retried or given up: not request errors.
+    connect_failures: u64,
+    /// Why the first connection attempt failed.
+    connect_error: Option<String>,
 }
 
 impl Recorder {
@@ -81,6 +89,29 @@ impl Recorder {
             misses: 0,
             rx: 0,
             tx: 0,
+            connect: Histogram::new_with_max(MAX_US, 3).expect("invariant: valid bounds"),
+            connect_failures: 0,
+            connect_error: None,
+        }
+    }
+
+    /// The counted part starts at `from` (the clock starts once every
+    /// connection is made, after the recorder was).
+    pub fn begin(&mut self, from: Instant) {
+        self.from = from;
+    }
+
+    /// A connection made, `took` after its first attempt.
+    pub fn connected(&mut self, took: Duration) {
+        let us = u64::try_from(took.as_micros()).unwrap_or(MAX_US).max(1);
+        self.connect.saturating_record(us);
+    }
+
+    /// A connection attempt that failed.
+    pub fn connect_failed(&mut self, why: &str) {
+        self.connect_failures += 1;
+        if self.connect_error.is_none() {
+            self.connect_error = Some(why.to_owned());
         }
     }
 
@@ -215,6 +246,11 @@ impl Recorder {
         }
         self.hits += other.hits;
         self.misses += other.misses;
+        let _ = self.connect.add(&other.connect);
+        self.connect_failures += other.connect_failures;
+        if self.connect_error.is_none() {
+            self.connect_error.clone_from(&other.connect_error);
+        }
     }
 
     /// The summary over a measured period of `measured` (the load's
@@ -264,7 +300,27 @@ impl Recorder {
             hit_rate: (looked_up > 0).then(|| self.hits as f64 / looked_up as f64),
             bytes_rx: (self.rx + self.tx > 0).then_some(self.rx),
             bytes_tx: (self.rx + self.tx > 0).then_some(self.tx),
+            connects: self.connects(),
         }
+    }
+
+    /// The connections made before the clock; `None` when none was
+    /// counted (a driver that connects per request).
+    fn connects(&self) -> Option<Connects> {
+        let h = &self.connect;
+        if h.is_empty() && self.connect_failures == 0 {
+            return None;
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        Some(Connects {
+            made: h.len(),
+            failed_attempts: self.connect_failures,
+            mean_ms: h.mean() / 1000.0,
+            p50_ms: ms(h.value_at_quantile(0.50)),
+            p99_ms: ms(h.value_at_quantile(0.99)),
+            max_ms: ms(h.max()),
+            first_error: self.connect_error.clone(),
+        })
     }
 
     /// One row per interval, from the end of the warmup. Replies that came
@@ -372,6 +428,28 @@ pub struct Summary {
     /// Bytes sent to the server after the warmup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_tx: Option<u64>,
+    /// The connections, made before the clock started: how long each
+    /// took and how many attempts failed on the way. Not requests: their
+    /// failures are not in `errors`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connects: Option<Connects>,
+}
+
+/// How the load's connections were made, before the measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Connects {
+    /// Connections made.
+    pub made: u64,
+    /// Attempts that failed (refused, timed out) and were retried.
+    pub failed_attempts: u64,
+    /// Time from a connection's first attempt until it was made, in ms.
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// Why the first failed attempt failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

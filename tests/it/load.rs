@@ -235,21 +235,28 @@ fn sla_search_finds_the_capacity_within_ten_percent() {
 }
 
 #[test]
-fn failed_connections_are_counted_not_dropped() {
+fn clients_that_cannot_connect_stop_the_load_before_the_clock() {
     let sandbox = Sandbox::with_fixture("slowserver");
     let port = free_port();
-    let out = load_failing(
-        &sandbox,
-        &format!("http://127.0.0.1:{port}/"),
-        &["-c", "2", "-R", "50", "-d", "1s", "--warmup", "0s"],
-    );
-    let s = &out["summary"];
-    assert_eq!(u(&s["requests"]), 0);
-    assert!(u(&s["errors"]) >= 40, "{s}");
-    assert!(
-        s["first_error"].as_str().unwrap().contains("connect"),
-        "{s}"
-    );
+    let started = std::time::Instant::now();
+    sandbox
+        .afterburner(&[
+            "load",
+            &format!("http://127.0.0.1:{port}/"),
+            "-c",
+            "2",
+            "-R",
+            "50",
+            "-d",
+            "1s",
+            "--timeout",
+            "1s",
+        ])
+        .assert_fails_with("only 0 of 2 clients could connect before the load's timeout")
+        .assert_fails_with("connect to 127.0.0.1")
+        .assert_fails_with("Connection refused");
+    // Retried for the 1 s timeout, not the 1 s duration on top.
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
 
 /// A closed loop of N requests sends nothing while no connection is up, so
@@ -271,7 +278,7 @@ fn a_counted_closed_load_against_no_server_fails_instead_of_hanging() {
             "--timeout",
             "1s",
         ])
-        .assert_fails_with("no connection to the server for 1.0 s")
+        .assert_fails_with("only 0 of 4 clients could connect")
         .assert_fails_with("connect to 127.0.0.1");
     assert!(started.elapsed() < std::time::Duration::from_mins(1));
 }
@@ -956,11 +963,12 @@ fn mysql_driver_names_what_the_server_refuses_and_speaks_over_a_socket() {
     );
     assert_eq!(db.sql("SELECT count(*) FROM d.t"), "1000");
     let url = format!("mysql://ab:pw@127.0.0.1:{}/d", db.server.port);
-    // A statement the server cannot prepare stops its client at once.
-    let out = load_failing(
-        &sandbox,
-        &url,
-        &[
+    // A statement the server cannot prepare stops the load before it
+    // starts: the set-up (connect, prepare) is done before the clock.
+    sandbox
+        .afterburner(&[
+            "load",
+            &url,
             "-r",
             "SELECT v FROM nope WHERE k = {k}",
             "--var",
@@ -969,13 +977,10 @@ fn mysql_driver_names_what_the_server_refuses_and_speaks_over_a_socket() {
             "10",
             "--warmup",
             "0s",
-        ],
-    );
-    let first = out["summary"]["first_error"].as_str().unwrap();
-    assert!(
-        first.contains("prepare") && first.contains("doesn't exist"),
-        "{out}"
-    );
+        ])
+        .assert_fails_with("the load could not start: the server refused a client's set-up")
+        .assert_fails_with("prepare")
+        .assert_fails_with("doesn't exist");
     // Over the unix socket, as root: point selects for a second.
     let socket = format!(
         "mysql://root@localhost/d?socket={}",
