@@ -42,7 +42,7 @@ pub(super) fn convert_recordings(
     if recordings.is_empty() {
         return Err(no_profile_error(&raw_dir(dirs), raw_extension));
     }
-    let branch_stack = sampling::recorded_branch_stacks(dirs);
+    let branch_stack = sampling::recorded_branch_stacks(dirs, &recordings);
     let converted = dirs.profile.join(weights::CONVERTED_DIR);
     let mut out = Vec::new();
     for binary in binaries {

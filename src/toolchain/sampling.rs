@@ -145,10 +145,56 @@ pub fn start(dirs: &StageDirs, event: Option<&str>, sampler: &Sampler) -> Result
     Ok(record_prefix(&sampling, &raw))
 }
 
-/// Whether the round's recordings carry branch stacks (as `start` noted).
-pub fn recorded_branch_stacks(dirs: &StageDirs) -> bool {
-    fs_err::read_to_string(raw_dir(dirs).join(SAMPLING_FILE))
-        .is_ok_and(|s| s.contains("branch_stack=true"))
+/// Whether the round's `recordings` are converted with their branch stacks
+/// (LBR): each recording's own header says (`perf evlist -v`), so a
+/// recording made elsewhere, with no note from [`start`], is read as what
+/// it is. All must hold them: a converter reads every recording of a round
+/// one way, and the profiles of both ways are not merged. Only where perf
+/// cannot read a header does the note `start` left decide.
+pub fn recorded_branch_stacks(dirs: &StageDirs, recordings: &[PathBuf]) -> bool {
+    let read: Option<Vec<bool>> = recordings.iter().map(|r| holds_branch_stacks(r)).collect();
+    let Some(read) = read else {
+        return fs_err::read_to_string(raw_dir(dirs).join(SAMPLING_FILE))
+            .is_ok_and(|s| s.contains("branch_stack=true"));
+    };
+    let with = read.iter().filter(|b| **b).count();
+    if with > 0 && with < read.len() {
+        crate::progress::info(format_args!(
+            "{with} of {} recordings in {} hold branch stacks (LBR); all are converted without them, as the others must be",
+            read.len(),
+            raw_dir(dirs).display()
+        ));
+    }
+    !read.is_empty() && with == read.len()
+}
+
+/// Whether `recording` holds branch stacks: an event whose `sample_type`
+/// names `BRANCH_STACK` (`perf record -b`); `None` when perf cannot read
+/// its header.
+pub fn holds_branch_stacks(recording: &Path) -> Option<bool> {
+    let mut command = Command::new("perf");
+    command.args(["evlist", "-v", "-i"]).arg(recording);
+    let out = capture_command(&mut command, Duration::from_mins(1)).ok()?;
+    out.success()
+        .then(|| names_branch_stack(&out.stdout))
+        .flatten()
+}
+
+/// Whether `perf evlist -v`'s output (one event a line, `sample_type:
+/// IP|TID|…,` among its fields) names a sampled event with branch stacks;
+/// `None` when it names no `sample_type` at all.
+fn names_branch_stack(evlist: &str) -> Option<bool> {
+    let mut types = evlist.lines().filter_map(|line| {
+        let (_, rest) = line.split_once("sample_type")?;
+        let rest = rest.trim_start_matches([' ', ':', '=']);
+        Some(rest.split([',', ' ']).next().unwrap_or_default())
+    });
+    let first = types.next()?;
+    Some(
+        std::iter::once(first)
+            .chain(types)
+            .any(|t| t.split('|').any(|bit| bit == "BRANCH_STACK")),
+    )
 }
 
 /// Recordings attached to running services over a workload's window
@@ -421,6 +467,36 @@ mod tests {
                 .branch_stack
         );
         assert!(choose(Some("cpu-clock"), false, false, &AUTOFDO).is_ok());
+    }
+
+    /// `perf evlist -v` (perf 6.1) on google/autofdo's `testdata/test.lbr`
+    /// (`perf record -b`), on its `propeller_sample_1.perfdata1` (`-e
+    /// cycles -b`), on a `cpu-clock` recording of this machine, and on one
+    /// whose sampled event is not the first (an ETM trace injected as
+    /// samples: autofdo's `perf-kernel.data`).
+    #[test]
+    fn branch_stacks_are_read_from_the_recordings_own_header() {
+        let lbr = "br_inst_exec:taken: type: 4, size: 96, config: 0x534088, { sample_period, sample_freq }: 500000, sample_type: IP|TID|TIME|BRANCH_STACK, read_format: TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID, disabled: 1, branch_sample_type: ANY\n";
+        let cycles = "cycles:u: size: 112, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD|BRANCH_STACK, disabled: 1, inherit: 1, exclude_kernel: 1, branch_sample_type: ANY\n";
+        let timer = "cpu-clock: type: 1, size: 128, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, read_format: ID|LOST, disabled: 1\n";
+        let second = "cs_etm/autofdo/k: type: 8, sample_type: IP|TID|TIME|CPU|IDENTIFIER, read_format: ID\ninstructions:k: size: 112, config: 0x1, sample_type: IP|TID|TIME|CPU|PERIOD|BRANCH_STACK|IDENTIFIER, read_format: ID\n";
+        assert_eq!(names_branch_stack(lbr), Some(true));
+        assert_eq!(names_branch_stack(cycles), Some(true));
+        assert_eq!(names_branch_stack(timer), Some(false));
+        assert_eq!(names_branch_stack(second), Some(true));
+        // perf's header dump writes `sample_type = …`.
+        assert_eq!(
+            names_branch_stack(
+                "# event : name = x, sample_type = IP|TID|BRANCH_STACK, read_format = ID"
+            ),
+            Some(true)
+        );
+        // The field's name is not a bit: `branch_sample_type` alone is no stack.
+        assert_eq!(
+            names_branch_stack("x: branch_sample_type: ANY\n"),
+            Some(false)
+        );
+        assert_eq!(names_branch_stack("incompatible file format\n"), None);
     }
 
     #[test]

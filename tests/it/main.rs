@@ -13,6 +13,7 @@ mod figures;
 mod gcc_afdo;
 mod headline;
 mod html;
+mod lbr;
 mod load;
 mod outputs;
 mod perf_around;

@@ -2,6 +2,7 @@
 //! experiment file, and a runner for the real `afterburner` binary that
 //! prints its output (and keeps the dir) when an assertion fails.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -267,4 +268,95 @@ pub fn go_for_pgo_or_skip() -> bool {
         );
     }
     found
+}
+
+/// Decompress `file.gz` beside itself (keeping it); returns the path
+/// without `.gz`. Large binary fixtures are stored gzipped.
+pub fn gunzip(file: &Path) -> PathBuf {
+    let out = file.with_extension("");
+    let data = Command::new("gzip").arg("-dc").arg(file).output().unwrap();
+    assert!(data.status.success(), "gzip -dc {}", file.display());
+    std::fs::write(&out, data.stdout).unwrap();
+    out
+}
+
+/// Whether every tool in `tools` is installed; where one is not, says the
+/// test skips and why.
+pub fn tools_or_skip(tools: &[&str]) -> bool {
+    let missing: Vec<&str> = tools
+        .iter()
+        .copied()
+        .filter(|t| !afterburner::toolchain::tools::is_installed(t))
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("SKIP: {} not installed", missing.join(", "));
+    }
+    missing.is_empty()
+}
+
+/// The installed gcc's major version, when it is one whose profile format
+/// afterburner writes; otherwise prints why the test is skipped.
+pub fn served_gcc_or_skip() -> bool {
+    let out = Command::new("gcc").arg("-dumpversion").output();
+    let major = out.ok().and_then(|o| {
+        afterburner::toolchain::gcov_afdo::gcc_major(&String::from_utf8_lossy(&o.stdout))
+    });
+    let served = major.is_some_and(|m| afterburner::toolchain::gcov_afdo::GCC_MAJORS.contains(&m));
+    if !served {
+        eprintln!("SKIP: gcc {major:?} is not a version whose AutoFDO format afterburner writes");
+    }
+    served
+}
+
+/// Compile `source` (in `dir`) with `-fauto-profile=profile` and the afdo
+/// pass's dump; fails on any diagnostic about the profile. Returns the
+/// largest block count gcc annotated per function.
+pub fn compile_with_profile(dir: &Path, source: &str, profile: &Path) -> BTreeMap<String, u64> {
+    let out = Command::new("gcc")
+        .current_dir(dir)
+        .args(["-O2", "-g", "-gdwarf-4", "-c", "-fdump-ipa-afdo"])
+        .arg(format!("-fauto-profile={}", profile.display()))
+        .args([source, "-o", "out.o"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "gcc failed:\n{stderr}");
+    for word in ["profile", "version", "TAG", "warning", "note"] {
+        assert!(!stderr.contains(word), "gcc said `{word}`:\n{stderr}");
+    }
+    let dump = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".afdo"))
+        .expect("gcc wrote the afdo dump");
+    annotated_counts(&std::fs::read_to_string(dump).unwrap())
+}
+
+/// The largest `<bb N> [count: K]` of each function in an afdo dump (a
+/// function starts at an unindented line `type name (params)`).
+fn annotated_counts(dump: &str) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    let mut function = String::new();
+    for line in dump.lines() {
+        if !line.starts_with([' ', ';', '{', '}', '_']) && line.ends_with(')') {
+            if let Some(name) = line
+                .split(" (")
+                .next()
+                .and_then(|s| s.split(' ').next_back())
+            {
+                name.clone_into(&mut function);
+            }
+        }
+        if let Some(count) = line
+            .trim()
+            .strip_prefix("<bb ")
+            .and_then(|l| l.split("[count: ").nth(1))
+            .and_then(|c| c.split(']').next())
+            .and_then(|c| c.parse::<u64>().ok())
+        {
+            let max = counts.entry(function.clone()).or_insert(0);
+            *max = count.max(*max);
+        }
+    }
+    counts
 }
