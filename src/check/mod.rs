@@ -201,6 +201,12 @@ fn judge(
     let mut suites = Vec::new();
     match against {
         Some((baseline, path)) => {
+            let (ours, theirs) = (MachineClass::of(current), MachineClass::of(baseline));
+            if ours != theirs {
+                notes.push(format!(
+                    "the baseline run ran on another machine class ({theirs}) than this one ({ours}): time differs by machine, and instruction counts too where a library picks code by CPU (glibc's string functions)"
+                ));
+            }
             notes.push(format!(
                 "baseline: run {} ({}{})",
                 baseline.run_id,

@@ -27,12 +27,6 @@ pub fn suite(
             baseline.target
         );
     }
-    if current.instruction_counter != baseline.instruction_counter {
-        notes.push(format!(
-            "instructions were counted by {:?} in this run and by {:?} in the baseline run: their counts differ by method as well as by work",
-            current.instruction_counter, baseline.instruction_counter
-        ));
-    }
     let judged = across(baseline, current);
     let mut cases = Vec::new();
     for (workload, metric) in workloads(current) {

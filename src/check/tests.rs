@@ -250,3 +250,25 @@ fn junit_counts_match_its_elements() {
         "{md}"
     );
 }
+
+/// A baseline named with --against from another kind of machine is used,
+/// and the outputs say so.
+#[test]
+fn a_baseline_from_another_machine_class_is_noted() {
+    let baseline = by_instructions();
+    let mut elsewhere = baseline.clone();
+    elsewhere.environment.cpu_model = Some("Another CPU".to_owned());
+    let outcome = against(&baseline, &elsewhere, 2.0);
+    assert!(outcome.passed());
+    assert!(
+        outcome
+            .notes
+            .iter()
+            .any(|n| n.contains("another machine class (Another CPU,")),
+        "{:#?}",
+        outcome.notes
+    );
+    assert!(markdown::render(&outcome).contains("another machine class"));
+    let same = against(&baseline, &baseline, 2.0);
+    assert!(!same.notes.iter().any(|n| n.contains("machine class")));
+}
