@@ -495,6 +495,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             a.phase.exports.exports().write(&results)
         }
         Command::History(a) => history(&a),
+        // Answered by `run` with its own exit status; here for completeness.
         Command::Check(a) => check(&a).map(|_| ()),
         Command::Explain(a) => explain(&a),
         Command::Load(a) => crate::load::command::main(&a),
