@@ -2,6 +2,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Parser, Subcommand};
@@ -46,6 +47,8 @@ pub enum Command {
         /// A run directory (runs/<id>/) or a results.json.
         b: PathBuf,
     },
+    /// A CI gate: a run against a baseline run and --keep-gain rules; exit 1 when one fails, 2 on an error.
+    Check(CheckArgs),
     /// Stored runs (history.db in the work directory); `history show ID` redraws one.
     History(HistoryArgs),
     /// Print the JSON Schema of results.json (generated from the types).
@@ -255,6 +258,43 @@ pub struct HistoryArgs {
     pub workdir: Option<PathBuf>,
 }
 
+/// `afterburner check`'s arguments.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The experiment file whose work directory holds the runs and history.db.
+    #[arg(default_value = "afterburner.toml")]
+    pub file: PathBuf,
+    /// Work directory (default: .afterburner/ beside the experiment file).
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+    /// The run to check: a run directory or its results.json (default: the latest run).
+    #[arg(long, value_name = "RUN")]
+    pub run: Option<PathBuf>,
+    /// The baseline run: a run directory or a results.json (default: the
+    /// last earlier run of the same target on the same machine class in
+    /// history.db).
+    #[arg(long, value_name = "RUN")]
+    pub against: Option<PathBuf>,
+    /// Fail when a headline metric is decided worse than the baseline run's
+    /// by more than this (Perfherder's default).
+    #[arg(long, default_value = "2%", value_name = "PCT%")]
+    pub threshold: crate::check::Percent,
+    /// Fail when VARIANT's gain over the baseline variant in this run is
+    /// ruled out at PCT% (the upper bound of its interval below it), e.g.
+    /// pgo:5%; repeatable.
+    #[arg(long = "keep-gain", value_name = "VARIANT:PCT%")]
+    pub keep_gain: Vec<crate::check::KeepGain>,
+    /// Write JUnit XML here: a test case per workload, variant and headline metric.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    #[arg(
+        long,
+        value_name = "FILE",
+        help = "Write the Markdown summary here (default: append it to $GITHUB_STEP_SUMMARY when that is set)"
+    )]
+    pub markdown: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     #[command(flatten)]
@@ -369,9 +409,46 @@ fn on_cluster(
     pipeline::report(&run_dir).map(Some)
 }
 
-/// Run the parsed command.
-pub fn run(cli: Cli) -> Result<()> {
+impl Cli {
+    /// The exit status when the command fails: 2 for `check` (whose 1 means
+    /// "the gate failed"), else 1.
+    pub fn error_status(&self) -> u8 {
+        match self.command {
+            Command::Check(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Run the parsed command; its exit status when it did not fail.
+pub fn run(cli: Cli) -> Result<ExitCode> {
     crate::progress::set_level(cli.quiet, cli.verbose);
+    if let Command::Check(a) = &cli.command {
+        return check(a);
+    }
+    dispatch(cli).map(|()| ExitCode::SUCCESS)
+}
+
+/// `check`: judge, write the reports, print; exit 1 when the gate failed.
+fn check(args: &CheckArgs) -> Result<ExitCode> {
+    let options = crate::check::Options {
+        workdir: workdir_root(&args.file, args.workdir.as_ref()),
+        run: args.run.clone(),
+        against: args.against.clone(),
+        threshold: args.threshold,
+        keep_gain: args.keep_gain.clone(),
+    };
+    let outcome = crate::check::check(&options)?;
+    crate::check::write_reports(&outcome, args.junit.as_deref(), args.markdown.as_deref())?;
+    print!("{}", crate::check::markdown::text(&outcome));
+    Ok(if outcome.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(a) => {
             let cx = open(&a)?;
@@ -418,6 +495,8 @@ pub fn run(cli: Cli) -> Result<()> {
             a.phase.exports.exports().write(&results)
         }
         Command::History(a) => history(&a),
+        // Answered by `run` with its own exit status; here for completeness.
+        Command::Check(a) => check(&a).map(|_| ()),
         Command::Explain(a) => explain(&a),
         Command::Load(a) => crate::load::command::main(&a),
         Command::Schema => {

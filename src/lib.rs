@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! CLI        cli
-//! phases     cluster (Slurm jobs, above bench and pipeline)
+//! phases     cluster (Slurm jobs, above bench and pipeline) · check (the CI gate)
 //!            pipeline · bench · doctor · store (history) · ship (export)
 //! records    report (results, exporters) · context (experiment + workdir)
 //!            explain (where the instructions went: callgrind files per function)
@@ -22,6 +22,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod check;
 pub mod cli;
 pub mod cluster;
 pub mod context;

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = afterburner::cli::parse();
     afterburner::interrupt::install();
+    let error_status = cli.error_status();
     match afterburner::cli::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => status,
         Err(err) if afterburner::interrupt::requested() => {
             eprintln!("error: {}", afterburner::interrupt::Interrupted);
             eprintln!("(while: {err:#})");
@@ -15,7 +16,7 @@ fn main() -> ExitCode {
         }
         Err(err) => {
             eprintln!("error: {err:#}");
-            ExitCode::FAILURE
+            ExitCode::from(error_status)
         }
     }
 }

@@ -39,12 +39,7 @@ pub fn rows(results: &Results) -> Vec<Row<'_>> {
     }
     let mut out = Vec::new();
     for workload in workloads {
-        let Some(metric) = super::family::primary(
-            &results.judging,
-            &results.measurements,
-            &results.comparisons,
-            workload,
-        ) else {
+        let Some(metric) = results.primary_metric(workload) else {
             continue;
         };
         for c in results
@@ -69,16 +64,6 @@ pub fn rows(results: &Results) -> Vec<Row<'_>> {
         }
     }
     out
-}
-
-/// The interval that decided: the median ratio's for paired rounds, else
-/// the ratio of means'.
-fn interval(c: &ComparisonEntry) -> (f64, f64, f64) {
-    let o = &c.outcome;
-    match (o.median_ratio, o.median_ci_low, o.median_ci_high) {
-        (Some(m), Some(low), Some(high)) => (m, low, high),
-        _ => (o.ratio, o.ci_low, o.ci_high),
-    }
 }
 
 /// The verdict in words, with the work beside it: "faster; 5.2% fewer
@@ -148,7 +133,7 @@ fn note(results: &Results, rows: &[Row]) -> String {
 /// metric, variant, ratio, interval, and the verdict with its improvement.
 fn cells(r: &Row) -> [String; 6] {
     let c = r.comparison;
-    let (ratio, low, high) = interval(c);
+    let (ratio, low, high) = c.interval();
     [
         r.workload.to_owned(),
         c.metric.clone(),
@@ -196,7 +181,7 @@ pub fn text(results: &Results) -> String {
         String::from("summary (time per workload, the work beside it; details follow):\n");
     for r in &rows {
         let c = r.comparison;
-        let (ratio, low, high) = interval(c);
+        let (ratio, low, high) = c.interval();
         let _ = writeln!(
             out,
             "  {:<w$}  {:<m$}  {:<v$}  {ratio:.3} [{low:.3}, {high:.3}]  {}",

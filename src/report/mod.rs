@@ -12,7 +12,7 @@ mod agreement;
 mod axes;
 pub mod compare;
 mod family;
-mod format;
+pub mod format;
 mod headline;
 pub mod instances;
 mod load_charts;

@@ -181,7 +181,31 @@ pub struct Group<'a> {
     pub comparisons: Vec<&'a ComparisonEntry>,
 }
 
+impl ComparisonEntry {
+    /// The estimate and interval that decided, as the headline shows them:
+    /// the median ratio's for paired rounds of a noisy metric, else the
+    /// ratio of means' (estimate, low, high; unitless ratios).
+    pub fn interval(&self) -> (f64, f64, f64) {
+        let o = &self.outcome;
+        match (o.median_ratio, o.median_ci_low, o.median_ci_high) {
+            (Some(m), Some(low), Some(high)) => (m, low, high),
+            _ => (o.ratio, o.ci_low, o.ci_high),
+        }
+    }
+}
+
 impl Results {
+    /// The headline metric of `workload` (see [`super::family::primary`]):
+    /// time unless `[bench] primary = "instructions"` or a declared figure.
+    pub fn primary_metric(&self, workload: &str) -> Option<&str> {
+        super::family::primary(
+            &self.judging,
+            &self.measurements,
+            &self.comparisons,
+            workload,
+        )
+    }
+
     /// The mean of `metric` for `variant` on `workload`, if measured.
     pub fn mean(&self, workload: &str, variant: &str, metric: &str) -> Option<f64> {
         self.measurements

@@ -25,6 +25,7 @@ struct Round {
     dirs: StageDirs,
     recording: PathBuf,
     binary: PathBuf,
+    workloads: Vec<String>,
 }
 
 impl Round {
@@ -53,15 +54,17 @@ impl Round {
             dirs,
             recording,
             binary,
+            workloads: workloads.iter().map(|w| (*w).to_owned()).collect(),
         })
     }
 
     /// The converted profile of the `i`th recording (text, as
-    /// `create_llvm_prof --format=text` writes it).
+    /// `create_llvm_prof --format=text` writes it), under its workload.
     fn converted(&self, i: usize, extension: &str) -> PathBuf {
-        self.dirs
-            .profile
-            .join(format!("converted/{i}-{BINARY}.{extension}"))
+        self.dirs.profile.join(format!(
+            "converted/{}/{i}-{BINARY}.{extension}",
+            self.workloads[i]
+        ))
     }
 }
 

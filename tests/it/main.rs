@@ -4,6 +4,7 @@
 
 mod abuse;
 mod architecture;
+mod check;
 mod cluster;
 mod codegen;
 mod errors;

@@ -360,3 +360,102 @@ fn annotated_counts(dump: &str) -> BTreeMap<String, u64> {
     }
     counts
 }
+
+impl Run {
+    /// Assert the exit status (e.g. `check`'s 0 pass, 1 fail, 2 error).
+    #[track_caller]
+    pub fn assert_status(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.output.status.code(),
+            Some(code),
+            "afterburner should have exited with {code}\n{}",
+            self.dump()
+        );
+        self
+    }
+}
+
+/// A JUnit XML file as a CI system reads it: the root's counts and every
+/// test case, read with an XML parser (quick-xml), which refuses a file
+/// that is not well formed.
+#[derive(Debug, Default)]
+pub struct Junit {
+    /// The `<testsuites>` attributes (`tests`, `failures`, `skipped`, …).
+    pub totals: std::collections::BTreeMap<String, String>,
+    pub cases: Vec<JunitCase>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct JunitCase {
+    /// The `<testsuite>` it is in.
+    pub suite: String,
+    pub classname: String,
+    pub name: String,
+    /// The `<failure>`'s message and text, when it failed.
+    pub failure: Option<(String, String)>,
+    pub skipped: bool,
+}
+
+pub fn read_junit(path: &Path) -> Junit {
+    use quick_xml::events::{BytesStart, Event};
+    let xml = std::fs::read_to_string(path).unwrap();
+    let attributes = |e: &BytesStart| -> std::collections::BTreeMap<String, String> {
+        e.attributes()
+            .map(|a| {
+                let a = a.unwrap();
+                let key = String::from_utf8(a.key.as_ref().to_vec()).unwrap();
+                let value = a
+                    .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                    .unwrap();
+                (key, value.into_owned())
+            })
+            .collect()
+    };
+    let mut reader = quick_xml::Reader::from_str(&xml);
+    let mut junit = Junit::default();
+    let mut suite = String::new();
+    let mut in_failure = false;
+    loop {
+        let event = reader
+            .read_event()
+            .unwrap_or_else(|e| panic!("{} is not well-formed XML: {e}\n{xml}", path.display()));
+        match event {
+            Event::Eof => break,
+            Event::Start(e) | Event::Empty(e) => {
+                let a = attributes(&e);
+                match e.name().as_ref() {
+                    b"testsuites" => junit.totals = a,
+                    b"testsuite" => suite.clone_from(&a["name"]),
+                    b"testcase" => junit.cases.push(JunitCase {
+                        suite: suite.clone(),
+                        classname: a["classname"].clone(),
+                        name: a["name"].clone(),
+                        ..JunitCase::default()
+                    }),
+                    b"failure" => {
+                        in_failure = true;
+                        let case = junit.cases.last_mut().expect("a failure is in a testcase");
+                        case.failure = Some((a["message"].clone(), String::new()));
+                    }
+                    b"skipped" => junit.cases.last_mut().unwrap().skipped = true,
+                    _ => {}
+                }
+            }
+            Event::Text(t) if in_failure => {
+                let text = t.xml10_content().unwrap().into_owned();
+                let case = junit.cases.last_mut().unwrap();
+                case.failure.as_mut().unwrap().1.push_str(&text);
+            }
+            Event::GeneralRef(r) if in_failure => {
+                let name = r.decode().unwrap();
+                let text = quick_xml::escape::resolve_predefined_entity(&name)
+                    .unwrap_or_else(|| panic!("unknown entity &{name}; in {xml}"));
+                let case = junit.cases.last_mut().unwrap();
+                case.failure.as_mut().unwrap().1.push_str(text);
+            }
+            Event::End(e) if e.name().as_ref() == b"failure" => in_failure = false,
+            _ => {}
+        }
+    }
+    junit
+}

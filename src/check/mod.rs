@@ -1,0 +1,283 @@
+//! `afterburner check`: a CI gate. A bench run is judged against a stored
+//! baseline run (`--against`, or the last earlier run of the same target
+//! on the same machine class in `history.db`) with the comparison
+//! `afterburner compare` makes, and each `--keep-gain VARIANT:PCT%` rule
+//! against the run's own headline verdicts. The gate fails (exit 1) when a
+//! rule fails; it never calls a difference within the threshold, or one
+//! the data cannot decide, a failure. JUnit XML and a Markdown summary say
+//! what each rule found, with the figures and the rule.
+
+mod baseline;
+mod gain;
+pub mod junit;
+pub mod markdown;
+mod regression;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use anyhow::{bail, Context as _, Result};
+
+pub use baseline::MachineClass;
+
+use crate::report::compare::read_run;
+use crate::report::Results;
+
+/// A percentage given on the command line, `2%`: 2.0 (percent, not a fraction).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Percent(pub f64);
+
+impl FromStr for Percent {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let number = text.trim().strip_suffix('%').ok_or_else(|| {
+            format!("`{text}` is not a percentage: write it with its % sign, e.g. 2%")
+        })?;
+        match number.trim().parse::<f64>() {
+            Ok(p) if p.is_finite() && (0.0..100.0).contains(&p) => Ok(Percent(p)),
+            _ => Err(format!(
+                "`{text}` is not a percentage from 0% to below 100%, e.g. 2%"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // 2% rather than 2.0000000000000004%.
+        write!(f, "{}%", (self.0 * 1e6).round() / 1e6)
+    }
+}
+
+/// `--keep-gain VARIANT:PCT%`: the variant must keep at least this gain
+/// over the baseline on every workload's primary metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeepGain {
+    pub variant: String,
+    /// The least gain kept, in percent.
+    pub floor: Percent,
+}
+
+impl FromStr for KeepGain {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (variant, floor) = text
+            .rsplit_once(':')
+            .filter(|(v, _)| !v.is_empty())
+            .ok_or_else(|| format!("`{text}` is not VARIANT:PERCENT, e.g. pgo:5%"))?;
+        Ok(KeepGain {
+            variant: variant.to_owned(),
+            floor: floor.parse()?,
+        })
+    }
+}
+
+/// What became of one test case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Passed,
+    Failed,
+    /// Nothing to judge (e.g. the baseline run did not measure it).
+    Skipped,
+}
+
+/// One workload × variant × primary metric under one rule.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub workload: String,
+    pub variant: String,
+    /// The primary metric's name.
+    pub metric: String,
+    pub status: Status,
+    /// The figures, one cell per column of its [`Suite`].
+    pub cells: Vec<String>,
+    /// One sentence with the figures: why it passed, failed or was skipped.
+    pub message: String,
+    /// The verdict rule of the statistics behind it (results.json's `rule`).
+    pub statistics: String,
+}
+
+/// The cases of one rule.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// E.g. "regression against run 20260101-120000" or "keep gain: pgo ≥ 5%".
+    pub name: String,
+    /// The rule that decides pass and fail, one paragraph, in every output.
+    pub rule: String,
+    /// The headers of [`Case::cells`].
+    pub columns: Vec<&'static str>,
+    pub cases: Vec<Case>,
+}
+
+/// Everything a check found.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The checked run's id and target.
+    pub run_id: String,
+    pub target: String,
+    pub suites: Vec<Suite>,
+    /// Things to know that are not a failure (the baseline chosen, what
+    /// could not be compared).
+    pub notes: Vec<String>,
+}
+
+impl Outcome {
+    /// Cases with this status, over every suite.
+    pub fn count(&self, status: Status) -> usize {
+        self.suites
+            .iter()
+            .flat_map(|s| &s.cases)
+            .filter(|c| c.status == status)
+            .count()
+    }
+
+    /// Whether the gate passes: no case failed.
+    pub fn passed(&self) -> bool {
+        self.count(Status::Failed) == 0
+    }
+}
+
+/// What to check and against what, as the command line says it.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The work directory (its `runs/` and `history.db`).
+    pub workdir: PathBuf,
+    /// The run to check (a run directory or results.json); default: the
+    /// work directory's latest run.
+    pub run: Option<PathBuf>,
+    /// The baseline run; default: from history.
+    pub against: Option<PathBuf>,
+    pub threshold: Percent,
+    pub keep_gain: Vec<KeepGain>,
+}
+
+/// Judge the run `options` names by its rules.
+pub fn check(options: &Options) -> Result<Outcome> {
+    let workdir = crate::workdir::Workdir::new(options.workdir.clone());
+    let run = match &options.run {
+        Some(path) => path.clone(),
+        None => workdir.latest_run().with_context(|| {
+            format!(
+                "no bench run in {}\nhint: run `afterburner run` (or `bench`) first, or name the run to check with --run",
+                workdir.runs().display()
+            )
+        })?,
+    };
+    let current = read_run(&run)?;
+    let mut notes = Vec::new();
+    let against = if let Some(path) = &options.against {
+        Some((read_run(path)?, path.clone()))
+    } else {
+        let found = baseline::from_history(&options.workdir, &current, &mut notes)?;
+        if found.is_none() && options.keep_gain.is_empty() {
+            bail!(
+                    "no earlier run of `{}` on this machine class ({}) in {}: nothing to check against\nhint: pass --against BASELINE (a results.json or run directory, e.g. the main branch's, kept as a CI artifact), or bench the baseline revision in this work directory first",
+                    current.target,
+                    MachineClass::of(&current),
+                    options.workdir.join(crate::store::HISTORY_FILE).display()
+                );
+        }
+        found
+    };
+    judge(
+        &current,
+        against.as_ref().map(|(r, p)| (r, p.as_path())),
+        options,
+        notes,
+    )
+}
+
+/// The suites of `current` against `against` (the baseline run and where
+/// it was read from) and its keep-gain rules.
+fn judge(
+    current: &Results,
+    against: Option<(&Results, &Path)>,
+    options: &Options,
+    mut notes: Vec<String>,
+) -> Result<Outcome> {
+    let mut suites = Vec::new();
+    match against {
+        Some((baseline, path)) => {
+            let (ours, theirs) = (MachineClass::of(current), MachineClass::of(baseline));
+            if ours != theirs {
+                notes.push(format!(
+                    "the baseline run ran on another machine class ({theirs}) than this one ({ours}): time differs by machine, and instruction counts too where a library picks code by CPU (glibc's string functions)"
+                ));
+            }
+            notes.push(format!(
+                "baseline: run {} ({}{})",
+                baseline.run_id,
+                path.display(),
+                baseline
+                    .revision
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(", revision {r}"))
+            ));
+            suites.push(regression::suite(
+                current,
+                baseline,
+                options.threshold,
+                &mut notes,
+            )?);
+        }
+        None => notes.push("no baseline run: only the --keep-gain rules were checked".to_owned()),
+    }
+    for rule in &options.keep_gain {
+        suites.push(gain::suite(current, rule)?);
+    }
+    Ok(Outcome {
+        run_id: current.run_id.clone(),
+        target: current.target.clone(),
+        suites,
+        notes,
+    })
+}
+
+/// Where a check's reports go: `--junit FILE`, and `--markdown FILE` or,
+/// without it, the file `$GITHUB_STEP_SUMMARY` names (appended to, as
+/// GitHub Actions expects of each step).
+pub fn write_reports(
+    outcome: &Outcome,
+    junit: Option<&Path>,
+    markdown: Option<&Path>,
+) -> Result<()> {
+    if let Some(path) = junit {
+        fs_err::write(path, junit::render(outcome)?)?;
+    }
+    let text = markdown::render(outcome);
+    match markdown {
+        Some(path) => fs_err::write(path, text)?,
+        None => {
+            if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty())
+            {
+                use std::io::Write as _;
+                let mut file = fs_err::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(PathBuf::from(summary))?;
+                file.write_all(text.as_bytes())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The workloads of a run that have a headline metric, in results order.
+fn workloads(results: &Results) -> Vec<(&str, &str)> {
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    for m in &results.measurements {
+        if out.iter().any(|(w, _)| *w == m.workload) {
+            continue;
+        }
+        if let Some(metric) = results.primary_metric(&m.workload) {
+            out.push((&m.workload, metric));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
