@@ -119,9 +119,12 @@ struct Pending {
     lookups: u32,
 }
 
-/// Bytes read from a connection and not yet parsed: `buf[start..end]`.
-/// The socket reads straight into `buf[end..]`, so no byte is copied on
-/// its way to the parser.
+/// Bytes read from a connection and not yet parsed: `buf[start..end]`,
+/// the start of a reply whose end has not arrived. Most reads end on a
+/// reply's end: they go into the thread's scratch buffer and are parsed
+/// there, and only a partial reply's bytes are kept here; further reads
+/// for it go straight into `buf[end..]`. Emptied, it gives its memory
+/// back, so an idle connection costs no buffer.
 struct Inbox {
     buf: Vec<u8>,
     start: usize,
@@ -167,6 +170,29 @@ impl Inbox {
             }
         }
         &mut self.buf[self.end..]
+    }
+
+    /// Whether a partial reply waits here.
+    fn holds(&self) -> bool {
+        self.start < self.end
+    }
+
+    /// Keep `bytes`, the start of a reply, in place of nothing.
+    fn keep(&mut self, bytes: &[u8]) {
+        self.clear();
+        let _ = self.space();
+        if self.buf.len() < bytes.len() {
+            self.buf.resize(bytes.len().next_power_of_two(), 0);
+        }
+        self.buf[..bytes.len()].copy_from_slice(bytes);
+        self.end = bytes.len();
+    }
+
+    /// Give the buffer back once everything in it was parsed.
+    fn release_if_empty(&mut self) {
+        if !self.holds() {
+            *self = Self::new();
+        }
     }
 
     /// A read filled all the room it had: double the buffer (up to
@@ -224,6 +250,9 @@ struct Driver<'a> {
     /// just connected).
     ready: Vec<usize>,
     last_error: String,
+    /// Where reads land and replies are parsed, shared by the thread's
+    /// connections.
+    scratch: Vec<u8>,
 }
 
 /// How often in-flight requests are checked against the timeout: a tenth
@@ -307,6 +336,7 @@ pub fn run(
         reconnect: BinaryHeap::new(),
         ready: Vec::new(),
         last_error: String::new(),
+        scratch: vec![0; WIDE_INBOX],
     };
     driver.drive(clock.start, &mut events)?;
     Ok(driver.recorder)
@@ -442,7 +472,13 @@ impl Driver<'_> {
         let closing = event.is_read_closed() || event.is_error();
         if event.is_readable() || closing {
             let before = conn.inflight.len();
-            let read = read_replies(conn, self.protocol, closing, &mut self.recorder);
+            let read = read_replies(
+                conn,
+                self.protocol,
+                closing,
+                &mut self.recorder,
+                &mut self.scratch,
+            );
             let answered = before - conn.inflight.len();
             self.inflight -= answered;
             if let Err(why) = read {
@@ -674,18 +710,25 @@ fn flush(conn: &mut Conn, recorder: &mut Recorder) -> io::Result<()> {
 /// loop stops there instead of paying one more read for `EAGAIN`: one
 /// read per batch of replies rather than two. Data arriving after it
 /// raises a new edge. When the event said the peer closed (`closing`),
-/// reading goes on to the end of the stream.
+/// reading goes on to the end of the stream. Reads land in `scratch`
+/// unless a partial reply waits in the connection's inbox.
 fn read_replies(
     conn: &mut Conn,
     protocol: &dyn Protocol,
     closing: bool,
     recorder: &mut Recorder,
+    scratch: &mut [u8],
 ) -> Result<(), Failure> {
     loop {
         let Some(stream) = conn.stream.as_mut() else {
             return Ok(());
         };
-        let room = conn.input.space();
+        let partial = conn.input.holds();
+        let room = if partial {
+            conn.input.space()
+        } else {
+            &mut *scratch
+        };
         let asked = room.len();
         match stream.read(room) {
             Ok(0) => {
@@ -694,13 +737,29 @@ fn read_replies(
                 ))
             }
             Ok(n) => {
-                conn.input.end += n;
                 recorder.bytes(n as u64, 0);
-                if n == asked {
-                    // More may be waiting: read it in bigger pieces.
-                    conn.input.widen();
+                if partial {
+                    conn.input.end += n;
+                    if n == asked {
+                        // More may be waiting: read it in bigger pieces.
+                        conn.input.widen();
+                    }
+                    let inbox = &mut conn.input;
+                    let used = parse_replies(
+                        &inbox.buf[inbox.start..inbox.end],
+                        &mut conn.inflight,
+                        protocol,
+                        recorder,
+                    )?;
+                    inbox.start += used;
+                    inbox.release_if_empty();
+                } else {
+                    let used =
+                        parse_replies(&scratch[..n], &mut conn.inflight, protocol, recorder)?;
+                    if used < n {
+                        conn.input.keep(&scratch[used..n]);
+                    }
                 }
-                record_replies(conn, protocol, recorder)?;
                 if n < asked && !closing {
                     return Ok(());
                 }
@@ -712,27 +771,29 @@ fn read_replies(
     }
 }
 
-/// Record every complete reply in the inbox, oldest request first.
-fn record_replies(
-    conn: &mut Conn,
+/// Record every complete reply in `input`, oldest request first; the
+/// bytes they took (the rest is the start of a reply).
+fn parse_replies(
+    input: &[u8],
+    inflight: &mut VecDeque<Pending>,
     protocol: &dyn Protocol,
     recorder: &mut Recorder,
-) -> Result<(), Failure> {
+) -> Result<usize, Failure> {
     let now = Instant::now();
-    let inbox = &mut conn.input;
-    while inbox.start < inbox.end {
-        let input = &inbox.buf[inbox.start..inbox.end];
-        let reply = protocol.parse(input).map_err(|e| Failure::Protocol(e.0))?;
+    let mut used = 0;
+    while used < input.len() {
+        let rest = &input[used..];
+        let reply = protocol.parse(rest).map_err(|e| Failure::Protocol(e.0))?;
         let len = match reply {
             Reply::Incomplete => break,
             Reply::Complete { len, .. } | Reply::Values { len, .. } => len,
         };
-        let pending = conn.inflight.pop_front().ok_or_else(|| {
+        let pending = inflight.pop_front().ok_or_else(|| {
             Failure::Protocol("a reply arrived with no request in flight".to_owned())
         })?;
         match reply {
             Reply::Complete { ok: false, .. } => {
-                recorder.error_reply(pending.start, now, || first_line(&input[..len]));
+                recorder.error_reply(pending.start, now, || first_line(&rest[..len]));
             }
             Reply::Values { values, .. } if pending.lookups > 0 => {
                 let hits = values.min(pending.lookups);
@@ -745,9 +806,9 @@ fn record_replies(
             }
             _ => recorder.reply(pending.start, now, true),
         }
-        inbox.start += len;
+        used += len;
     }
-    Ok(())
+    Ok(used)
 }
 
 /// An error reply's first line, as the server wrote it (`-ERR unknown
@@ -797,5 +858,24 @@ mod tests {
         inbox.start = inbox.end;
         // All parsed: the next read starts at the front.
         assert_eq!(inbox.space().len(), 4 * INBOX);
+    }
+
+    /// A partial reply is kept with the room to complete it; once parsed,
+    /// the inbox gives its memory back (an idle connection holds none).
+    #[test]
+    fn a_partial_reply_is_kept_then_its_memory_given_back() {
+        let mut inbox = Inbox::new();
+        assert!(!inbox.holds());
+        inbox.keep(b"$5\r\nhel");
+        assert!(inbox.holds());
+        assert_eq!(&inbox.buf[inbox.start..inbox.end], b"$5\r\nhel");
+        fill(&mut inbox, b"lo\r\n");
+        assert_eq!(&inbox.buf[inbox.start..inbox.end], b"$5\r\nhello\r\n");
+        inbox.start = inbox.end;
+        inbox.release_if_empty();
+        assert_eq!(inbox.buf.capacity(), 0);
+        let big = vec![7u8; 3 * INBOX];
+        inbox.keep(&big);
+        assert_eq!(&inbox.buf[..inbox.end], &big[..]);
     }
 }
