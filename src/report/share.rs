@@ -13,8 +13,9 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use super::results::Measurement;
 use super::results::{Results, WarningEntry};
-use crate::stats::fieller::{share_of_gain, FiellerSet, Group};
+use crate::stats::fieller::{share_of_gain, share_of_gain_paired, FiellerSet, GainShare, Group};
 
 /// Metrics that count executed work, shown beside the headline metric.
 const WORK: [&str; 2] = ["instructions", "instructions_per_request"];
@@ -57,7 +58,12 @@ pub struct ShareEntry {
     /// False when R's own gain is not significantly different from zero at
     /// the report's confidence: Fieller's set then has no finite bounds.
     pub bounded: bool,
-    /// Satterthwaite's degrees of freedom the t quantile was taken with.
+    /// Whether the runs were paired by round (every round ran the
+    /// baseline, the variant and the reference): each round's differences
+    /// from the baseline are then one observation, and `df` is rounds − 1.
+    pub paired: bool,
+    /// Degrees of freedom the t quantile was taken with: rounds − 1 when
+    /// paired, else Satterthwaite's for the contrast at the estimate.
     pub df: f64,
 }
 
@@ -111,24 +117,23 @@ pub fn compute(results: &Results, reference: &str) -> GainShares {
             workload,
         );
         for metric in metrics {
-            let group = |variant: &str| {
-                results
-                    .measurements
-                    .iter()
-                    .find(|m| {
-                        m.workload == workload && m.metric.name == metric && m.variant == variant
-                    })
-                    .and_then(|m| Group::of(&m.samples))
+            let measured = |variant: &str| {
+                results.measurements.iter().find(|m| {
+                    m.workload == workload && m.metric.name == metric && m.variant == variant
+                })
             };
-            let (Some(b), Some(r)) = (group(&results.baseline), group(reference)) else {
+            let (Some(b), Some(r)) = (measured(&results.baseline), measured(reference)) else {
                 continue;
             };
             for v in &results.variants {
                 if v.name == results.baseline || v.name == reference {
                     continue;
                 }
-                let Some(g) = group(&v.name) else { continue };
-                let found = share_of_gain(&b, &g, &r, results.confidence);
+                let Some((found, paired)) =
+                    measured(&v.name).and_then(|m| share(b, m, r, results.confidence))
+                else {
+                    continue;
+                };
                 let (ci_low, ci_high) = match found.interval {
                     FiellerSet::Bounded { low, high } => (Some(low), Some(high)),
                     FiellerSet::Unbounded => (None, None),
@@ -142,6 +147,7 @@ pub fn compute(results: &Results, reference: &str) -> GainShares {
                     ci_low,
                     ci_high,
                     bounded: ci_low.is_some(),
+                    paired,
                     df: found.df,
                 });
             }
@@ -149,9 +155,32 @@ pub fn compute(results: &Results, reference: &str) -> GainShares {
     }
     GainShares {
         reference: reference.to_owned(),
-        rule: rule(results, reference),
+        rule: rule(results, reference, &shares),
         shares,
     }
+}
+
+/// `variant`'s share of `reference`'s gain over `baseline`, and whether it
+/// was taken on paired rounds: paired when the three ran in the same rounds
+/// (an interleaved bench), as the comparisons are; `None` with fewer than
+/// two samples of any.
+fn share(
+    baseline: &Measurement,
+    variant: &Measurement,
+    reference: &Measurement,
+    confidence: f64,
+) -> Option<(GainShare, bool)> {
+    if baseline.rounds == variant.rounds && baseline.rounds == reference.rounds {
+        let paired = share_of_gain_paired(
+            &baseline.samples,
+            &variant.samples,
+            &reference.samples,
+            confidence,
+        )?;
+        return Some((paired, true));
+    }
+    let [b, v, r] = [baseline, variant, reference].map(|m| Group::of(&m.samples));
+    Some((share_of_gain(&b?, &v?, &r?, confidence), false))
 }
 
 /// The judged metrics of each workload, in results order: the headline
@@ -185,10 +214,18 @@ fn judged(results: &Results) -> Vec<(&str, Vec<&str>)> {
     out
 }
 
-/// The rule in one sentence.
-fn rule(results: &Results, reference: &str) -> String {
+/// The rule in one sentence, naming the forms of the interval `shares`
+/// used.
+fn rule(results: &Results, reference: &str, shares: &[ShareEntry]) -> String {
+    let paired = shares.iter().any(|s| s.paired);
+    let unpaired = shares.iter().any(|s| !s.paired);
+    let form = match (paired, unpaired) {
+        (true, false) => "each round's two differences from the baseline (the variant's and the reference's, runs interleaved in rounds) one observation, t at rounds − 1 degrees of freedom",
+        (false, _) => "each variant's runs an independent sample with its own variance, t at Satterthwaite's degrees of freedom (Hasler, Vonk & Hothorn 2008)",
+        (true, true) => "each round's two differences from the baseline one observation where the three ran in the same rounds (t at rounds − 1 degrees of freedom), elsewhere each variant's runs an independent sample with its own variance (t at Satterthwaite's degrees of freedom; results.json's `paired` says which)",
+    };
     format!(
-        "Share = (mean of `{b}` − mean of the variant) / (mean of `{b}` − mean of `{reference}`), the fraction of `{reference}`'s gain the variant reaches (100% = all of it, 0% = none, below 0% = worse than `{b}`); its {c}% interval by Fieller's method (Fieller 1954) for a ratio whose numerator and denominator share `{b}`'s mean, each variant's runs an independent sample with its own variance, the t quantile at Satterthwaite's degrees of freedom (Hasler, Vonk & Hothorn 2008); where `{reference}`'s own gain is not significantly different from zero at that level the interval has no finite bounds, and neither it nor the share is given.",
+        "Share = (mean of `{b}` − mean of the variant) / (mean of `{b}` − mean of `{reference}`), the fraction of `{reference}`'s gain the variant reaches (100% = all of it, 0% = none, below 0% = worse than `{b}`); its {c}% interval by Fieller's method (Fieller 1954) for a ratio whose numerator and denominator share `{b}`'s runs, {form}; where `{reference}`'s own gain is not significantly different from zero at that level the interval has no finite bounds, and neither it nor the share is given.",
         b = results.baseline,
         c = tidy(results.confidence * 100.0),
     )
@@ -332,6 +369,31 @@ mod tests {
             (pgo.variant.as_str(), pgo.share, pgo.bounded),
             ("pgo", None, false)
         );
+    }
+
+    /// Interleaved rounds pair the runs; a variant that misses a round (a
+    /// failed run) is taken unpaired, and the rule names both forms.
+    #[test]
+    fn rounds_in_common_pair_the_runs_and_a_missing_one_unpairs_them() {
+        let mut results = hotpath();
+        let paired = compute(&results, "pgo");
+        assert!(paired.shares.iter().all(|s| s.paired), "{paired:?}");
+        assert!((paired.shares[0].df - 5.0).abs() < 1e-12);
+        assert!(!paired.rule.contains("Satterthwaite"), "{}", paired.rule);
+        let wall = results
+            .measurements
+            .iter_mut()
+            .find(|m| m.metric.name == "wall" && m.variant == "o3")
+            .unwrap();
+        wall.rounds.pop();
+        wall.samples.pop();
+        let mixed = compute(&results, "pgo");
+        assert!(
+            !mixed.shares[0].paired && mixed.shares[1].paired,
+            "{mixed:?}"
+        );
+        assert!(mixed.rule.contains("Satterthwaite"), "{}", mixed.rule);
+        assert!(mixed.rule.contains("rounds − 1"), "{}", mixed.rule);
     }
 
     /// The run's experiment file decides: gone, nothing; naming a variant
