@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use resolve::{load, load_str};
+pub use resolve::{load, load_str, report_settings};
 pub use template::{Bindings, Template};
 
 use crate::toolchain::{BoltProfile, Compiler, Optimization};
@@ -55,6 +55,19 @@ pub struct Experiment {
     pub params: BTreeMap<String, String>,
     /// `[cluster]`: builds and bench blocks run as cluster jobs.
     pub cluster: Option<Cluster>,
+    /// `[report]`: how reports present a run.
+    pub report: ReportSettings,
+}
+
+/// `[report]`: how reports present a run. `afterburner report` reads it
+/// again from the run's experiment file ([`report_settings`]), so a run
+/// benched before the table was written gets what it asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ReportSettings {
+    /// `gain_reference`: the variant (never the baseline) whose gain over
+    /// the baseline every other variant's gain is measured against, in the
+    /// report's "Share of R's gain".
+    pub gain_reference: Option<String>,
 }
 
 /// `[cluster]`: where and how the jobs of a cluster run are submitted.

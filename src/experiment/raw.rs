@@ -28,6 +28,26 @@ pub struct RawExperiment {
     pub quick: RawQuick,
     /// `[cluster]`: run builds and bench blocks as cluster jobs.
     pub cluster: Option<RawCluster>,
+    /// `[report]`: how reports present a run.
+    #[serde(default)]
+    pub report: RawReport,
+}
+
+/// `[report]`, as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReport {
+    /// The variant whose gain over the baseline the others' gains are
+    /// measured against.
+    pub gain_reference: Option<Spanned<String>>,
+}
+
+/// The `[report]` table of an experiment file alone, the rest unread:
+/// what `afterburner report` reads again from a run's experiment file.
+#[derive(Debug, Deserialize)]
+pub struct RawReportOnly {
+    #[serde(default)]
+    pub report: RawReport,
 }
 
 /// `[cluster]`, as written.

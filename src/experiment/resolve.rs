@@ -21,8 +21,11 @@ use crate::units::parse_duration;
 mod cluster;
 mod each;
 mod matrix;
+mod report;
 mod services;
 mod variants;
+
+pub use report::report_settings;
 
 /// Load and validate an experiment file; `quick` applies its `[quick]` overrides.
 pub fn load(path: &Path, quick: bool) -> Result<Experiment, ExperimentError> {
@@ -52,6 +55,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let mut raw_variants = std::mem::take(&mut raw.variants);
     raw_variants.extend(cx.expand_matrices(&raw.matrices)?);
     let mut variants = cx.variants(&raw_variants, &target, &params, &dir)?;
+    let variants_before_quick: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     if quick {
         variants = cx.quick_variants(variants, &quick_section)?;
     }
@@ -64,6 +68,12 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         .as_ref()
         .map(|c| cx.cluster(c, &bench, &dir))
         .transpose()?;
+    // Against every variant the file defines, `--quick` or not: the file
+    // is valid or not whatever the flag.
+    let report = cx.report(
+        &raw.report,
+        variants_before_quick.iter().map(String::as_str),
+    )?;
     Ok(Experiment {
         file: absolute,
         dir,
@@ -74,6 +84,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         bench,
         params,
         cluster,
+        report,
     })
 }
 

@@ -1,7 +1,7 @@
 //! Validation tests: good files load, bad ones name file, line and fix.
 
 use super::*;
-use crate::experiment::{LoadModel, Ready};
+use crate::experiment::{LoadModel, Ready, ReportSettings};
 use crate::toolchain::Optimization;
 
 const GOOD: &str = r#"
@@ -675,4 +675,61 @@ fn a_training_workloads_weight_is_read_and_bounded() {
         err.contains(":19: workload `hot` has a weight but does not train"),
         "{err}"
     );
+}
+
+#[test]
+fn a_gain_reference_names_a_variant_other_than_the_baseline() {
+    let with = |name: &str| format!("{GOOD}\n[report]\ngain_reference = \"{name}\"\n");
+    let e = load_text(&with("pgo+lto"), false).unwrap();
+    assert_eq!(e.report.gain_reference.as_deref(), Some("pgo+lto"));
+    // `--quick` runs the baseline alone, yet the file stays valid.
+    assert!(load_text(&with("pgo+lto"), true).is_ok());
+    assert_eq!(
+        load_text(GOOD, false).unwrap().report,
+        ReportSettings::default()
+    );
+    let text = with("pgo");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("gain_reference"))
+        .unwrap()
+        + 1;
+    let unknown = error_of(&text);
+    assert!(
+        unknown.contains(&format!("/exp/afterburner.toml:{line}:")),
+        "{unknown}"
+    );
+    assert!(
+        unknown.contains("gain_reference = \"pgo\" names no variant"),
+        "{unknown}"
+    );
+    assert!(
+        unknown.contains("hint: name one of the variants other than the baseline: `pgo+lto`"),
+        "{unknown}"
+    );
+    let baseline = error_of(&with("baseline"));
+    assert!(baseline.contains(&format!(":{line}:")), "{baseline}");
+    assert!(baseline.contains("is the baseline"), "{baseline}");
+    assert!(baseline.contains("hint:"), "{baseline}");
+    let typo = error_of(&format!("{GOOD}\n[report]\ngain_refrence = \"pgo+lto\"\n"));
+    assert!(typo.contains("gain_refrence"), "{typo}");
+}
+
+/// `afterburner report` reads `[report]` alone again, against the run's
+/// variants: the rest of the file may have changed since.
+#[test]
+fn report_settings_are_read_alone_against_a_runs_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("afterburner.toml");
+    let text = "[target]\nname = \"changed since\"\n\n[report]\ngain_reference = \"pgo\"\n";
+    fs_err::write(&path, text).unwrap();
+    let settings = report_settings(&path, ["baseline", "pgo", "o3"].into_iter()).unwrap();
+    assert_eq!(settings.gain_reference.as_deref(), Some("pgo"));
+    let missing = report_settings(&path, ["baseline", "o3"].into_iter())
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("afterburner.toml:5:"), "{missing}");
+    assert!(missing.contains("names no variant"), "{missing}");
+    let gone = report_settings(&dir.path().join("nope.toml"), std::iter::empty());
+    assert!(matches!(gone, Err(ExperimentError::Read { .. })));
 }

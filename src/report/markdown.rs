@@ -50,6 +50,7 @@ impl Exporter for Markdown {
             );
         }
         out.push_str(&super::headline::markdown(results));
+        out.push_str(&super::share::markdown(results));
         let mut workload = "";
         for group in results.groups() {
             if group.workload != workload {

@@ -20,6 +20,7 @@ pub mod nodes;
 pub mod results;
 mod server;
 mod sets;
+pub mod share;
 mod utilization;
 
 /// Declares each export format's module and lists them: the one list.
@@ -135,6 +136,7 @@ pub fn load_results(run_dir: &Path) -> Result<Results> {
         }
     }
     results.nodes = nodes::read(&recorded.blocks);
+    share::attach(&mut results);
     results.warnings.extend(nodes::disagreements(&results));
     // A cluster run's profiles are its blocks': the first explains.
     let explained_run = recorded.with_files();

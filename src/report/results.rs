@@ -79,6 +79,11 @@ pub struct Results {
     /// A cluster run's blocks, each analysed alone, with its node.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<super::nodes::Node>,
+    /// With `[report] gain_reference`: each variant's share of the
+    /// reference variant's gain over the baseline, per workload and judged
+    /// metric, with Fieller's interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gain_shares: Option<super::share::GainShares>,
     /// Where the instructions went, per function and object, when the
     /// run kept callgrind's files (drawn in report.md and report.html;
     /// not part of results.json: `afterburner explain` redraws it).
@@ -325,6 +330,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         loads: Vec::new(),
         instances: Vec::new(),
         nodes: Vec::new(),
+        gain_shares: None,
         explained: None,
         simulated: None,
     }

@@ -25,6 +25,7 @@ impl Exporter for Terminal {
             .map(|text| format!("{text}\n\n"))
             .unwrap_or_default();
         out.push_str(&super::headline::text(results));
+        out.push_str(&super::share::text(results));
         out.push_str(&super::nodes::text(results));
         let width = results
             .variants

@@ -1,7 +1,9 @@
 //! Statistics of repeated runs: summaries (mean, median, STDDEVP, CV), the
 //! Mann-Whitney U test, bootstrap intervals of a ratio of means, the verdict
 //! rule (rank test and interval for noisy metrics, resolution for exact ones)
-//! and the warnings a reader needs before trusting a verdict.
+//! and the warnings a reader needs before trusting a verdict; beside them,
+//! the share of a reference variant's gain with Fieller's interval
+//! ([`fieller`], on Student's t of [`student_t`]).
 //!
 //! Samples are finite values in the metric's unit (seconds, KiB, instructions,
 //! requests per second). For such input no function here panics or returns a
@@ -480,9 +482,11 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[low] + (sorted[high] - sorted[low]) * fraction
 }
 
+pub mod fieller;
 pub mod holm;
 mod mann_whitney;
 pub mod sequential;
+pub mod student_t;
 mod warnings;
 mod wilcoxon;
 

@@ -24,6 +24,7 @@ mod rundir;
 mod sequential;
 mod services;
 mod shapes;
+mod share;
 mod snapshots;
 mod strays;
 mod support;

@@ -70,3 +70,25 @@ fn json_export_round_trips() {
     let fixed: serde_json::Value = serde_json::from_str(INSTANCES).unwrap();
     assert_eq!(again, fixed);
 }
+
+/// With `[report] gain_reference = "pgo"`: the share of pgo's gain that
+/// -O3 reaches, in report.md and the terminal summary (wall: pgo's own
+/// gain is not significant, so no interval; instructions: exact counts).
+#[test]
+fn share_of_gain_section() {
+    let mut results: Results = serde_json::from_str(HOTPATH).unwrap();
+    results.gain_shares = Some(afterburner::report::share::compute(&results, "pgo"));
+    let markdown =
+        String::from_utf8(exporter("markdown").unwrap().render(&results).unwrap()).unwrap();
+    let section = markdown
+        .split("\n## ")
+        .find(|s| s.starts_with("Share of"))
+        .unwrap();
+    let text = String::from_utf8(exporter("text").unwrap().render(&results).unwrap()).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("share of"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    insta::assert_snapshot!(format!("## {section}\n---\n{}", lines.join("\n")));
+}
