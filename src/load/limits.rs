@@ -69,6 +69,17 @@ fn refuse(setting: &'static str, message: String, hint: impl Into<String>) -> Re
     })
 }
 
+/// The local ports a connection may take (`net.ipv4.ip_local_port_range`);
+/// `None` where the kernel does not say.
+fn local_port_range() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut numbers = text.split_whitespace().map(str::parse::<u64>);
+    match (numbers.next(), numbers.next()) {
+        (Some(Ok(low)), Some(Ok(high))) if low <= high => Some((low, high)),
+        _ => None,
+    }
+}
+
 /// The limits on open descriptors (`RLIMIT_NOFILE`): soft, hard.
 fn descriptor_limits() -> (u64, u64) {
     let mut limit = libc::rlimit {
@@ -287,6 +298,12 @@ fn check_clients(driver: Driver, clients: usize, instances: usize) -> Result<(),
         if needed > limit {
             return refuse("clients", format!("{all} clients need {all} connections, and this process may open at most {limit} descriptors (RLIMIT_NOFILE's hard limit)"), format!("give at most {} clients, or raise the hard limit: `ulimit -Hn {needed}` as root in the shell that starts afterburner (afterburner raises the soft limit to the hard one itself)", limit.saturating_sub(SPARE_DESCRIPTORS).max(1)));
         }
+        if let Some((low, high)) = local_port_range() {
+            let ports = high.saturating_sub(low) + 1;
+            if u64::try_from(all).unwrap_or(u64::MAX) > ports {
+                return refuse("clients", format!("{all} clients need {all} connections, and one server address takes at most {ports} from this host: each needs a local port of its own (net.ipv4.ip_local_port_range is {low}–{high})"), format!("give at most {ports} clients, or widen the range: `sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"`"));
+            }
+        }
     }
     Ok(())
 }
@@ -383,6 +400,8 @@ mod tests {
         let why = check(&many).unwrap_err();
         if descriptor_limit() < 100_064 {
             assert!(why.hint.contains("ulimit -Hn"), "{why}");
+        } else if local_port_range().is_some_and(|(low, high)| high - low < 100_000) {
+            assert!(why.hint.contains("ip_local_port_range"), "{why}");
         }
     }
 }
