@@ -404,7 +404,7 @@ pub fn compose_flags(
     let mut opt = optimization_flags(
         variant.compiler,
         &variant.optimize,
-        variant.bolt_profile,
+        variant.profile_sources(),
         stage,
         dirs,
     );

@@ -183,6 +183,7 @@ pub fn variant_setup(variant: &Variant) -> VariantSetup<'_> {
     VariantSetup {
         compiler: variant.compiler,
         bolt_profile: variant.bolt_profile,
+        go_pgo: variant.go_pgo,
         sample_event: variant.sample_event.as_deref(),
     }
 }

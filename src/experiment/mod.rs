@@ -355,6 +355,9 @@ pub struct Variant {
     pub sample_event: Option<String>,
     /// Where BOLT's profile comes from.
     pub bolt_profile: BoltProfile,
+    /// Where a Go variant's PGO profile comes from (`pgo_source`; by
+    /// default `perf` when no training workload passes `{profile}`).
+    pub go_pgo: crate::toolchain::GoPgoSource,
     /// The `-march` level when `optimize` has `march`: `native`, or the
     /// level the variant names (`x86-64-v3`); `None` without `march`.
     pub march: Option<String>,
@@ -373,7 +376,15 @@ impl Variant {
 
     /// The variant's training rounds, in order.
     pub fn rounds(&self) -> Vec<&'static dyn crate::toolchain::Pgo> {
-        crate::toolchain::rounds(&self.optimize, self.compiler, self.bolt_profile)
+        crate::toolchain::rounds(&self.optimize, self.compiler, self.profile_sources())
+    }
+
+    /// Where its profiles come from, where an optimization offers a choice.
+    pub fn profile_sources(&self) -> crate::toolchain::ProfileSources {
+        crate::toolchain::ProfileSources {
+            bolt: self.bolt_profile,
+            go: self.go_pgo,
+        }
     }
 
     /// Whether the variant uses binaries that exist already.

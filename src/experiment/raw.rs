@@ -190,6 +190,10 @@ pub struct RawVariant {
     pub sample_event: Option<Spanned<String>>,
     /// BOLT's profile: "instrumented", "sampled" (perf) or "auto".
     pub bolt_profile: Option<Spanned<String>>,
+    /// Go PGO's profile: "perf" (sampled) or "cpuprofile" (written by the
+    /// program where `{profile}` points); by default "cpuprofile" where a
+    /// training workload passes `{profile}`, else "perf".
+    pub pgo_source: Option<Spanned<String>>,
     /// The `-march` of `optimize = ["march"]`: "native" (default) or a
     /// level such as "x86-64-v3".
     pub march: Option<Spanned<String>>,

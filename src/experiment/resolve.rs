@@ -52,15 +52,16 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let params = cx.params(&raw.params, quick.then_some(&quick_section))?;
     let mut target = cx.target(&raw.target, &params, &dir)?;
     target.services = cx.services(&raw.target.services, &target, &params, &dir)?;
+    let (raw_workloads, workload_sets) =
+        cx.expand_each(std::mem::take(&mut raw.workloads), &dir)?;
     let mut raw_variants = std::mem::take(&mut raw.variants);
     raw_variants.extend(cx.expand_matrices(&raw.matrices)?);
-    let mut variants = cx.variants(&raw_variants, &target, &params, &dir)?;
+    let trains_with_profile = trains_with_profile(&raw_workloads, &raw.target.services);
+    let mut variants = cx.variants(&raw_variants, &target, &params, &dir, trains_with_profile)?;
     let variants_before_quick: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     if quick {
         variants = cx.quick_variants(variants, &quick_section)?;
     }
-    let (raw_workloads, workload_sets) =
-        cx.expand_each(std::mem::take(&mut raw.workloads), &dir)?;
     let workloads = cx.workloads(&raw_workloads, &target, &params, &dir)?;
     let bench = cx.bench(&raw.bench, quick.then_some(&quick_section))?;
     let cluster = raw
@@ -86,6 +87,20 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         cluster,
         report,
     })
+}
+
+/// Whether a training run writes a profile of its own where `{profile}`
+/// points: a training workload's command, or a service's start command.
+fn trains_with_profile(
+    workloads: &[super::raw::RawWorkload],
+    services: &[super::raw::RawService],
+) -> bool {
+    let has = |t: &str| t.contains("{profile}");
+    workloads.iter().any(|w| {
+        let bench_only = w.role.as_ref().is_some_and(|r| r.get_ref() == "bench");
+        let command = w.train_run.as_ref().or(w.run.as_ref());
+        !bench_only && command.is_some_and(|c| has(c.get_ref()))
+    }) || services.iter().any(|s| has(s.start.get_ref()))
 }
 
 /// The fewest rounds before a sequential plan's first look: the exact

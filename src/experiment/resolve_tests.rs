@@ -733,3 +733,102 @@ fn report_settings_are_read_alone_against_a_runs_variants() {
     let gone = report_settings(&dir.path().join("nope.toml"), std::iter::empty());
     assert!(matches!(gone, Err(ExperimentError::Read { .. })));
 }
+
+const GO: &str = r#"
+[target]
+name = "gohot"
+source = { path = "src" }
+build = "go build -o gohot ."
+binaries = { gohot = "gohot" }
+compiler = "go"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+
+[[workload]]
+name = "loop"
+run = "{bin.gohot} -n 1000"
+"#;
+
+fn round_names(e: &Experiment) -> Vec<&'static str> {
+    e.variants[0].rounds().iter().map(|r| r.name()).collect()
+}
+
+#[test]
+fn go_pgo_samples_with_perf_unless_a_training_run_writes_its_own_profile() {
+    use crate::toolchain::GoPgoSource;
+    // No {profile} anywhere: perf samples.
+    let e = load_text(GO, false).unwrap();
+    assert_eq!(e.variants[0].go_pgo, GoPgoSource::Perf);
+    assert_eq!(round_names(&e), ["go-pgo-perf"]);
+    // A training run that writes its own CPU profile: go tool pprof.
+    let own = GO.replace(
+        "run = \"{bin.gohot} -n 1000\"",
+        "run = \"{bin.gohot} -n 1000\"\ntrain_run = \"{bin.gohot} -cpuprofile {profile}\"",
+    );
+    let e = load_text(&own, false).unwrap();
+    assert_eq!(e.variants[0].go_pgo, GoPgoSource::Cpuprofile);
+    assert_eq!(round_names(&e), ["go-pgo"]);
+    // A bench-only workload's {profile} trains nothing.
+    let bench_only = GO.replace(
+        "run = \"{bin.gohot} -n 1000\"",
+        "run = \"{bin.gohot} -cpuprofile {profile}\"\nrole = \"bench\"\n\n[[workload]]\nname = \"t\"\nrole = \"train\"\nrun = \"{bin.gohot}\"",
+    );
+    assert_eq!(
+        load_text(&bench_only, false).unwrap().variants[0].go_pgo,
+        GoPgoSource::Perf
+    );
+    // Said explicitly, perf wins over {profile}, and takes a sample_event.
+    let perf = own.replace(
+        "optimize = [\"pgo\"]",
+        "optimize = [\"pgo\"]\npgo_source = \"perf\"\nsample_event = \"task-clock\"",
+    );
+    let e = load_text(&perf, false).unwrap();
+    assert_eq!(round_names(&e), ["go-pgo-perf"]);
+    assert_eq!(e.variants[0].sample_event.as_deref(), Some("task-clock"));
+}
+
+#[test]
+fn pgo_source_errors_name_the_line_and_what_to_do() {
+    let no_profile = GO.replace(
+        "optimize = [\"pgo\"]",
+        "optimize = [\"pgo\"]\npgo_source = \"cpuprofile\"",
+    );
+    let err = error_of(&no_profile);
+    assert!(
+        err.contains(":12: pgo_source = \"cpuprofile\" reads the CPU profiles"),
+        "{err}"
+    );
+    assert!(err.contains("pgo_source = \"perf\""), "{err}");
+    let typo = GO.replace(
+        "optimize = [\"pgo\"]",
+        "optimize = [\"pgo\"]\npgo_source = \"pprof\"",
+    );
+    let err = error_of(&typo);
+    assert!(err.contains(":12: unknown pgo_source `pprof`"), "{err}");
+    let not_go = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"pgo\", \"lto\"]\npgo_source = \"perf\"",
+    );
+    let err = error_of(&not_go);
+    assert!(
+        err.contains(":14: pgo_source says where Go PGO's profile comes from"),
+        "{err}"
+    );
+    // Go's own CPU profiles take no perf event.
+    let stray = GO
+        .replace(
+            "optimize = [\"pgo\"]",
+            "optimize = [\"pgo\"]\nsample_event = \"cpu-clock\"",
+        )
+        .replace(
+            "run = \"{bin.gohot} -n 1000\"",
+            "run = \"{bin.gohot} -cpuprofile {profile}\"",
+        );
+    assert!(
+        error_of(&stray).contains(":12: sample_event is the perf event"),
+        "{}",
+        error_of(&stray)
+    );
+}

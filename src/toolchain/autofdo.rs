@@ -81,6 +81,8 @@ const TIMEOUT: Duration = Duration::from_mins(10);
 pub const SAMPLER: Sampler = Sampler {
     what: "AutoFDO",
     instead: "use optimize = [\"pgo\"] (instrumented: needs no PMU), or `bolt` (instrumented too)",
+    default_event: None,
+    call_graph: false,
 };
 
 fn converter() -> Result<&'static str> {

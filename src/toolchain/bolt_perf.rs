@@ -31,6 +31,8 @@ pub struct BoltPerf;
 pub const SAMPLER: Sampler = Sampler {
     what: "BOLT from perf samples (bolt_profile = \"sampled\")",
     instead: "leave bolt_profile unset (instrumented BOLT needs no PMU)",
+    default_event: None,
+    call_graph: false,
 };
 
 /// What perf2bolt says when a recording holds no sample of the binary.

@@ -8,10 +8,13 @@ mod clang_pgo;
 mod gcc_pgo;
 pub mod gcov_afdo;
 pub mod go_find;
+pub mod go_perf;
 mod go_pgo;
 mod merge;
 pub mod optimize;
+pub mod pprof_write;
 pub mod sampling;
+pub mod symbolize;
 pub mod tools;
 pub mod weights;
 
@@ -28,6 +31,7 @@ pub use clang_pgo::{
     CLANG_FRONTEND_PGO, CLANG_IR_PGO,
 };
 pub use gcc_pgo::GccPgo;
+pub use go_perf::GoPerfPgo;
 pub use go_pgo::{profile_path as go_profile_path, GoPgo};
 pub use optimize::{Optimization, Optimize};
 
@@ -138,6 +142,47 @@ impl BoltProfile {
     }
 }
 
+/// Where Go PGO's profile comes from (`pgo_source` on a Go variant).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GoPgoSource {
+    /// The program writes its own CPU profile where `{profile}` points
+    /// (`-cpuprofile {profile}`); `go tool pprof -proto` merges them.
+    #[default]
+    Cpuprofile,
+    /// Training runs under `perf record -g`; afterburner converts the
+    /// samples into a pprof profile (any Go program, no flag needed).
+    Perf,
+}
+
+impl GoPgoSource {
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "cpuprofile" => Some(GoPgoSource::Cpuprofile),
+            "perf" => Some(GoPgoSource::Perf),
+            _ => None,
+        }
+    }
+}
+
+/// Where a variant's sampled or instrumented profiles come from, where an
+/// optimization offers a choice: BOLT's (`bolt_profile`) and Go PGO's
+/// (`pgo_source`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProfileSources {
+    pub bolt: BoltProfile,
+    pub go: GoPgoSource,
+}
+
+impl ProfileSources {
+    /// Instrumented BOLT and Go's own CPU profiles: the choice that needs
+    /// neither a PMU nor perf (tests, `doctor`).
+    pub const INSTRUMENTED: ProfileSources = ProfileSources {
+        bolt: BoltProfile::Instrumented,
+        go: GoPgoSource::Cpuprofile,
+    };
+}
+
 /// Which build of a variant is being made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -235,14 +280,14 @@ impl VariantDirs {
 pub fn rounds(
     optimize: &[Optimization],
     compiler: Compiler,
-    bolt: BoltProfile,
+    sources: ProfileSources,
 ) -> Vec<&'static dyn Pgo> {
     let (after_link, compile_time): (Vec<&Optimization>, Vec<&Optimization>) =
         optimize.iter().partition(|o| o.rounds_after_link());
     compile_time
         .into_iter()
         .chain(after_link)
-        .flat_map(|o| o.rounds(compiler, bolt))
+        .flat_map(|o| o.rounds(compiler, sources))
         .collect()
 }
 
@@ -256,12 +301,12 @@ pub fn rounds(
 pub fn optimization_flags(
     compiler: Compiler,
     optimize: &[Optimization],
-    bolt: BoltProfile,
+    sources: ProfileSources,
     stage: Stage,
     dirs: &VariantDirs,
 ) -> Flags {
     let mut flags = Flags::default();
-    let rounds = rounds(optimize, compiler, bolt);
+    let rounds = rounds(optimize, compiler, sources);
     let whole_stack = match stage {
         Stage::Final => true,
         Stage::Instrumented(r) => rounds.get(r).is_some_and(|p| p.instruments_final_code()),
@@ -357,12 +402,14 @@ pub trait Pgo: Sync {
     }
 }
 
-/// The PGO implementation of a compiler.
-pub fn pgo_for(compiler: Compiler) -> &'static dyn Pgo {
-    match compiler {
-        Compiler::Gcc => &GccPgo,
-        Compiler::Clang => &CLANG_IR_PGO,
-        Compiler::Go => &GoPgo,
+/// The PGO implementation of a compiler (for Go, of where its profile
+/// comes from).
+pub fn pgo_for(compiler: Compiler, go: GoPgoSource) -> &'static dyn Pgo {
+    match (compiler, go) {
+        (Compiler::Gcc, _) => &GccPgo,
+        (Compiler::Clang, _) => &CLANG_IR_PGO,
+        (Compiler::Go, GoPgoSource::Cpuprofile) => &GoPgo,
+        (Compiler::Go, GoPgoSource::Perf) => &GoPerfPgo,
     }
 }
 
@@ -476,7 +523,7 @@ mod tests {
                 let f = optimization_flags(
                     compiler,
                     &[Optimization::PGO, Optimization::O3, Optimization::LTO],
-                    BoltProfile::Instrumented,
+                    ProfileSources::INSTRUMENTED,
                     stage,
                     &dirs(),
                 );
@@ -490,7 +537,7 @@ mod tests {
         let f = optimization_flags(
             Compiler::Gcc,
             &[Optimization::PGO, Optimization::LTO],
-            BoltProfile::Instrumented,
+            ProfileSources::INSTRUMENTED,
             Stage::FIRST,
             &dirs(),
         );
@@ -504,7 +551,7 @@ mod tests {
         let f = optimization_flags(
             Compiler::Gcc,
             &[Optimization::PGO, Optimization::LTO],
-            BoltProfile::Instrumented,
+            ProfileSources::INSTRUMENTED,
             Stage::Final,
             &dirs(),
         );
@@ -531,7 +578,7 @@ mod tests {
     #[test]
     fn pgo_then_bolt_is_two_rounds_and_bolt_sees_the_whole_stack() {
         let stack = [Optimization::PGO, Optimization::LTO, Optimization::BOLT];
-        let rounds = rounds(&stack, Compiler::Gcc, BoltProfile::Instrumented);
+        let rounds = rounds(&stack, Compiler::Gcc, ProfileSources::INSTRUMENTED);
         assert_eq!(
             rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),
             ["gcc-pgo", "bolt"]
@@ -539,7 +586,7 @@ mod tests {
         let first = optimization_flags(
             Compiler::Gcc,
             &stack,
-            BoltProfile::Instrumented,
+            ProfileSources::INSTRUMENTED,
             Stage::Instrumented(0),
             &dirs(),
         );
@@ -551,14 +598,14 @@ mod tests {
         let second = optimization_flags(
             Compiler::Gcc,
             &stack,
-            BoltProfile::Instrumented,
+            ProfileSources::INSTRUMENTED,
             Stage::Instrumented(1),
             &dirs(),
         );
         let last = optimization_flags(
             Compiler::Gcc,
             &stack,
-            BoltProfile::Instrumented,
+            ProfileSources::INSTRUMENTED,
             Stage::Final,
             &dirs(),
         );
@@ -575,7 +622,7 @@ mod tests {
     #[test]
     fn cspgo_instruments_after_ir_pgo_and_the_final_build_uses_only_the_merged_profile() {
         let stack = [Optimization::from_name("cspgo").unwrap(), Optimization::LTO];
-        let rounds = rounds(&stack, Compiler::Clang, BoltProfile::Instrumented);
+        let rounds = rounds(&stack, Compiler::Clang, ProfileSources::INSTRUMENTED);
         assert_eq!(
             rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),
             ["clang-pgo", "cspgo"]
@@ -583,7 +630,7 @@ mod tests {
         let second = optimization_flags(
             Compiler::Clang,
             &stack,
-            BoltProfile::Instrumented,
+            ProfileSources::INSTRUMENTED,
             Stage::Instrumented(1),
             &dirs(),
         );
@@ -596,7 +643,7 @@ mod tests {
         let last = optimization_flags(
             Compiler::Clang,
             &stack,
-            BoltProfile::Instrumented,
+            ProfileSources::INSTRUMENTED,
             Stage::Final,
             &dirs(),
         );

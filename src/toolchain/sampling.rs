@@ -1,7 +1,8 @@
 //! Training under `perf record`, shared by the sampled optimizers (AutoFDO,
-//! BOLT from perf): which event to sample, whether with branch stacks (LBR),
-//! whether this machine's perf can record it at all, and the command prefix
-//! that records each training process into its own file.
+//! BOLT from perf, Go PGO from perf): which event to sample, whether with
+//! branch stacks (LBR) or call stacks (`-g`), whether this machine's perf can
+//! record it at all, and the command prefix that records each training
+//! process into its own file.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,6 +26,8 @@ pub struct Sampling {
     pub event: String,
     /// Whether each sample carries a branch stack (LBR).
     pub branch_stack: bool,
+    /// Whether each sample carries its call stack (`-g`, frame pointers).
+    pub call_graph: bool,
 }
 
 /// Who samples, for the messages: the optimizer's name and what works
@@ -32,6 +35,12 @@ pub struct Sampling {
 pub struct Sampler {
     pub what: &'static str,
     pub instead: &'static str,
+    /// The event sampled when the variant names none, on any machine (a
+    /// timer, which needs no PMU); `None`: hardware cycles, refused without
+    /// a PMU.
+    pub default_event: Option<&'static str>,
+    /// Whether samples carry call stacks (`perf record -g`).
+    pub call_graph: bool,
 }
 
 /// What this machine's perf can do (hardware counters, LBR), probed once.
@@ -75,6 +84,7 @@ pub fn lbr_sampling_works() -> bool {
             && can_record(&Sampling {
                 event: "cycles:u".to_owned(),
                 branch_stack: true,
+                call_graph: false,
             })
             .is_ok()
     })
@@ -85,9 +95,7 @@ pub fn lbr_sampling_works() -> bool {
 fn can_record(sampling: &Sampling) -> Result<(), String> {
     let mut command = Command::new("perf");
     command.args(["record", "-q", "-e", &sampling.event]);
-    if sampling.branch_stack {
-        command.arg("-b");
-    }
+    command.args(sampling.flags());
     command.args(["-o", "/dev/null", "--", "true"]);
     match capture_command(&mut command, Duration::from_secs(30)) {
         Ok(out) if out.success() => Ok(()),
@@ -108,13 +116,15 @@ fn choose(
     lbr: bool,
     sampler: &Sampler,
 ) -> Result<Sampling, String> {
-    if let Some(event) = event {
+    if let Some(event) = event.or(sampler.default_event) {
         let software = ["cpu-clock", "task-clock"]
             .iter()
             .any(|s| event.starts_with(s));
+        // Call stacks are all a call-graph sampler reads: no branch stacks.
         return Ok(Sampling {
             event: event.to_owned(),
-            branch_stack: lbr && !software,
+            branch_stack: lbr && !software && !sampler.call_graph,
+            call_graph: sampler.call_graph,
         });
     }
     if !counters {
@@ -125,8 +135,49 @@ fn choose(
     }
     Ok(Sampling {
         event: "cycles:u".to_owned(),
-        branch_stack: lbr,
+        branch_stack: lbr && !sampler.call_graph,
+        call_graph: sampler.call_graph,
     })
+}
+
+impl Sampling {
+    /// The `perf record` flags beside `-e`: `-b`, `-g`.
+    fn flags(&self) -> Vec<&'static str> {
+        let mut flags = Vec::new();
+        if self.branch_stack {
+            flags.push("-b");
+        }
+        if self.call_graph {
+            flags.push("-g");
+        }
+        flags
+    }
+
+    /// How `start` notes it beside the recordings (read by [`noted`]).
+    fn note(&self) -> String {
+        format!(
+            "{} branch_stack={} call_graph={}\n",
+            self.event, self.branch_stack, self.call_graph
+        )
+    }
+}
+
+/// The sampling a round's note says (see [`Sampling::note`]).
+fn noted(text: &str) -> Option<Sampling> {
+    let mut words = text.split_whitespace();
+    let event = words.next()?.to_owned();
+    let flags: Vec<&str> = words.collect();
+    Some(Sampling {
+        event,
+        branch_stack: flags.contains(&"branch_stack=true"),
+        call_graph: flags.contains(&"call_graph=true"),
+    })
+}
+
+/// The perf event this round's recordings sampled, as `start` noted it.
+pub fn recorded_event(dirs: &StageDirs) -> Option<String> {
+    let text = fs_err::read_to_string(raw_dir(dirs).join(SAMPLING_FILE)).ok()?;
+    noted(&text).map(|s| s.event)
 }
 
 /// Choose the sampling for a training round, note it beside the raw
@@ -135,13 +186,7 @@ pub fn start(dirs: &StageDirs, event: Option<&str>, sampler: &Sampler) -> Result
     let sampling = sampling(event, sampler).map_err(anyhow::Error::msg)?;
     let raw = raw_dir(dirs);
     fs_err::create_dir_all(&raw)?;
-    fs_err::write(
-        raw.join(SAMPLING_FILE),
-        format!(
-            "{} branch_stack={}\n",
-            sampling.event, sampling.branch_stack
-        ),
-    )?;
+    fs_err::write(raw.join(SAMPLING_FILE), sampling.note())?;
     Ok(record_prefix(&sampling, &raw))
 }
 
@@ -218,15 +263,8 @@ const MIN_SAMPLES: usize = 10;
 /// (a sampled optimization); `None` otherwise.
 pub fn attacher(dirs: &StageDirs) -> Option<Attach> {
     let raw = raw_dir(dirs);
-    let noted = fs_err::read_to_string(raw.join(SAMPLING_FILE)).ok()?;
-    let (event, branch) = noted.trim().split_once(' ')?;
-    Some(Attach {
-        sampling: Sampling {
-            event: event.to_owned(),
-            branch_stack: branch == "branch_stack=true",
-        },
-        raw,
-    })
+    let sampling = noted(&fs_err::read_to_string(raw.join(SAMPLING_FILE)).ok()?)?;
+    Some(Attach { sampling, raw })
 }
 
 /// A `perf record -p` running over one service.
@@ -255,9 +293,7 @@ impl Attach {
         let list: Vec<String> = pids.iter().map(ToString::to_string).collect();
         let mut command = Command::new("perf");
         command.args(["record", "-q", "-e", &self.sampling.event]);
-        if self.sampling.branch_stack {
-            command.arg("-b");
-        }
+        command.args(self.sampling.flags());
         // Disabled until told over a FIFO, which perf reads only once it
         // has read every process's maps: a process forked before then
         // would inherit the events unseen (its samples unresolved).
@@ -421,12 +457,12 @@ fn count_samples(recording: &Path) -> Result<usize> {
 
 /// The `perf` words that record one process tree into `raw/<pid>.perfdata`.
 fn record_prefix(sampling: &Sampling, raw: &Path) -> Vec<String> {
-    let branch = if sampling.branch_stack { " -b" } else { "" };
+    let flags: String = sampling.flags().iter().flat_map(|f| [" ", f]).collect();
     vec![
         "sh".to_owned(),
         "-c".to_owned(),
         format!(
-            "exec perf record -q -e {}{branch} -o \"$0/$$.{RAW_EXTENSION}\" -- \"$@\"",
+            "exec perf record -q -e {}{flags} -o \"$0/$$.{RAW_EXTENSION}\" -- \"$@\"",
             sampling.event
         ),
         raw.to_string_lossy().into_owned(),
@@ -440,6 +476,8 @@ mod tests {
     const AUTOFDO: Sampler = Sampler {
         what: "AutoFDO",
         instead: "use optimize = [\"pgo\"]",
+        default_event: None,
+        call_graph: false,
     };
 
     #[test]
@@ -457,7 +495,8 @@ mod tests {
             choose(None, true, true, &AUTOFDO),
             Ok(Sampling {
                 event: "cycles:u".into(),
-                branch_stack: true
+                branch_stack: true,
+                call_graph: false,
             })
         );
         assert!(!choose(None, true, false, &AUTOFDO).unwrap().branch_stack);
@@ -504,10 +543,41 @@ mod tests {
         let sampling = Sampling {
             event: "cycles:u".into(),
             branch_stack: true,
+            call_graph: false,
         };
         let prefix = record_prefix(&sampling, Path::new("/p/raw"));
         assert_eq!(prefix[0], "sh");
         assert!(prefix[2].contains("perf record -q -e cycles:u -b -o \"$0/$$.perfdata\""));
         assert_eq!(prefix[3], "/p/raw");
+    }
+
+    #[test]
+    fn a_call_graph_sampler_takes_its_timer_without_a_pmu_and_records_stacks() {
+        let go = Sampler {
+            what: "Go PGO",
+            instead: "",
+            default_event: Some("cpu-clock"),
+            call_graph: true,
+        };
+        let chosen = choose(None, false, false, &go).unwrap();
+        assert_eq!(chosen.event, "cpu-clock");
+        assert!(chosen.call_graph && !chosen.branch_stack);
+        // Even where the CPU has LBR: call stacks only.
+        assert!(
+            !choose(Some("cycles:u"), true, true, &go)
+                .unwrap()
+                .branch_stack
+        );
+        let prefix = record_prefix(&chosen, Path::new("/p/raw"));
+        assert!(
+            prefix[2].contains("perf record -q -e cpu-clock -g -o"),
+            "{prefix:?}"
+        );
+        assert_eq!(noted(&chosen.note()), Some(chosen));
+        // A note an older afterburner wrote still reads.
+        assert_eq!(
+            noted("cycles:u branch_stack=true\n").map(|s| (s.branch_stack, s.call_graph)),
+            Some((true, false))
+        );
     }
 }

@@ -2,8 +2,8 @@
 //! must not come out as faster or slower (its instructions: "same").
 
 use crate::support::{
-    assert_instruction_verdict, comparison, counted_exactly, go_for_pgo_or_skip, only_run_dir,
-    read_json, Sandbox,
+    assert_instruction_verdict, comparison, counted_exactly, go_for_pgo_or_skip, go_perf_or_skip,
+    only_run_dir, pgo_go, read_json, Sandbox,
 };
 
 const HOTPATH: &str = r#"
@@ -440,6 +440,87 @@ fn go_pgo_merges_cpu_profiles_and_devirtualizes_the_hot_call() {
     let goflags = results["variants"][1]["goflags"].as_str().unwrap();
     assert!(
         goflags.contains("-pgo=") && goflags.contains("merged-"),
+        "{goflags}"
+    );
+    let instr = comparison(&results, "loop", "instructions", "pgo");
+    assert_instruction_verdict(&results, instr, "faster");
+    assert!(instr["ratio"].as_f64().unwrap() < 0.9, "{instr:#}");
+}
+
+/// Go PGO for a program trained without its profiling flag: the training
+/// runs are sampled with `perf record -g` and converted into pprof's
+/// format, which `go build -pgo` must accept and which must name the same
+/// functions and start lines as the CPU profile Go's own runtime writes.
+#[test]
+fn go_pgo_from_perf_samples_names_what_gos_profiler_does_and_devirtualizes() {
+    if !go_perf_or_skip() {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("gohot");
+    sandbox.write(
+        "afterburner.toml",
+        &GO.replace(" -cpuprofile {profile}", ""),
+    );
+    sandbox.afterburner(&["run"]).assert_ok();
+    let dir = sandbox
+        .path()
+        .join(".afterburner/variants/pgo/profile/go-pgo-perf");
+    let profile = afterburner::toolchain::find_files(&dir, "pprof")
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("merged-")
+        })
+        .unwrap_or_else(|| panic!("no merged-*.pprof in {}", dir.display()));
+    let pprof = |args: &[&str], file: &std::path::Path| {
+        let out = std::process::Command::new(pgo_go())
+            .args(["tool", "pprof"])
+            .args(args)
+            .arg(file)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    // The hot function leads the flat profile.
+    let top = pprof(&["-top"], &profile);
+    let first = top
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(first.contains("main."), "{top}");
+    // Go's own profiler on the same program: main.run has the same start
+    // line (which Go's PGO needs to place call sites) in both.
+    let own = sandbox.path().join("own.pprof");
+    let binary = sandbox.path().join(".afterburner/variants/pgo/build/gohot");
+    let ran = std::process::Command::new(&binary)
+        .args(["-n", "50000000", "-cpuprofile"])
+        .arg(&own)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let start_of_run = |raw: &str| {
+        raw.lines()
+            .find_map(|l| l.split_once(" main.run ").map(|(_, r)| r.to_owned()))
+            .and_then(|r| r.split(" s=").nth(1).map(|s| s.trim().to_owned()))
+    };
+    let ours = start_of_run(&pprof(&["-raw"], &profile));
+    let gos = start_of_run(&pprof(&["-raw"], &own));
+    assert!(ours.is_some(), "main.run is missing from our profile");
+    assert_eq!(ours, gos);
+    // The final build read it, and the hot interface call got faster.
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let goflags = results["variants"][1]["goflags"].as_str().unwrap();
+    assert!(
+        goflags.contains("-pgo=") && goflags.contains("go-pgo-perf/merged-"),
         "{goflags}"
     );
     let instr = comparison(&results, "loop", "instructions", "pgo");

@@ -459,3 +459,32 @@ pub fn read_junit(path: &Path) -> Junit {
     }
     junit
 }
+
+/// Whether Go PGO from perf samples can run here: a Go for PGO, perf that
+/// may record `cpu-clock` with call stacks, and llvm-symbolizer, as the
+/// product finds them; where one is missing, says the test skips.
+pub fn go_perf_or_skip() -> bool {
+    use afterburner::toolchain::{go_perf, sampling, symbolize};
+    if !go_for_pgo_or_skip() {
+        return false;
+    }
+    if let Err(why) = sampling::sampling(None, &go_perf::SAMPLER) {
+        eprintln!("SKIP: perf cannot sample here: {why}");
+        return false;
+    }
+    if symbolize::find_symbolizer().is_none() {
+        eprintln!(
+            "SKIP: no llvm-symbolizer here ({})",
+            symbolize::SYMBOLIZER_HINT
+        );
+        return false;
+    }
+    true
+}
+
+/// The `go` command a Go PGO build uses (see [`go_for_pgo_or_skip`]).
+pub fn pgo_go() -> PathBuf {
+    afterburner::toolchain::go_find::find_pgo_go()
+        .expect("checked by go_for_pgo_or_skip")
+        .path
+}

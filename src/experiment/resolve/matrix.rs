@@ -220,6 +220,7 @@ impl Cx<'_> {
             partial_training: None,
             sample_event: None,
             bolt_profile: None,
+            pgo_source: None,
             march: None,
             system: BTreeMap::new(),
             axes: BTreeMap::new(),

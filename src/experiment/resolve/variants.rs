@@ -10,7 +10,7 @@ use super::super::raw::RawVariant;
 use super::super::{resolve_path, Target, Variant};
 use super::Cx;
 use crate::experiment::ExperimentError;
-use crate::toolchain::{BoltProfile, Compiler, Optimization};
+use crate::toolchain::{BoltProfile, Compiler, GoPgoSource, Optimization};
 
 impl Cx<'_> {
     pub(super) fn variants(
@@ -19,6 +19,7 @@ impl Cx<'_> {
         target: &Target,
         params: &BTreeMap<String, String>,
         dir: &Path,
+        trains_with_profile: bool,
     ) -> Result<Vec<Variant>, ExperimentError> {
         let compiler = target.compiler;
         if raw.is_empty() {
@@ -34,6 +35,7 @@ impl Cx<'_> {
                 partial_training: false,
                 sample_event: None,
                 bolt_profile: BoltProfile::Auto,
+                go_pgo: GoPgoSource::default(),
                 march: None,
                 system: Vec::new(),
                 axes: BTreeMap::new(),
@@ -86,8 +88,12 @@ impl Cx<'_> {
                     }
                     own.insert(key.clone(), self.param_text(value)?);
                 }
-                let (partial_training, sample_event, bolt_profile) =
-                    self.profile_options(v, compiler, &optimize)?;
+                let ProfileOptions {
+                    partial_training,
+                    sample_event,
+                    bolt_profile,
+                    go_pgo,
+                } = self.profile_options(v, compiler, &optimize, trains_with_profile)?;
                 let march = self.march(v, &optimize)?;
                 Ok(Variant {
                     name: name.clone(),
@@ -101,6 +107,7 @@ impl Cx<'_> {
                     partial_training,
                     sample_event,
                     bolt_profile,
+                    go_pgo,
                     march,
                     system: self.system_settings(v)?,
                     axes: v.axes.clone(),
@@ -170,13 +177,15 @@ impl Cx<'_> {
     }
 
     /// The options of one kind of profile: `partial_training` (gcc PGO),
-    /// `bolt_profile` (BOLT), `sample_event` (AutoFDO, sampled BOLT).
+    /// `bolt_profile` (BOLT), `pgo_source` (Go PGO), `sample_event`
+    /// (AutoFDO, sampled BOLT, Go PGO from perf).
     fn profile_options(
         &self,
         v: &RawVariant,
         compiler: Compiler,
         optimize: &[Optimization],
-    ) -> Result<(bool, Option<String>, BoltProfile), ExperimentError> {
+        trains_with_profile: bool,
+    ) -> Result<ProfileOptions, ExperimentError> {
         let partial_training = match &v.partial_training {
             Some(p) if *p.get_ref() => {
                 if compiler != Compiler::Gcc || !optimize.contains(&Optimization::PGO) {
@@ -207,14 +216,18 @@ impl Cx<'_> {
                 )
             })?,
         };
+        let go_pgo = self.go_pgo_source(v, compiler, optimize, trains_with_profile)?;
         let samples = optimize.contains(&Optimization::AUTOFDO)
-            || (optimize.contains(&Optimization::BOLT) && bolt_profile == BoltProfile::Sampled);
+            || (optimize.contains(&Optimization::BOLT) && bolt_profile == BoltProfile::Sampled)
+            || (compiler == Compiler::Go
+                && optimize.contains(&Optimization::PGO)
+                && go_pgo == GoPgoSource::Perf);
         let sample_event = match &v.sample_event {
             Some(e) if !samples => {
                 return Err(self.invalid(
                     e.span(),
-                    "sample_event is the perf event of sampled training runs (AutoFDO, or BOLT with bolt_profile = \"sampled\")",
-                    "use it on a variant with optimize = [\"autofdo\", …] or with optimize = [\"bolt\"] and bolt_profile = \"sampled\", or remove it",
+                    "sample_event is the perf event of sampled training runs (AutoFDO, BOLT with bolt_profile = \"sampled\", Go PGO with pgo_source = \"perf\")",
+                    "use it on a variant with optimize = [\"autofdo\", …], with optimize = [\"bolt\"] and bolt_profile = \"sampled\", or a Go variant with pgo_source = \"perf\"; or remove it",
                 ));
             }
             Some(e)
@@ -228,7 +241,54 @@ impl Cx<'_> {
             }
             e => e.as_ref().map(|e| e.get_ref().clone()),
         };
-        Ok((partial_training, sample_event, bolt_profile))
+        Ok(ProfileOptions {
+            partial_training,
+            sample_event,
+            bolt_profile,
+            go_pgo,
+        })
+    }
+
+    /// Where a Go variant's PGO profile comes from: `pgo_source` when it
+    /// says, else the program's own CPU profiles where a training workload
+    /// passes `{profile}`, else perf samples.
+    fn go_pgo_source(
+        &self,
+        v: &RawVariant,
+        compiler: Compiler,
+        optimize: &[Optimization],
+        trains_with_profile: bool,
+    ) -> Result<GoPgoSource, ExperimentError> {
+        let go_pgo = compiler == Compiler::Go && optimize.contains(&Optimization::PGO);
+        let Some(source) = &v.pgo_source else {
+            return Ok(if go_pgo && !trains_with_profile {
+                GoPgoSource::Perf
+            } else {
+                GoPgoSource::Cpuprofile
+            });
+        };
+        if !go_pgo {
+            return Err(self.invalid(
+                source.span(),
+                "pgo_source says where Go PGO's profile comes from",
+                "use it on a variant with compiler = \"go\" and optimize = [\"pgo\"], or remove it",
+            ));
+        }
+        let chosen = GoPgoSource::from_name(source.get_ref()).ok_or_else(|| {
+            self.invalid(
+                source.span(),
+                format!("unknown pgo_source `{}`", source.get_ref()),
+                "use \"perf\" (training sampled with perf record -g, any Go program) or \"cpuprofile\" (the program writes its own CPU profile where {profile} points)",
+            )
+        })?;
+        if chosen == GoPgoSource::Cpuprofile && !trains_with_profile {
+            return Err(self.invalid(
+                source.span(),
+                "pgo_source = \"cpuprofile\" reads the CPU profiles training runs write where {profile} points, and no training workload or service passes {profile}",
+                "pass {profile} to the program's profiling flag (train_run = \"{bin.app} -cpuprofile {profile} …\"), or use pgo_source = \"perf\", which samples any Go program with perf record -g",
+            ));
+        }
+        Ok(chosen)
     }
 
     fn prebuilt(
@@ -338,4 +398,12 @@ impl Cx<'_> {
         }
         Ok(out)
     }
+}
+
+/// The profile options of one variant, validated.
+struct ProfileOptions {
+    partial_training: bool,
+    sample_event: Option<String>,
+    bolt_profile: BoltProfile,
+    go_pgo: GoPgoSource,
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::{Optimize, Requirement, VariantSetup};
 use crate::env::Environment;
-use crate::toolchain::{autofdo, sampling, BoltProfile, Compiler, Pgo};
+use crate::toolchain::{autofdo, sampling, ProfileSources, Compiler, Pgo};
 
 pub struct Word;
 
@@ -42,7 +42,7 @@ impl Optimize for Word {
         true
     }
 
-    fn rounds(&self, compiler: Compiler, _bolt: BoltProfile) -> Vec<&'static dyn Pgo> {
+    fn rounds(&self, compiler: Compiler, _sources: ProfileSources) -> Vec<&'static dyn Pgo> {
         vec![autofdo::for_compiler(compiler)]
     }
 

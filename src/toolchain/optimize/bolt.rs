@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::{Optimize, Requirement, VariantSetup};
 use crate::env::Environment;
-use crate::toolchain::{bolt, bolt_perf, sampling, Bolt, BoltPerf, BoltProfile, Compiler, Flags, Pgo};
+use crate::toolchain::{bolt, bolt_perf, sampling, Bolt, BoltPerf, Compiler, Flags, Pgo, ProfileSources};
 
 pub struct Word;
 
@@ -32,8 +32,8 @@ impl Optimize for Word {
         true
     }
 
-    fn rounds(&self, _compiler: Compiler, bolt: BoltProfile) -> Vec<&'static dyn Pgo> {
-        if bolt.is_sampled() {
+    fn rounds(&self, _compiler: Compiler, sources: ProfileSources) -> Vec<&'static dyn Pgo> {
+        if sources.bolt.is_sampled() {
             vec![&BoltPerf]
         } else {
             vec![&Bolt]

@@ -18,7 +18,7 @@ use std::fmt::{self, Write as _};
 use anyhow::Result;
 
 use super::tools;
-use super::{BoltProfile, Compiler, Flags, Pgo};
+use super::{BoltProfile, Compiler, Flags, GoPgoSource, Pgo, ProfileSources};
 use crate::env::Environment;
 
 /// Declares each optimization's module and lists them, in the order
@@ -73,7 +73,7 @@ pub trait Optimize: Sync {
         false
     }
     /// Its training rounds with `compiler`, in order.
-    fn rounds(&self, _compiler: Compiler, _bolt: BoltProfile) -> Vec<&'static dyn Pgo> {
+    fn rounds(&self, _compiler: Compiler, _sources: ProfileSources) -> Vec<&'static dyn Pgo> {
         Vec::new()
     }
     /// Whether its rounds profile the linked binary, and so come after
@@ -113,6 +113,8 @@ pub trait Optimize: Sync {
 pub struct VariantSetup<'a> {
     pub compiler: Compiler,
     pub bolt_profile: BoltProfile,
+    /// Where a Go variant's PGO profile comes from.
+    pub go_pgo: GoPgoSource,
     /// The perf event of sampled training runs, when the variant names one.
     pub sample_event: Option<&'a str>,
 }
@@ -340,9 +342,9 @@ mod tests {
     fn profile_words_need_a_profile_and_flag_words_do_not() {
         for o in ALL {
             let rounds = if o.supports(Compiler::Clang).is_ok() {
-                o.rounds(Compiler::Clang, BoltProfile::Instrumented)
+                o.rounds(Compiler::Clang, ProfileSources::INSTRUMENTED)
             } else {
-                o.rounds(Compiler::Gcc, BoltProfile::Instrumented)
+                o.rounds(Compiler::Gcc, ProfileSources::INSTRUMENTED)
             };
             assert_eq!(o.needs_profile(), !rounds.is_empty(), "{}", o.word());
         }

@@ -36,7 +36,7 @@ impl Optimize for Word {
 #[cfg(test)]
 mod tests {
     use crate::toolchain::optimize::VariantSetup;
-    use crate::toolchain::{optimization_flags, BoltProfile, Compiler, Optimization, Stage, VariantDirs};
+    use crate::toolchain::{optimization_flags, BoltProfile, ProfileSources, Compiler, Optimization, Stage, VariantDirs};
 
     #[test]
     fn every_stage_of_a_c_build_gets_it_and_go_is_refused() {
@@ -48,7 +48,7 @@ mod tests {
         };
         for compiler in [Compiler::Gcc, Compiler::Clang] {
             for stage in [Stage::FIRST, Stage::Final] {
-                let f = optimization_flags(compiler, &stack, BoltProfile::Instrumented, stage, &dirs);
+                let f = optimization_flags(compiler, &stack, ProfileSources::INSTRUMENTED, stage, &dirs);
                 for flags in [&f.cflags, &f.ldflags] {
                     assert!(flags.contains(&"-fno-semantic-interposition".to_owned()), "{flags:?}");
                 }
@@ -58,6 +58,7 @@ mod tests {
         let setup = VariantSetup {
             compiler: Compiler::Gcc,
             bolt_profile: BoltProfile::Instrumented,
+            go_pgo: crate::toolchain::GoPgoSource::Cpuprofile,
             sample_event: None,
         };
         assert!(nosi

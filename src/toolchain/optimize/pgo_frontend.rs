@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use super::{clang_profile_requirements_for, Optimize, Requirement, VariantSetup};
 use crate::env::Environment;
-use crate::toolchain::{BoltProfile, Compiler, Pgo, CLANG_FRONTEND_PGO};
+use crate::toolchain::{ProfileSources, Compiler, Pgo, CLANG_FRONTEND_PGO};
 
 pub struct Word;
 
@@ -34,7 +34,7 @@ impl Optimize for Word {
         true
     }
 
-    fn rounds(&self, _compiler: Compiler, _bolt: BoltProfile) -> Vec<&'static dyn Pgo> {
+    fn rounds(&self, _compiler: Compiler, _sources: ProfileSources) -> Vec<&'static dyn Pgo> {
         vec![&CLANG_FRONTEND_PGO]
     }
 

@@ -1,0 +1,373 @@
+//! Go's PGO from `perf record -g` samples, for any Go program: training
+//! runs (and services, attached over each workload's window) are sampled
+//! with their call stacks (Go keeps frame pointers on amd64 and arm64),
+//! and the recordings become one pprof CPU profile, `merged-<hash>.pprof`,
+//! which the final build reads through `GOFLAGS=-pgo=`.
+//!
+//! The conversion: `perf script -F period,ip,dso` prints each sample's
+//! stack as file offsets; those in the trained binaries become linked
+//! addresses (a return address less one, so it names the call's line), and
+//! `llvm-symbolizer` names their functions, files, lines, inlined frames
+//! and each function's first line, which Go's PGO needs to place a call
+//! site (`line - start_line`). Kernel frames and frames in other objects
+//! (libc, the vDSO) are left out. A sample taken where a function has not
+//! set up its frame pointer (a leaf without a frame, a prologue) loses its
+//! caller: the stack goes on at the caller's caller, as every
+//! frame-pointer profiler's does.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _, Result};
+
+use super::pprof_write::{Line, LocationId, Mapping, Profile};
+use super::sampling::{self, Sampler, RAW_EXTENSION};
+use super::symbolize::{self, Frame, Segment};
+use super::{find_files, raw_dir, require_merged, Flags, Pgo, StageDirs};
+use crate::process::{capture_command, quote_output};
+
+/// Go's PGO from perf samples.
+pub struct GoPerfPgo;
+
+/// What the merged profile is called, as Go's own PGO round's.
+const MERGED_EXTENSION: &str = "pprof";
+/// How long `perf script` may take over one recording.
+const SCRIPT_TIMEOUT: Duration = Duration::from_mins(10);
+
+/// Go PGO's part in the messages about sampling: a timer by default, which
+/// needs no PMU (Go's own profiler samples a timer too).
+pub const SAMPLER: Sampler = Sampler {
+    what: "Go PGO from perf samples (pgo_source = \"perf\")",
+    instead:
+        "use pgo_source = \"cpuprofile\" with a program that writes its own CPU profile ({profile})",
+    default_event: Some("cpu-clock"),
+    call_graph: true,
+};
+
+impl Pgo for GoPerfPgo {
+    fn name(&self) -> &'static str {
+        "go-pgo-perf"
+    }
+
+    fn instrument(&self, _flags: &mut Flags, _dirs: &StageDirs) {}
+
+    fn training_env(&self, _dirs: &StageDirs) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    fn training_prefix(&self, dirs: &StageDirs, event: Option<&str>) -> Result<Vec<String>> {
+        sampling::start(dirs, event, &SAMPLER)
+    }
+
+    fn raw_extension(&self) -> &'static str {
+        RAW_EXTENSION
+    }
+
+    fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        let recordings = find_files(&raw_dir(dirs), RAW_EXTENSION);
+        if recordings.is_empty() {
+            return Err(super::no_profile_error(&raw_dir(dirs), RAW_EXTENSION)
+                .context("training ran under perf record -g and left no recording"));
+        }
+        let event = sampling::recorded_event(dirs).unwrap_or_else(|| "cpu-clock".to_owned());
+        let profile = convert(&recordings, binaries, &event)?;
+        let staging = dirs.profile.join("merging.tmp");
+        fs_err::write(&staging, profile.to_gzip()?)?;
+        Ok(vec![super::store_merged(
+            &dirs.profile,
+            &staging,
+            MERGED_EXTENSION,
+        )?])
+    }
+
+    fn profile_files(&self, profile_dir: &Path) -> Result<Vec<PathBuf>> {
+        require_merged(profile_dir, MERGED_EXTENSION)
+    }
+
+    fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
+        if let Some(profile) = super::merged_profiles(&dirs.profile, MERGED_EXTENSION).first() {
+            flags.goflags.push(format!("-pgo={}", profile.display()));
+        }
+    }
+}
+
+/// A trained binary: its path as perf names it, and where its code lies.
+struct Binary {
+    path: PathBuf,
+    segments: Vec<Segment>,
+}
+
+/// One frame of a stack: a trained binary and a linked address in it (a
+/// return address already less one).
+type Key = (usize, u64);
+
+/// The samples of every recording, by stack (leaf first): how many, and
+/// their periods added up.
+#[derive(Default)]
+struct Stacks {
+    counts: HashMap<Vec<Key>, (i64, i64)>,
+    samples: u64,
+    kept: u64,
+}
+
+/// Turn `recordings` of `binaries` into one CPU profile.
+pub fn convert(recordings: &[PathBuf], binaries: &[PathBuf], event: &str) -> Result<Profile> {
+    let started = Instant::now();
+    let trained: Vec<Binary> = binaries
+        .iter()
+        .map(|b| {
+            Ok(Binary {
+                path: fs_err::canonicalize(b)?,
+                segments: symbolize::load_segments(b)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut stacks = Stacks::default();
+    for recording in recordings {
+        let text = perf_script(recording)?;
+        read_samples(&text, &trained, &mut stacks);
+    }
+    if stacks.kept == 0 {
+        bail!(
+            "the {} perf recording(s) hold {} samples, none in the trained binaries ({})\nhint: the training workloads must run the binaries ({{bin.NAME}}) long enough to be sampled (perf samples about 4000 times a second of CPU time)",
+            recordings.len(),
+            stacks.samples,
+            binaries.iter().map(|b| b.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let symbols = symbolize_all(&trained, &stacks)?;
+    let profile = build(&trained, &stacks, &symbols, event)?;
+    crate::progress::info(format_args!(
+        "perf samples → pprof: {} of {} samples in the trained binaries, {} stacks, {} addresses symbolized in {:.1} s",
+        stacks.kept,
+        stacks.samples,
+        profile.stacks(),
+        symbols.values().map(HashMap::len).sum::<usize>(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(profile)
+}
+
+/// `perf script`'s text for one recording: per sample a line with its
+/// period, then one line per frame (`\t<offset> (<object>)`).
+fn perf_script(recording: &Path) -> Result<String> {
+    let mut command = Command::new("perf");
+    command
+        .args(["script", "-F", "period,ip,dso", "--no-inline", "-i"])
+        .arg(recording);
+    let out = capture_command(&mut command, SCRIPT_TIMEOUT).context("running perf script")?;
+    if !out.success() {
+        bail!(
+            "perf script could not read {}:\n{}\nhint: a recording cut short (the machine ran out of disk, perf was killed) cannot be read; train again",
+            recording.display(),
+            quote_output(&out.stderr)
+        );
+    }
+    Ok(out.stdout)
+}
+
+/// Add the samples of `text` (`perf script` output) to `stacks`.
+fn read_samples(text: &str, trained: &[Binary], stacks: &mut Stacks) {
+    let mut period: i64 = 0;
+    let mut frames: Vec<(u64, &str)> = Vec::new();
+    let flush = |period: i64, frames: &mut Vec<(u64, &str)>, stacks: &mut Stacks| {
+        if frames.is_empty() {
+            return;
+        }
+        stacks.samples += 1;
+        let stack = stack_of(frames, trained);
+        frames.clear();
+        if stack.is_empty() {
+            return;
+        }
+        stacks.kept += 1;
+        let entry = stacks.counts.entry(stack).or_default();
+        entry.0 += 1;
+        entry.1 += period;
+    };
+    for line in text.lines() {
+        if line.starts_with('\t') {
+            if let Some(frame) = parse_frame(line) {
+                frames.push(frame);
+            }
+        } else if !line.trim().is_empty() {
+            flush(period, &mut frames, stacks);
+            period = line
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(1);
+        }
+    }
+    flush(period, &mut frames, stacks);
+}
+
+/// `\t   ce11b (/path/to/bin)` → the offset and the object.
+fn parse_frame(line: &str) -> Option<(u64, &str)> {
+    let line = line.trim();
+    let (ip, rest) = line.split_once(' ')?;
+    let object = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
+    Some((u64::from_str_radix(ip, 16).ok()?, object))
+}
+
+/// The frames of one sample that lie in a trained binary, leaf first. The
+/// first user-space frame is where the sample was taken; every later one is
+/// a return address, looked up one byte earlier (inside the call).
+fn stack_of(frames: &[(u64, &str)], trained: &[Binary]) -> Vec<Key> {
+    let mut stack = Vec::new();
+    let mut leaf = true;
+    for &(ip, object) in frames {
+        if object.starts_with("[kernel") || object.starts_with("[guest") {
+            continue;
+        }
+        let is_return = !leaf;
+        leaf = false;
+        let Some(b) = trained.iter().position(|b| b.path.as_os_str() == object) else {
+            continue;
+        };
+        let Some(address) = trained[b].segments.iter().find_map(|s| s.address_of(ip)) else {
+            continue;
+        };
+        stack.push((b, address - u64::from(is_return)));
+    }
+    stack
+}
+
+/// The frames of every address the stacks hold, per binary.
+fn symbolize_all(
+    trained: &[Binary],
+    stacks: &Stacks,
+) -> Result<HashMap<usize, HashMap<u64, Vec<Frame>>>> {
+    let mut wanted: HashMap<usize, BTreeSet<u64>> = HashMap::new();
+    for key in stacks.counts.keys().flatten() {
+        wanted.entry(key.0).or_default().insert(key.1);
+    }
+    let mut out = HashMap::new();
+    for (b, addresses) in wanted {
+        let addresses: Vec<u64> = addresses.into_iter().collect();
+        let frames = symbolize::symbolize(&trained[b].path, &addresses)?;
+        if !frames.values().any(|f| !f.is_empty()) {
+            bail!(
+                "llvm-symbolizer names no function at the {} sampled addresses of {}: the binary has no DWARF line tables\nhint: Go's PGO from perf samples needs them: build the pgo variant without -ldflags=-w or -s (strip after the final build if you must)",
+                addresses.len(),
+                trained[b].path.display()
+            );
+        }
+        out.insert(b, frames);
+    }
+    Ok(out)
+}
+
+/// The profile: a mapping per trained binary, a location per sampled
+/// address with its inlined frames, a sample per stack.
+fn build(
+    trained: &[Binary],
+    stacks: &Stacks,
+    symbols: &HashMap<usize, HashMap<u64, Vec<Frame>>>,
+    event: &str,
+) -> Result<Profile> {
+    let clock = ["cpu-clock", "task-clock"]
+        .iter()
+        .any(|c| event.starts_with(c));
+    // A clock event's period is nanoseconds, which Go's own profiles count.
+    let value = if clock {
+        ("cpu", "nanoseconds")
+    } else {
+        (event, "events")
+    };
+    let (count, period): (i64, i64) = stacks
+        .counts
+        .values()
+        .fold((0, 0), |(c, p), v| (c + v.0, p + v.1));
+    let mut profile = Profile::new(&[("samples", "count"), value], value, period / count.max(1));
+    profile.comment(&format!(
+        "converted by afterburner from perf record -g -e {event} ({count} samples)"
+    ));
+    let mappings: Vec<_> = trained
+        .iter()
+        .map(|b| {
+            let text = b.segments.iter().find(|s| s.executable).copied();
+            profile.add_mapping(Mapping {
+                start: text.map_or(0, |s| s.vaddr),
+                limit: text.map_or(0, |s| s.vaddr + s.size),
+                file_offset: text.map_or(0, |s| s.offset),
+                file: b.path.display().to_string(),
+            })
+        })
+        .collect();
+    let mut locations: HashMap<Key, Option<LocationId>> = HashMap::new();
+    let mut ordered: Vec<(&Vec<Key>, &(i64, i64))> = stacks.counts.iter().collect();
+    ordered.sort(); // the same recordings write the same bytes
+    for (stack, &(n, p)) in ordered {
+        let mut ids = Vec::with_capacity(stack.len());
+        for key in stack {
+            let id = *locations.entry(*key).or_insert_with(|| {
+                let frames = symbols.get(&key.0).and_then(|s| s.get(&key.1))?;
+                if frames.is_empty() {
+                    return None;
+                }
+                let lines = frames
+                    .iter()
+                    .map(|f| Line {
+                        function: profile.function(&f.function, &f.file, f.start_line),
+                        line: f.line,
+                    })
+                    .collect();
+                Some(profile.add_location(mappings[key.0], key.1, lines))
+            });
+            ids.extend(id);
+        }
+        if !ids.is_empty() {
+            profile.add_sample(ids, &[n, p]);
+        }
+    }
+    if profile.stacks() == 0 {
+        bail!("no sampled address of the trained binaries could be named by llvm-symbolizer");
+    }
+    Ok(profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gohot() -> Vec<Binary> {
+        vec![Binary {
+            path: PathBuf::from("/tmp/gp/gohot"),
+            segments: vec![Segment {
+                offset: 0,
+                vaddr: 0x40_0000,
+                size: 0xce571,
+                executable: true,
+            }],
+        }]
+    }
+
+    /// `perf script -F period,ip,dso --no-inline` of a recording of the
+    /// gohot fixture under `perf record -g -e cpu-clock`.
+    const SCRIPT: &str = "    250000 \n\tffffffff815a2841 ([kernel.kallsyms])\n\tffffffff81000c82 ([kernel.kallsyms])\n\t           26be0 (/tmp/gp/gohot)\n\t           1cb7d (/tmp/gp/gohot)\n\n    250000 \n\t           ce11b (/tmp/gp/gohot)\n\t           ce3f8 (/tmp/gp/gohot)\n\t    7f0000001000 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\n    250000 \n\t           ce11b (/tmp/gp/gohot)\n\t           ce3f8 (/tmp/gp/gohot)\n\n    250000 \n\tffffffff815a2841 ([kernel.kallsyms])\n";
+
+    #[test]
+    fn stacks_keep_the_binarys_frames_and_look_return_addresses_up_inside_the_call() {
+        let mut stacks = Stacks::default();
+        read_samples(SCRIPT, &gohot(), &mut stacks);
+        assert_eq!((stacks.samples, stacks.kept), (4, 3));
+        // The leaf after kernel frames is where the sample was taken: exact.
+        let faulted = vec![(0, 0x42_6be0), (0, 0x41_cb7c)];
+        assert_eq!(stacks.counts[&faulted], (1, 250_000));
+        // Two identical stacks add up; the libc frame is left out.
+        let hot = vec![(0, 0x4c_e11b), (0, 0x4c_e3f7)];
+        assert_eq!(stacks.counts[&hot], (2, 500_000));
+    }
+
+    #[test]
+    fn reads_frames_with_spaces_in_the_path() {
+        assert_eq!(
+            parse_frame("\t  ce11b (/a b/gohot)"),
+            Some((0xce11b, "/a b/gohot"))
+        );
+        assert_eq!(parse_frame("\tzz (x)"), None);
+    }
+}
