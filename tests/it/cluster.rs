@@ -316,12 +316,12 @@ fn a_lost_node_and_a_failed_block_resume_elsewhere(sandbox: &Sandbox, cluster: &
     );
     sandbox.write("afterburner.toml", &EXPERIMENT.replace("RUN", &run));
     let before = latest_run(sandbox);
-    let bench = Command::new(env!("CARGO_BIN_EXE_afterburner"))
+    let mut bench = Command::new(env!("CARGO_BIN_EXE_afterburner"))
         .arg("bench")
         .current_dir(sandbox.path())
         .env("SLURM_CONF", &cluster.conf)
         .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
+        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -337,9 +337,21 @@ fn a_lost_node_and_a_failed_block_resume_elsewhere(sandbox: &Sandbox, cluster: &
     };
     let lost = block_node(&run_dir, 2);
     cluster.kill_node(&lost);
-    let out = bench.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    // Slurm sets the node DOWN and the task NODE_FAIL within about 30 s.
+    let deadline = Instant::now() + Duration::from_mins(5);
+    let status = loop {
+        if let Some(status) = bench.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = bench.kill();
+            panic!("the bench did not end within 5 minutes of losing {lost}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut bench.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
     assert!(stderr.contains("block 1: FAILED"), "{stderr}");
     assert!(stderr.contains("slurm/bench-1.log"), "{stderr}");
     assert!(
