@@ -77,9 +77,7 @@ pub fn bench_block(cx: &Context, run_id: &str, k: u32) -> Result<PathBuf> {
         );
     }
     let dir = runs::block_dir(&run_dir, k);
-    fs_err::create_dir_all(&dir)?;
-    let lock =
-        crate::lockfile::acquire(&dir.join(crate::workdir::LOCK_FILE), "a block is starting")?;
+    let lock = lock_block(&run_dir, k)?;
     let bindings = final_bindings(cx)?;
     let resume = dir.join(crate::workdir::META_FILE).is_file();
     let started = if resume {
@@ -92,6 +90,37 @@ pub fn bench_block(cx: &Context, run_id: &str, k: u32) -> Result<PathBuf> {
         })?
     };
     run_plan(cx, bindings, started, resume)
+}
+
+/// Lock block `k`'s directory. A block that ran on another node (lost, or
+/// resubmitted elsewhere) starts over here: its runs are set aside, not
+/// continued, so that the pairs of a round, and the block as a stratum,
+/// stay on one node and the report names the node they ran on.
+fn lock_block(run_dir: &Path, k: u32) -> Result<crate::lockfile::Held> {
+    let dir = runs::block_dir(run_dir, k);
+    fs_err::create_dir_all(&dir)?;
+    let lock_file = dir.join(crate::workdir::LOCK_FILE);
+    let lock = crate::lockfile::acquire(&lock_file, "a block is starting")?;
+    let Ok(meta) = runs::read_meta(&dir) else {
+        return Ok(lock);
+    };
+    let here = env::hostname();
+    let there = meta.environment.hostname;
+    if there.is_none() || here.is_none() || there == here {
+        return Ok(lock);
+    }
+    let there = there.unwrap_or_default();
+    let aside = runs::set_aside(run_dir, k, &there)?;
+    crate::progress::warn(format_args!(
+        "block {k} ran on {there} before, not on {}: it starts over here, its runs there set aside in {} (a block's pairs stay on one node)",
+        here.unwrap_or_default(),
+        aside.display()
+    ));
+    // The lock went with the directory; a lock is re-entrant by path, so
+    // the old one goes before the new directory's is taken.
+    drop(lock);
+    fs_err::create_dir_all(&dir)?;
+    Ok(crate::lockfile::acquire(&lock_file, "a block is starting")?)
 }
 
 /// Run the rounds of a started (or resumed) bench.

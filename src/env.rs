@@ -126,6 +126,12 @@ fn cpuinfo_path() -> String {
     std::env::var("AFTERBURNER_CPUINFO").unwrap_or_else(|_| "/proc/cpuinfo".to_owned())
 }
 
+/// This machine's host name (`/proc/sys/kernel/hostname`: a container's or
+/// UTS namespace's own).
+pub fn hostname() -> Option<String> {
+    read("/proc/sys/kernel/hostname")
+}
+
 /// Capture the environment now. Takes well under a second on a normal
 /// machine, at most about `PROBE_TIMEOUT` when a tool hangs (probes run in parallel).
 pub fn capture() -> Environment {
@@ -135,7 +141,7 @@ pub fn capture() -> Environment {
     let os_release = read("/etc/os-release").or_else(|| read("/usr/lib/os-release"));
     Environment {
         captured_at: format_utc(now_unix_secs()),
-        hostname: read("/proc/sys/kernel/hostname"),
+        hostname: hostname(),
         cpu_model: cpu.model,
         logical_cpus: if cpu.logical > 0 {
             cpu.logical

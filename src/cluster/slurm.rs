@@ -74,6 +74,19 @@ pub fn node_count(partition: Option<&str>) -> Result<u32> {
     Ok(total)
 }
 
+/// Node `name`'s state and, if it has one, the reason for it, as `sinfo`
+/// says them ("down* (Not responding)"); `None` when it cannot tell.
+pub fn node_state(name: &str) -> Option<String> {
+    let out = slurm("sinfo", &["-h", "-N", "-n", name, "-o", "%T|%E"]).ok()?;
+    let (state, reason) = out.lines().next()?.split_once('|')?;
+    let reason = reason.trim();
+    Some(if reason.is_empty() || reason == "none" {
+        state.trim().to_owned()
+    } else {
+        format!("{} ({reason})", state.trim())
+    })
+}
+
 /// A job to submit.
 pub struct Submission<'a> {
     pub name: &'a str,
@@ -94,6 +107,10 @@ pub fn sbatch_args(cluster: &Cluster, job: &Submission<'_>) -> Vec<String> {
         // A failed dependency cancels its dependants instead of leaving
         // them pending for ever.
         "--kill-on-invalid-dep=yes".to_owned(),
+        // A job whose node fails ends NODE_FAIL instead of starting again
+        // by itself: the lost node may still be writing its block, and
+        // `bench --resume` decides what runs again, and where it starts.
+        "--no-requeue".to_owned(),
     ];
     if !job.after.is_empty() {
         args.push(format!("--dependency=afterok:{}", job.after.join(":")));
@@ -241,7 +258,7 @@ mod tests {
         assert_eq!(
             args,
             "--parsable --job-name=ab-bench --output=/w/bench-%a.log --kill-on-invalid-dep=yes \
-             --dependency=afterok:12:13 --array=0-3 --partition=bench --time=1:00:00 --account=perf \
+             --no-requeue --dependency=afterok:12:13 --array=0-3 --partition=bench --time=1:00:00 --account=perf \
              --exclusive --constraint=epyc /w/bench.sh"
         );
     }

@@ -28,10 +28,15 @@ pub(super) fn job_name(record: &ClusterRun, seen: &Seen) -> String {
     }
 }
 
+/// Whether the scheduler names the node it ran (or runs) on.
+fn has_node(seen: &Seen) -> bool {
+    !seen.node.is_empty() && seen.node != "(null)"
+}
+
 /// Its state, node and why it waits (or how it ended).
 pub(super) fn where_(seen: &Seen) -> String {
     let mut text = seen.state.clone();
-    if !seen.node.is_empty() && seen.node != "(null)" {
+    if has_node(seen) {
         let _ = write!(text, " on {}", seen.node);
     }
     if !seen.detail.is_empty() && seen.detail != "None" {
@@ -48,7 +53,29 @@ pub(super) fn failure(job: &Job, task: Option<u32>, seen: &Seen) -> String {
         (None, Some(v)) => format!("{} of variant `{v}`", job.step),
         (None, None) => job.step.clone(),
     };
-    let mut text = format!("  {what}: {}; log {}", where_(seen), log.display());
+    let mut text = format!("  {what}: {}", where_(seen));
+    // The node's state when it is not simply up (down, drained, not
+    // responding: `*`), which is often why the job ended.
+    if has_node(seen) {
+        if let Some(state) = slurm::node_state(&seen.node) {
+            let up = ["idle", "allocated", "mixed", "completing", "reserved"];
+            if !up.contains(&state.as_str()) {
+                let _ = write!(text, "; node {} is now {state}", seen.node);
+            }
+        }
+    }
+    let _ = write!(text, "; log {}", log.display());
+    if seen.state == "NODE_FAIL" {
+        let _ = write!(
+            text,
+            "\n    the node was lost while the job ran{}",
+            if task.is_some() {
+                ": `afterburner bench --resume` runs this block again on another node, from its start"
+            } else {
+                ""
+            }
+        );
+    }
     if seen
         .detail
         .contains(&format!("exit code {NOT_SHARED_EXIT}:"))

@@ -111,6 +111,60 @@ pub fn write_cluster(run_dir: &Path, cluster: &ClusterRun) -> Result<()> {
     Ok(())
 }
 
+/// Set block `k`'s runs on node `host` aside, as `blocks/<k>.on-<host>`
+/// (`.2`, `.3`, … after the first), before the block starts over on
+/// another node; returns where they went. A report names them, and leaves
+/// them out.
+pub fn set_aside(run_dir: &Path, k: u32, host: &str) -> Result<PathBuf> {
+    let host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let blocks = run_dir.join(BLOCKS_DIR);
+    let mut aside = blocks.join(format!("{k}.on-{host}"));
+    let mut n = 1;
+    while aside.exists() {
+        n += 1;
+        aside = blocks.join(format!("{k}.on-{host}.{n}"));
+    }
+    fs_err::rename(block_dir(run_dir, k), &aside)?;
+    Ok(aside)
+}
+
+/// The runs of block `k` set aside ([`set_aside`]), as notes for a report.
+fn set_aside_notes(run_dir: &Path, k: u32) -> Vec<String> {
+    let prefix = format!("{k}.on-");
+    let Ok(entries) = fs_err::read_dir(run_dir.join(BLOCKS_DIR)) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+        })
+        .collect();
+    dirs.sort();
+    dirs.iter()
+        .map(|dir| {
+            let runs = read(dir).map_or(0, |r| r.runs.len());
+            let host = dir.file_name().map_or_else(String::new, |n| {
+                n.to_string_lossy()[prefix.len()..].to_owned()
+            });
+            format!(
+                "block {k} started over on another node: its {runs} run(s) on {host} are in {} and not counted (a block's pairs stay on one node)",
+                dir.display()
+            )
+        })
+        .collect()
+}
+
 /// One block as read back: its index and its own run directory.
 #[derive(Debug, Clone)]
 pub struct Block {
@@ -141,6 +195,7 @@ pub fn read_merged(run_dir: &Path) -> Result<Recorded> {
     let mut blocks = Vec::new();
     let mut notes = Vec::new();
     for k in 0..cluster.blocks {
+        notes.extend(set_aside_notes(run_dir, k));
         let dir = block_dir(run_dir, k);
         if !dir.join(META_FILE).is_file() {
             notes.push(format!(
@@ -232,6 +287,29 @@ mod tests {
         assert_eq!(unique.len(), seeds.len());
         assert_eq!(block_seed(42, 7), seeds[7]);
         assert_ne!(block_seed(43, 7), seeds[7]);
+    }
+
+    #[test]
+    fn a_block_set_aside_keeps_its_files_under_its_node_and_is_named_in_notes() {
+        let run = tempfile::tempdir().unwrap();
+        for attempt in 1..=2 {
+            fs_err::create_dir_all(block_dir(run.path(), 1)).unwrap();
+            fs_err::write(block_dir(run.path(), 1).join("raw.jsonl"), "x\n").unwrap();
+            let aside = set_aside(run.path(), 1, "node/3").unwrap();
+            let name = if attempt == 1 {
+                "1.on-node_3"
+            } else {
+                "1.on-node_3.2"
+            };
+            assert_eq!(aside, run.path().join(BLOCKS_DIR).join(name));
+            assert!(aside.join("raw.jsonl").is_file());
+            assert!(!block_dir(run.path(), 1).exists());
+        }
+        let notes = set_aside_notes(run.path(), 1);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].contains("block 1 started over"), "{notes:?}");
+        assert!(notes[0].contains("on node_3 are in"), "{notes:?}");
+        assert!(set_aside_notes(run.path(), 0).is_empty());
     }
 
     #[test]

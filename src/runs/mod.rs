@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::measure::{RunKind, RunRecord};
 pub use blocks::{
-    block_dir, block_seed, block_states, is_cluster, read_cluster, write_cluster, Block,
+    block_dir, block_seed, block_states, is_cluster, read_cluster, set_aside, write_cluster, Block,
     ClusterRun, Job, BLOCKS_DIR, CLUSTER_FILE, JOB_LOGS_DIR,
 };
 pub use profiles::{

@@ -1,14 +1,18 @@
-//! A run on a real Slurm cluster (Debian's slurmctld, slurmd and munge):
-//! the one `.ci/run` starts and names in `SLURM_CONF`, else one this test
-//! starts itself with `scripts/slurm-cluster.sh` (as root, with the
+//! A run on a real Slurm cluster of three nodes (Debian's slurmctld,
+//! slurmd and munge; each node a slurmd in a network namespace of its own,
+//! with its own host name): the one `.ci/run` starts and names in
+//! `SLURM_CONF`, else one this test starts itself with
+//! `scripts/slurm-cluster.sh start DIR --nodes 3` (as root, with the
 //! packages installed), else the test says why it is skipped.
 //!
-//! One test, in steps, since one cluster serves them in turn: a 2-block
-//! run (builds and training as jobs, the bench as a job array) whose
-//! block 1 fails is reported with its Slurm log and the finished block's
-//! report; `bench --resume` resubmits block 1 alone and the merged report
-//! has two blocks and the per-node table; Ctrl-C during a bench cancels
-//! its array and leaves no job behind.
+//! One test, in steps, since one cluster serves them in turn: a 3-block
+//! run (builds and training as jobs, the bench as a job array) lands on 3
+//! distinct nodes and merges with a per-node table of three; Ctrl-C during
+//! a bench cancels its array and leaves no job behind; then a bench in
+//! which block 1's workload fails and block 2's node is lost mid-run
+//! (every process on it killed) reports both, merges block 0, and `bench
+//! --resume` runs blocks 1 and 2 again, block 2 on a surviving node from
+//! its start, into a report of every block.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -44,13 +48,21 @@ seed = 5
 
 [cluster]
 engine = "slurm"
-nodes = 2
+nodes = 3
+# The test cluster's nodes share this machine's file system.
+shared = true
 "#;
 
+/// Nodes the test needs.
+const NODES: usize = 3;
+
 /// A cluster for the test: `SLURM_CONF` from the environment when it
-/// answers, else one started here (stopped on drop).
+/// answers with 3 idle nodes that `scripts/slurm-cluster.sh` started (so
+/// that one can be lost), else one started here (stopped on drop).
 struct TestCluster {
     conf: PathBuf,
+    /// The script's DIR (beside slurm.conf), for `kill-node`.
+    dir: PathBuf,
     started: Option<tempfile::TempDir>,
 }
 
@@ -62,34 +74,62 @@ impl Drop for TestCluster {
     }
 }
 
+impl TestCluster {
+    /// Lose `node`: its slurmd and everything running on it, killed.
+    fn kill_node(&self, node: &str) {
+        let out = Command::new(script())
+            .arg("kill-node")
+            .arg(&self.dir)
+            .arg(node)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "kill-node {node} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-cluster.sh")
 }
 
-fn answers(conf: &Path) -> bool {
+/// How many nodes of the cluster at `conf` are idle (0 when it does not answer).
+fn idle_nodes(conf: &Path) -> usize {
     Command::new("sinfo")
-        .arg("-h")
+        .args(["-h", "-N", "-o", "%T"])
         .env("SLURM_CONF", conf)
-        .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+        .output()
+        .map_or(0, |out| {
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter(|l| l.trim() == "idle")
+                .count()
+        })
 }
 
 fn cluster() -> Result<TestCluster, String> {
     if let Some(conf) = std::env::var_os("SLURM_CONF").map(PathBuf::from) {
-        if answers(&conf) {
+        let dir = conf.parent().unwrap_or(Path::new("/")).to_owned();
+        if idle_nodes(&conf) >= NODES && dir.join("made").is_file() {
             return Ok(TestCluster {
                 conf,
+                dir,
                 started: None,
             });
         }
+        eprintln!(
+            "SLURM_CONF={} has fewer than {NODES} idle nodes of scripts/slurm-cluster.sh: starting a cluster of its own",
+            conf.display()
+        );
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err("not root, and no SLURM_CONF names a running cluster".into());
     }
-    for tool in ["slurmctld", "slurmd", "munged", "sbatch"] {
+    for tool in ["slurmctld", "slurmd", "munged", "sbatch", "ip", "nsenter"] {
         let found = Command::new("sh")
             .args(["-c", &format!("command -v {tool}")])
             .stdout(Stdio::null())
@@ -97,7 +137,7 @@ fn cluster() -> Result<TestCluster, String> {
             .is_ok_and(|s| s.success());
         if !found {
             return Err(format!(
-                "{tool} is not installed (apt-get install slurmctld slurmd munge slurm-client)"
+                "{tool} is not installed (apt-get install slurmctld slurmd munge slurm-client iproute2 util-linux)"
             ));
         }
     }
@@ -108,15 +148,17 @@ fn cluster() -> Result<TestCluster, String> {
     let out = Command::new(script())
         .arg("start")
         .arg(dir.path())
+        .args(["--nodes", &NODES.to_string()])
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "scripts/slurm-cluster.sh start failed:\n{}",
+        "scripts/slurm-cluster.sh start --nodes {NODES} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     Ok(TestCluster {
         conf: dir.path().join("slurm.conf"),
+        dir: dir.path().to_owned(),
         started: Some(dir),
     })
 }
@@ -153,55 +195,25 @@ fn queued(conf: &Path, ids: &[String]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_two_block_run_on_slurm_fails_resumes_merges_and_cancels_cleanly() {
-    let cluster = match cluster() {
-        Ok(c) => c,
-        Err(why) => {
-            eprintln!("skipped: no Slurm cluster here: {why}");
-            return;
-        }
-    };
-    let conf: &dyn AsRef<std::ffi::OsStr> = &cluster.conf;
-    let env = [("SLURM_CONF", conf)];
-    let sandbox = Sandbox::with_fixture("hotpath");
-    let marker = sandbox.path().join("block-1-may-run");
-    // Block 1's runs fail until the marker exists.
-    let run = format!(
-        "sh -c 'test \"$SLURM_ARRAY_TASK_ID\" != 1 || test -f {} && exec {{bin.hotpath}} 20000'",
-        marker.display()
-    );
-    sandbox.write("afterburner.toml", &EXPERIMENT.replace("RUN", &run));
+/// Each block's node, from its own `meta.json`.
+fn block_nodes(run_dir: &Path) -> Vec<String> {
+    (0..NODES)
+        .map(|k| block_node(run_dir, u32::try_from(k).unwrap()))
+        .collect()
+}
 
-    // 1. The whole pipeline as jobs: block 1 fails, named with its log.
-    let first = sandbox.afterburner_with_env(&["run"], &env);
-    first.assert_fails_with("block 1: FAILED");
-    let stderr = first.stderr();
-    assert!(stderr.contains("slurm/bench-1.log"), "{stderr}");
-    assert!(stderr.contains("bench --resume"), "{stderr}");
-    let run_dir = latest_run(&sandbox);
-    let cluster_json = read_json(&run_dir.join("cluster.json"));
-    let steps: Vec<&str> = cluster_json["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j["step"].as_str().unwrap())
-        .collect();
-    // baseline's build, pgo's instrumented build and its training, the array.
-    assert_eq!(steps, ["build", "build", "train", "bench"]);
-    assert!(run_dir.join("blocks/0/raw.jsonl").is_file());
-    let partial = read_json(&run_dir.join("results.json"));
-    assert_eq!(partial["nodes"].as_array().unwrap().len(), 2, "{partial:#}");
+/// Block `k`'s node.
+fn block_node(run_dir: &Path, k: u32) -> String {
+    let meta = read_json(&run_dir.join(format!("blocks/{k}/meta.json")));
+    meta["environment"]["hostname"].as_str().unwrap().to_owned()
+}
 
-    // 2. Resume: block 1 alone is resubmitted; the merged report has both.
-    std::fs::write(&marker, "").unwrap();
-    let resumed = sandbox.afterburner_with_env(&["bench", "--resume"], &env);
-    resumed.assert_ok();
-    let out = resumed.stdout() + &resumed.stderr();
-    assert!(out.contains("resubmitted block(s) 1 "), "{out}");
+/// Every block of `run_dir` merged, each with all its rounds; the counted
+/// wall samples of `pgo` are `rounds` per block.
+fn assert_merged(run_dir: &Path) -> serde_json::Value {
     let results = read_json(&run_dir.join("results.json"));
     let nodes = results["nodes"].as_array().unwrap();
-    assert_eq!(nodes.len(), 2);
+    assert_eq!(nodes.len(), NODES, "{results:#}");
     for (k, node) in nodes.iter().enumerate() {
         assert_eq!(node["block"], k);
         assert!(
@@ -215,32 +227,173 @@ fn a_two_block_run_on_slurm_fails_resumes_merges_and_cancels_cleanly() {
             .iter()
             .any(|c| c["metric"] == "instructions"));
     }
-    // Six counted rounds merged: three per block, pairs within blocks.
+    // Three counted rounds a block, merged; pairs within blocks.
     let wall = results["measurements"]
         .as_array()
         .unwrap()
         .iter()
         .find(|m| m["metric"]["name"] == "wall" && m["variant"] == "pgo")
         .unwrap();
-    assert_eq!(wall["samples"].as_array().unwrap().len(), 6, "{wall:#}");
-    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
-    assert!(report.contains("## Per node"), "{report}");
-    assert!(report.contains("node type(s)"), "{report}");
-    let status = sandbox.afterburner_with_env(&["status"], &env);
-    status.assert_ok();
-    assert!(
-        status.stdout().contains("block 1 on "),
-        "{}",
-        status.stdout()
+    assert_eq!(
+        wall["samples"].as_array().unwrap().len(),
+        3 * NODES,
+        "{wall:#}"
     );
-    assert!(
-        status.stdout().contains("(finished)"),
-        "{}",
-        status.stdout()
+    results
+}
+
+#[test]
+fn three_blocks_on_three_slurm_nodes_merge_cancel_and_survive_a_lost_node() {
+    let cluster = match cluster() {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("SKIP: no Slurm cluster here: {why}");
+            return;
+        }
+    };
+    let started = Instant::now();
+    let conf: &dyn AsRef<std::ffi::OsStr> = &cluster.conf;
+    let env = [("SLURM_CONF", conf)];
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write(
+        "afterburner.toml",
+        &EXPERIMENT.replace("RUN", "{bin.hotpath} 20000"),
     );
 
-    // 3. Ctrl-C while the array runs: every job of the run is cancelled.
+    // 1. The whole pipeline as jobs; the 3 blocks on 3 nodes, merged.
+    sandbox.afterburner_with_env(&["run"], &env).assert_ok();
+    let run_dir = latest_run(&sandbox);
+    let cluster_json = read_json(&run_dir.join("cluster.json"));
+    let steps: Vec<&str> = cluster_json["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["step"].as_str().unwrap())
+        .collect();
+    // baseline's build, pgo's instrumented build and its training, the array.
+    assert_eq!(steps, ["build", "build", "train", "bench"]);
+    let mut nodes = block_nodes(&run_dir);
+    let results = assert_merged(&run_dir);
+    let reported: Vec<&str> = results["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(reported, nodes);
+    nodes.sort();
+    nodes.dedup();
+    assert_eq!(nodes.len(), NODES, "blocks shared a node: {reported:?}");
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    let section = &report[report.find("## Per node").expect("a Per node section")..];
+    for node in &nodes {
+        assert!(section.contains(&format!("| {node} |")), "{section}");
+    }
+    eprintln!("step 1 (run, 3 blocks): {:?}", started.elapsed());
+
+    // 2. Ctrl-C while the array runs: every job of the run is cancelled.
+    let step = Instant::now();
     ctrl_c_cancels_every_job(&sandbox, &cluster.conf, &run_dir);
+    eprintln!("step 2 (Ctrl-C): {:?}", step.elapsed());
+
+    // 3. Block 1's workload fails, block 2's node is lost mid-run.
+    let step = Instant::now();
+    a_lost_node_and_a_failed_block_resume_elsewhere(&sandbox, &cluster);
+    eprintln!("step 3 (lost node, resume): {:?}", step.elapsed());
+    eprintln!("cluster test: {:?}", started.elapsed());
+}
+
+/// A bench whose block 1 fails (its workload exits 1 until a marker
+/// exists) and whose block 2 loses its node after its first run: both are
+/// reported (the node with its state), block 0 is merged; `bench
+/// --resume` runs both again, block 2 on a surviving node from its start
+/// (its runs on the lost node set aside), into a report of every block.
+fn a_lost_node_and_a_failed_block_resume_elsewhere(sandbox: &Sandbox, cluster: &TestCluster) {
+    let marker = sandbox.path().join("block-1-may-run");
+    let run = format!(
+        "sh -c 'test \"$SLURM_ARRAY_TASK_ID\" != 1 || test -f {} && sleep 1 && exec {{bin.hotpath}} 20000'",
+        marker.display()
+    );
+    sandbox.write("afterburner.toml", &EXPERIMENT.replace("RUN", &run));
+    let before = latest_run(sandbox);
+    let mut bench = Command::new(env!("CARGO_BIN_EXE_afterburner"))
+        .arg("bench")
+        .current_dir(sandbox.path())
+        .env("SLURM_CONF", &cluster.conf)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_mins(3);
+    let run_dir = loop {
+        let run = latest_run(sandbox);
+        let raw = run.join("blocks/2/raw.jsonl");
+        if run != before && std::fs::read_to_string(&raw).is_ok_and(|t| t.lines().count() >= 1) {
+            break run;
+        }
+        assert!(Instant::now() < deadline, "block 2 never finished a run");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let lost = block_node(&run_dir, 2);
+    cluster.kill_node(&lost);
+    // Slurm sets the node DOWN and the task NODE_FAIL within about 30 s.
+    let deadline = Instant::now() + Duration::from_mins(5);
+    let status = loop {
+        if let Some(status) = bench.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = bench.kill();
+            panic!("the bench did not end within 5 minutes of losing {lost}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut bench.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("block 1: FAILED"), "{stderr}");
+    assert!(stderr.contains("slurm/bench-1.log"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("block 2: NODE_FAIL on {lost}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("node {lost} is now down")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("bench --resume"), "{stderr}");
+    // The blocks that finished are reported; block 0 among them.
+    let partial = read_json(&run_dir.join("results.json"));
+    let finished: Vec<&serde_json::Value> = partial["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["complete_rounds"] == 3)
+        .collect();
+    assert_eq!(finished.len(), 1, "{partial:#}");
+    assert_eq!(finished[0]["block"], 0, "{partial:#}");
+
+    std::fs::write(&marker, "").unwrap();
+    let conf: &dyn AsRef<std::ffi::OsStr> = &cluster.conf;
+    let resumed = sandbox.afterburner_with_env(&["bench", "--resume"], &[("SLURM_CONF", conf)]);
+    resumed.assert_ok();
+    let out = resumed.stdout() + &resumed.stderr();
+    assert!(out.contains("resubmitted block(s) 1,2 "), "{out}");
+    let now = block_node(&run_dir, 2);
+    assert_ne!(now, lost, "block 2 ran again on the lost node");
+    assert!(
+        run_dir
+            .join(format!("blocks/2.on-{lost}/raw.jsonl"))
+            .is_file(),
+        "block 2's runs on {lost} were not set aside"
+    );
+    assert_merged(&run_dir);
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("block 2 started over on another node"),
+        "{report}"
+    );
 }
 
 /// Ctrl-C during a cluster bench: afterburner cancels the array and exits
