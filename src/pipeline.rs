@@ -131,8 +131,10 @@ fn round_dirs(cx: &Context, variant: &Variant, round: usize) -> toolchain::Stage
         .round(variant.rounds()[round])
 }
 
-/// A hash of what made a profile: the instrumented build, and each training
-/// command with its parameters and environment.
+/// A hash of what made a profile: the instrumented build, each training
+/// command with its parameters and environment, and how it was sampled
+/// (`sample_event`, `bolt_profile`: the same build sampled on another event
+/// records another profile).
 fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> String {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
@@ -152,8 +154,12 @@ fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> Stri
     let services = serde_json::to_string(&cx.experiment.target.services).unwrap_or_default();
     hasher.update(
         format!(
-            "\n{:?}\n{:?}\n{:?}\n{services}",
-            cx.experiment.params, variant.params, variant.env
+            "\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{services}",
+            cx.experiment.params,
+            variant.params,
+            variant.env,
+            variant.sample_event,
+            variant.bolt_profile
         )
         .as_bytes(),
     );

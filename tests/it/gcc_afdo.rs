@@ -61,17 +61,10 @@ metrics = ["wall"]
 seed = 42
 "#;
 
-/// The whole path with gcc on timer samples (no PMU needed): perf record,
-/// `create_llvm_prof`'s text, afterburner's gcc-format profile, and a final
-/// build with `-fauto-profile=` whose code differs from the baseline's and
-/// prints the same checksum. gcc reads the merged profile without a word,
-/// and it puts the samples on the hot function, `main`'s loop.
-#[test]
-fn gcc_autofdo_on_timer_samples_builds_with_a_profile_gcc_reads() {
-    if !served_gcc_or_skip() {
-        return;
-    }
-    if !Command::new("perf")
+/// Whether perf may record `cpu-clock` here; otherwise prints why the test
+/// is skipped.
+fn perf_records_timer_samples_or_skip() -> bool {
+    let recorded = Command::new("perf")
         .args([
             "record",
             "-q",
@@ -83,9 +76,24 @@ fn gcc_autofdo_on_timer_samples_builds_with_a_profile_gcc_reads() {
             "true",
         ])
         .output()
-        .is_ok_and(|o| o.status.success())
-    {
+        .is_ok_and(|o| o.status.success());
+    if !recorded {
         eprintln!("skipped: perf may not record cpu-clock here");
+    }
+    recorded
+}
+
+/// The whole path with gcc on timer samples (no PMU needed): perf record,
+/// `create_llvm_prof`'s text, afterburner's gcc-format profile, and a final
+/// build with `-fauto-profile=` whose code differs from the baseline's and
+/// prints the same checksum. gcc reads the merged profile without a word,
+/// and it puts the samples on the hot function, `main`'s loop.
+#[test]
+fn gcc_autofdo_on_timer_samples_builds_with_a_profile_gcc_reads() {
+    if !served_gcc_or_skip() {
+        return;
+    }
+    if !perf_records_timer_samples_or_skip() {
         return;
     }
     let sandbox = Sandbox::with_fixture("hotpath");
@@ -173,5 +181,45 @@ fn gcc_autofdo_refuses_a_gcc_version_it_does_not_write_for() {
             .join(".afterburner/variants/afdo/build")
             .exists(),
         "something was built before the refusal"
+    );
+}
+
+/// A profile sampled on one event is not reused for a variant that now
+/// names another: the instrumented build is the same, the training is not
+/// (seed 000's recipe on Redis moved from perf's default 4 kHz to 20 kHz
+/// and kept the 4 kHz profile). Unchanged, the round is skipped.
+#[test]
+fn another_sample_event_trains_again() {
+    if !served_gcc_or_skip() || !perf_records_timer_samples_or_skip() {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("hotpath");
+    let experiment = EXPERIMENT.replace("200000000", "20000000");
+    sandbox.write("afterburner.toml", &experiment);
+    let trained = |run: &crate::support::Run| !run.stderr().contains("profile up to date");
+    let sampling = || {
+        std::fs::read_to_string(
+            sandbox
+                .path()
+                .join(".afterburner/variants/afdo/profile/gcc-autofdo/raw/sampling.txt"),
+        )
+        .unwrap()
+    };
+    assert!(trained(sandbox.afterburner(&["train"]).assert_ok()));
+    assert!(sampling().starts_with("cpu-clock "), "{}", sampling());
+    let again = sandbox.afterburner(&["train"]);
+    assert!(!trained(again.assert_ok()), "{}", again.stderr());
+
+    let period = "sample_event = \"cpu-clock/period=200000/\"";
+    sandbox.write(
+        "afterburner.toml",
+        &experiment.replace("sample_event = \"cpu-clock\"", period),
+    );
+    let changed = sandbox.afterburner(&["train"]);
+    assert!(trained(changed.assert_ok()), "{}", changed.stderr());
+    assert!(
+        sampling().starts_with("cpu-clock/period=200000/ "),
+        "{}",
+        sampling()
     );
 }
