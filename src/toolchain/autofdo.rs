@@ -200,10 +200,33 @@ fn drop_garbled_callsites(text: &str) -> (String, usize) {
             skip_deeper_than = Some(depth);
             continue;
         }
+        // A garbled name holding a newline leaves its tail at depth 0:
+        // no function header. It and what it nests (as a call site, one
+        // level deep) are left out.
+        if depth == 0 && !line.is_empty() && !is_function_header(line) {
+            dropped += 1;
+            skip_deeper_than = Some(1);
+            continue;
+        }
         out.push_str(line);
         out.push('\n');
     }
     (out, dropped)
+}
+
+/// Whether an unindented line is a function's header, `NAME:TOTAL:HEAD`
+/// with a name that is a symbol (printable ASCII without spaces).
+fn is_function_header(line: &str) -> bool {
+    let mut parts = line.rsplitn(3, ':');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(head), Some(total), Some(name)) => {
+            head.trim().parse::<u64>().is_ok()
+                && total.parse::<u64>().is_ok()
+                && !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_graphic())
+        }
+        _ => false,
+    }
 }
 
 /// Whether `line` (indentation removed) is a call site whose name is not
@@ -406,6 +429,19 @@ mod tests {
         assert_eq!(
             clean,
             "startup_burn:1965:0\n 1: 0\n 5.3: 1657\n 6: 303\n 7: helper:40\n  1: 40\nmain:10:1\n 1: 1\n"
+        );
+    }
+
+    /// A garbled name that held a newline: its tail starts a line of its
+    /// own at depth 0, its body two levels deep (seen on the same daemon).
+    #[test]
+    fn a_garbled_name_split_onto_a_line_of_its_own_is_left_out() {
+        let text = "startup_burn:1959:0\n 5.3: 1618\n 65498: 0\n\u{c}\u{12}nU\u{0}\u{0}\u{fffd}$\t:0\n  3: 0\n  4: 0\n 6: 340\nserve:11:0\n 6: 5\n";
+        let (clean, dropped) = super::drop_garbled_callsites(text);
+        assert_eq!(dropped, 1);
+        assert_eq!(
+            clean,
+            "startup_burn:1959:0\n 5.3: 1618\n 65498: 0\n 6: 340\nserve:11:0\n 6: 5\n"
         );
     }
 }
