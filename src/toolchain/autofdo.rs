@@ -138,6 +138,22 @@ fn convert_text(
         .then(|| out.to_path_buf()))
 }
 
+/// gcc's round: recordings with branch stacks through `create_llvm_prof`
+/// (which reads LBR ranges), the others through afterburner's own
+/// conversion ([`super::afdo_ip`]), which names every inlined callee.
+fn convert_for_gcc(
+    recording: &Path,
+    binary: &Path,
+    out: &Path,
+    branch_stack: bool,
+) -> Result<Option<PathBuf>> {
+    if branch_stack {
+        convert_text(recording, binary, out, branch_stack)
+    } else {
+        super::afdo_ip::convert(recording, binary, out)
+    }
+}
+
 /// A text profile, its bytes read as UTF-8 where they are not (some names
 /// `create_llvm_prof` writes are garbage; `gcov_afdo` leaves them out).
 fn read_lossy(path: &Path) -> Result<String> {
@@ -352,7 +368,7 @@ impl Pgo for GccAutoFdo {
             dirs,
             binaries,
             (RAW_EXTENSION, GCC_TEXT_EXTENSION),
-            convert_text,
+            convert_for_gcc,
             NO_SAMPLES_HINT,
         )?;
         let mut profiles = Vec::new();

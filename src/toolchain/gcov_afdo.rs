@@ -35,6 +35,7 @@
 //! by their linkage (mangled) names, which is what gcc looks up.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 /// The gcc major versions whose reader this writer follows and was tested
 /// against; any other is refused rather than handed a useless profile.
@@ -87,6 +88,11 @@ pub struct Line {
 }
 
 impl Instance {
+    /// An instance of `name` with no samples yet.
+    pub fn named(name: &str) -> Self {
+        Self::new(name, 0)
+    }
+
     fn new(name: &str, head: u64) -> Self {
         Self {
             name: gcc_name(name).to_owned(),
@@ -151,7 +157,7 @@ impl Instance {
 
 /// gcc's `get_original_name`: a name up to its first `.` (`foo.cold`,
 /// `foo.constprop.0` and `foo` are one function to gcc).
-fn gcc_name(name: &str) -> &str {
+pub(super) fn gcc_name(name: &str) -> &str {
     name.split('.').next().unwrap_or(name)
 }
 
@@ -415,6 +421,41 @@ pub fn write(functions: &[Instance]) -> Vec<u8> {
     out.bytes
 }
 
+/// `functions` as an LLVM text sample profile (what `create_llvm_prof
+/// --format=text` writes, and [`parse_llvm_text`] reads): a function's
+/// `name:total:head`, then one space deeper its lines `offset: count` and
+/// its call sites `offset: callee:total`, each callee's body a space
+/// deeper still.
+pub fn write_llvm_text(functions: &[Instance]) -> String {
+    let mut out = String::new();
+    for function in functions {
+        let _ = writeln!(
+            out,
+            "{}:{}:{}",
+            function.name,
+            function.total(),
+            function.head
+        );
+        write_body(&mut out, function, 1);
+    }
+    out
+}
+
+fn write_body(out: &mut String, instance: &Instance, depth: usize) {
+    let indent = " ".repeat(depth);
+    for (offset, line) in &instance.lines {
+        let _ = write!(out, "{indent}{}: {}", offset >> 16, line.count);
+        for (target, calls) in &line.targets {
+            let _ = write!(out, " {target}:{calls}");
+        }
+        out.push('\n');
+    }
+    for ((offset, name), callee) in &instance.callsites {
+        let _ = writeln!(out, "{indent}{}: {name}:{}", offset >> 16, callee.total());
+        write_body(out, callee, depth + 1);
+    }
+}
+
 /// Convert an LLVM text sample profile into gcc 12's format.
 pub fn convert(llvm_text: &str) -> Result<Vec<u8>, ParseError> {
     Ok(write(&parse_llvm_text(llvm_text)?))
@@ -509,7 +550,6 @@ impl Words {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fmt::Write as _;
 
     /// A profile as `create_llvm_prof` writes it, with what the conversion
     /// must handle: discriminators, call targets, an inlined callee at two

@@ -1,6 +1,7 @@
 //! Compilers and feedback-directed optimizations: which exist, what flags
 //! each adds at which build stage, and where profiles live.
 
+pub mod afdo_ip;
 pub mod autofdo;
 pub mod bolt;
 pub mod bolt_perf;

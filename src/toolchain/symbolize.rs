@@ -66,7 +66,7 @@ pub fn symbolize(binary: &Path, addresses: &[u64]) -> Result<HashMap<u64, Vec<Fr
         let mut command = Command::new(&tool);
         command
             .arg(format!("--obj={}", binary.display()))
-            .args(["--inlining", "--output-style=JSON"])
+            .args(["--inlining", "--no-demangle", "--output-style=JSON"])
             .args(chunk.iter().map(|a| format!("{a:#x}")));
         let result = capture_command(&mut command, TIMEOUT)
             .with_context(|| format!("running {} on {}", tool.display(), binary.display()))?;

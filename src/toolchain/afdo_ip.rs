@@ -1,0 +1,344 @@
+//! gcc's AutoFDO profile from instruction-pointer samples (a recording
+//! without branch stacks: timer samples on a VM, any event where the CPU
+//! has no LBR), made by afterburner itself instead of `create_llvm_prof`.
+//!
+//! Why: `create_llvm_prof` 0.19 writes the names of many inlined callees of
+//! gcc-built binaries from freed memory (about half of `SQLite`'s speedtest1
+//! call sites, 333 of Redis's), and a call site gcc cannot name is a call
+//! gcc does not inline where the profiled binary did. Here every address is
+//! named by `llvm-symbolizer --inlining` from the binary's DWARF
+//! ([`super::symbolize`]), so every inlined frame keeps its name.
+//!
+//! The method is AutoFDO's own for samples without branch stacks (google/
+//! autofdo `profile.cc` and `symbol_map.cc`, read, not copied): samples are
+//! counted per instruction address; each address's inline stack, outermost
+//! first, places it: the outermost frame is the function, each inner frame a
+//! call site at its caller's line offset (line − the caller's
+//! `DW_AT_decl_line`), the innermost frame's line offset takes the count. A
+//! line offset reached from several addresses keeps the largest count
+//! (AutoFDO's `MAX` for perf data: the instructions of one line run as
+//! often as each other). Head counts stay 0, as they do without branch
+//! stacks. A frame with no line, or one before its function's first line,
+//! cuts the sample out.
+//!
+//! Addresses: `perf script` prints a sample's instruction pointer in the
+//! process's address space; the process's mappings (its `MMAP2` events, a
+//! forked child inheriting its parent's) turn it into a file offset, and
+//! the binary's program headers into the address it is linked at.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _, Result};
+
+use super::gcov_afdo::{gcc_name, Instance};
+use super::symbolize::{self, Frame, Segment};
+use crate::process::{capture_command, quote_output};
+
+/// How long `perf script` may take over one recording.
+const SCRIPT_TIMEOUT: Duration = Duration::from_mins(10);
+/// gcc keeps 16 bits for a line offset.
+const MAX_LINE_OFFSET: i64 = 0xffff;
+
+/// Convert `recording` for `binary` into an LLVM text sample profile at
+/// `out` (what gcc's round merges); `None` when no sample lies in the
+/// binary. The [`super::merge::Convert`] of gcc's round without branch
+/// stacks.
+pub fn convert(recording: &Path, binary: &Path, out: &Path) -> Result<Option<PathBuf>> {
+    let path = fs_err::canonicalize(binary)?;
+    let segments = symbolize::load_segments(binary)?;
+    let text = perf_script(recording)?;
+    let samples = read_samples(&text, &path, &segments);
+    if samples.counts.is_empty() {
+        return Ok(None);
+    }
+    let addresses: Vec<u64> = samples.counts.keys().copied().collect();
+    let frames = symbolize::symbolize(binary, &addresses)?;
+    let (functions, cut) = build(&samples.counts, &frames);
+    if functions.iter().all(|f| f.total() == 0) {
+        bail!(
+            "llvm-symbolizer names no line at the {} sampled addresses of {}: the binary has no DWARF line tables\nhint: gcc's AutoFDO needs them (afterburner builds the profiled variant with -g -gdwarf-4): do not strip it",
+            addresses.len(),
+            binary.display()
+        );
+    }
+    crate::progress::info(format_args!(
+        "{}: {} of {} samples in {}, {} addresses, {} samples without a line left out",
+        recording.display(),
+        samples.kept,
+        samples.total,
+        binary.display(),
+        addresses.len(),
+        cut
+    ));
+    fs_err::write(out, super::gcov_afdo::write_llvm_text(&functions))?;
+    Ok(Some(out.to_path_buf()))
+}
+
+/// `perf script` with the process events that place each sample: per line
+/// a sample's pid, address and object, or a mapping or fork.
+fn perf_script(recording: &Path) -> Result<String> {
+    let mut command = Command::new("perf");
+    command
+        .args([
+            "script",
+            "--show-mmap-events",
+            "--show-task-events",
+            "-F",
+            "pid,ip,dso",
+            "-i",
+        ])
+        .arg(recording);
+    let out = capture_command(&mut command, SCRIPT_TIMEOUT).context("running perf script")?;
+    if !out.success() {
+        bail!(
+            "perf script could not read {}:\n{}\nhint: a recording cut short (the machine ran out of disk, perf was killed) cannot be read; train again",
+            recording.display(),
+            quote_output(&out.stderr)
+        );
+    }
+    Ok(out.stdout)
+}
+
+/// One mapping of a file into a process.
+#[derive(Debug, Clone)]
+struct Mapping {
+    start: u64,
+    len: u64,
+    pgoff: u64,
+    file: String,
+}
+
+/// The samples of one recording that lie in the binary, per linked
+/// address.
+#[derive(Debug, Default)]
+struct Samples {
+    counts: BTreeMap<u64, u64>,
+    /// Every user or kernel sample of the recording.
+    total: u64,
+    /// Those in the binary.
+    kept: u64,
+}
+
+/// Read `perf script`'s lines (see [`perf_script`]) for the samples in the
+/// binary at `path`.
+fn read_samples(text: &str, path: &Path, segments: &[Segment]) -> Samples {
+    let wanted = path.to_string_lossy();
+    let mut maps: HashMap<u32, Vec<Mapping>> = HashMap::new();
+    let mut samples = Samples::default();
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(pid), Some(what)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if what.starts_with("PERF_RECORD_MMAP") {
+            if let Some(mapping) = parse_mapping(line) {
+                let list = maps.entry(pid).or_default();
+                list.retain(|m| {
+                    m.start + m.len <= mapping.start || mapping.start + mapping.len <= m.start
+                });
+                list.push(mapping);
+            }
+        } else if what.starts_with("PERF_RECORD_FORK") {
+            if let Some((child, parent)) = parse_fork(what) {
+                if child != parent {
+                    let inherited = maps.get(&parent).cloned().unwrap_or_default();
+                    maps.insert(child, inherited);
+                }
+            }
+        } else if what.starts_with("PERF_RECORD_COMM") && line.contains("COMM exec") {
+            maps.remove(&pid);
+        } else if !what.starts_with("PERF_RECORD") {
+            let Ok(ip) = u64::from_str_radix(what, 16) else {
+                continue;
+            };
+            samples.total += 1;
+            let object = words.collect::<Vec<_>>().join(" ");
+            if object.strip_prefix('(').and_then(|o| o.strip_suffix(')')) != Some(&*wanted) {
+                continue;
+            }
+            let address = maps.get(&pid).and_then(|list| {
+                let m = list
+                    .iter()
+                    .find(|m| m.file == *wanted && ip >= m.start && ip - m.start < m.len)?;
+                let offset = ip - m.start + m.pgoff;
+                segments.iter().find_map(|s| s.address_of(offset))
+            });
+            if let Some(address) = address {
+                samples.kept += 1;
+                *samples.counts.entry(address).or_default() += 1;
+            }
+        }
+    }
+    samples
+}
+
+/// `… PERF_RECORD_MMAP2 1/1: [0xSTART(0xLEN) @ 0xPGOFF …]: r-xp /path`.
+fn parse_mapping(line: &str) -> Option<Mapping> {
+    let (_, rest) = line.split_once('[')?;
+    let (range, rest) = rest.split_once('(')?;
+    let (len, rest) = rest.split_once(')')?;
+    let rest = rest.trim_start().strip_prefix('@')?.trim_start();
+    let pgoff = rest.split_whitespace().next()?.trim_end_matches(']');
+    let (_, tail) = rest.split_once("]: ")?;
+    let (_perms, file) = tail.split_once(' ')?;
+    let hex = |s: &str| u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
+    Some(Mapping {
+        start: hex(range)?,
+        len: hex(len)?,
+        pgoff: hex(pgoff)?,
+        file: file.trim().to_owned(),
+    })
+}
+
+/// `PERF_RECORD_FORK(child:tid):(parent:tid)` → (child, parent) pids.
+fn parse_fork(word: &str) -> Option<(u32, u32)> {
+    let mut pids = word
+        .split('(')
+        .skip(1)
+        .map(|p| p.split(':').next()?.parse::<u32>().ok());
+    Some((pids.next()??, pids.next()??))
+}
+
+/// The profile of `counts` (samples per linked address), each address
+/// placed by its `frames` (innermost first); returns it and how many
+/// samples had no usable line.
+fn build(counts: &BTreeMap<u64, u64>, frames: &HashMap<u64, Vec<Frame>>) -> (Vec<Instance>, u64) {
+    let mut functions: BTreeMap<String, Instance> = BTreeMap::new();
+    let mut cut = 0;
+    for (address, &count) in counts {
+        let stack = frames.get(address).map_or(&[][..], Vec::as_slice);
+        let offsets: Option<Vec<u32>> = stack.iter().map(line_offset).collect();
+        let (Some(outer), Some(offsets)) = (stack.last(), offsets) else {
+            cut += count;
+            continue;
+        };
+        let mut instance = functions
+            .entry(gcc_name(&outer.function).to_owned())
+            .or_insert_with(|| Instance::named(&outer.function));
+        for k in (1..stack.len()).rev() {
+            let callee = &stack[k - 1].function;
+            instance = instance
+                .callsites
+                .entry((offsets[k] << 16, gcc_name(callee).to_owned()))
+                .or_insert_with(|| Instance::named(callee));
+        }
+        let line = instance.lines.entry(offsets[0] << 16).or_default();
+        line.count = line.count.max(count);
+    }
+    (functions.into_values().collect(), cut)
+}
+
+/// A frame's line offset in its function, when gcc can key it.
+fn line_offset(frame: &Frame) -> Option<u32> {
+    let offset = frame.line - frame.start_line;
+    (frame.line > 0 && frame.start_line > 0 && (0..=MAX_LINE_OFFSET).contains(&offset))
+        .then(|| u32::try_from(offset).ok())
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `perf script --show-mmap-events --show-task-events -F pid,ip,dso` of
+    /// a PIE that forks and burns in both processes (gcc 12 -O2, perf 6.1,
+    /// cpu-clock), cut down.
+    const SCRIPT: &str = "    0 PERF_RECORD_COMM: perf-exec:16807/16807
+16807 PERF_RECORD_COMM exec: fork:16807/16807
+16807 PERF_RECORD_MMAP2 16807/16807: [0x555583cb0000(0x1000) @ 0x1000 fe:00 10469939 2958782907]: r-xp /tmp/ipx/fork
+16807 PERF_RECORD_MMAP2 16807/16807: [0x7f0afe9f9000(0x156000) @ 0x26000 fe:00 326269 0]: r-xp /usr/lib/x86_64-linux-gnu/libc.so.6
+16807      ffffffff81249aa6 ([kernel.kallsyms])
+16807 PERF_RECORD_FORK(16809:16809):(16807:16807)
+16809      555583cb0192 (/tmp/ipx/fork)
+16809      555583cb0192 (/tmp/ipx/fork)
+16807      555583cb019d (/tmp/ipx/fork)
+16807      7f0afea01000 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+16809 PERF_RECORD_EXIT(16809:16809):(16807:16807)
+";
+
+    fn text_segment() -> Vec<Segment> {
+        vec![Segment {
+            offset: 0x1000,
+            vaddr: 0x1000,
+            size: 0x289,
+            executable: true,
+        }]
+    }
+
+    #[test]
+    fn samples_are_placed_through_the_mappings_a_forked_child_inherits() {
+        let s = read_samples(SCRIPT, Path::new("/tmp/ipx/fork"), &text_segment());
+        assert_eq!((s.total, s.kept), (5, 3));
+        // 0x555583cb0192 − 0x555583cb0000 + 0x1000 = file offset 0x1192,
+        // linked at 0x1192 (the text segment's offset is its address).
+        assert_eq!(s.counts.get(&0x1192), Some(&2));
+        assert_eq!(s.counts.get(&0x119d), Some(&1));
+        assert_eq!(s.counts.len(), 2);
+    }
+
+    #[test]
+    fn a_sample_of_a_process_whose_mapping_was_never_seen_is_not_guessed() {
+        let script = "42      555583cb0192 (/tmp/ipx/fork)\n";
+        let s = read_samples(script, Path::new("/tmp/ipx/fork"), &text_segment());
+        assert_eq!((s.total, s.kept), (1, 0));
+    }
+
+    #[test]
+    fn reads_mappings_and_forks() {
+        let m = parse_mapping("16807 PERF_RECORD_MMAP2 16807/16807: [0x555583cb0000(0x1000) @ 0x1000 fe:00 10469939 2958782907]: r-xp /a b/fork").unwrap();
+        assert_eq!(
+            (m.start, m.len, m.pgoff),
+            (0x5555_83cb_0000, 0x1000, 0x1000)
+        );
+        assert_eq!(m.file, "/a b/fork");
+        assert_eq!(
+            parse_fork("PERF_RECORD_FORK(16809:16809):(16807:16807)"),
+            Some((16809, 16807))
+        );
+    }
+
+    fn frame(function: &str, start_line: i64, line: i64) -> Frame {
+        Frame {
+            function: function.to_owned(),
+            file: "x.c".to_owned(),
+            start_line,
+            line,
+        }
+    }
+
+    #[test]
+    fn inline_stacks_become_call_sites_and_a_line_keeps_its_largest_count() {
+        let counts = BTreeMap::from([(0x10, 7), (0x14, 3), (0x20, 5), (0x30, 2)]);
+        let frames = HashMap::from([
+            // `helper` (first line 3) inlined into `main` (first line 10)
+            // at line 12: two addresses on helper's line 5.
+            (0x10, vec![frame("helper", 3, 5), frame("main", 10, 12)]),
+            (0x14, vec![frame("helper", 3, 5), frame("main", 10, 12)]),
+            (0x20, vec![frame("main", 10, 14)]),
+            // A line before its function's first: cut.
+            (0x30, vec![frame("main.cold", 10, 9)]),
+        ]);
+        let (functions, cut) = build(&counts, &frames);
+        assert_eq!(cut, 2);
+        assert_eq!(functions.len(), 1);
+        let main = &functions[0];
+        assert_eq!(main.name, "main");
+        assert_eq!(main.lines[&(4 << 16)].count, 5);
+        let helper = &main.callsites[&(2 << 16, "helper".to_owned())];
+        assert_eq!(helper.lines[&(2 << 16)].count, 7);
+        assert_eq!(main.total(), 12);
+        // The text gcc's round merges reads back the same.
+        let text = super::super::gcov_afdo::write_llvm_text(&functions);
+        assert_eq!(text, "main:12:0\n 4: 5\n 2: helper:7\n  2: 7\n");
+        assert_eq!(
+            super::super::gcov_afdo::parse_llvm_text(&text).unwrap(),
+            functions
+        );
+    }
+}
