@@ -259,6 +259,32 @@ fn clients_that_cannot_connect_stop_the_load_before_the_clock() {
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
 
+/// 500 clients at once against a listen backlog of 8: the kernel drops
+/// the SYNs that overflow it, the connects are paced and retried before
+/// the clock, and the load starts with every client and no error.
+#[test]
+fn a_burst_of_clients_over_a_small_listen_backlog_all_connect_before_the_clock() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = slowserver(&sandbox, &["0", "--backlog", "8"]);
+    let out = load(
+        &sandbox,
+        &format!("http://127.0.0.1:{}/", server.port),
+        &["-c", "500", "-n", "5000", "--timeout", "5s"],
+    );
+    let summary = &out["summary"];
+    assert_eq!(u(&summary["requests"]), 5000, "{summary}");
+    assert_eq!(u(&summary["errors"]), 0, "{summary}");
+    assert_eq!(u(&summary["timeouts"]), 0, "{summary}");
+    let connects = &summary["connects"];
+    assert_eq!(u(&connects["made"]), 500, "{summary}");
+    // Connect time is reported apart from the requests' latency.
+    assert!(
+        f(&connects["max_ms"]) >= f(&connects["p50_ms"]),
+        "{summary}"
+    );
+}
+
 /// A closed loop of N requests sends nothing while no connection is up, so
 /// against a server that is gone it must give up, not wait forever (a
 /// service that died under callgrind once hung a bench this way).

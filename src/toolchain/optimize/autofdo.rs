@@ -20,7 +20,7 @@ impl Optimize for Word {
     }
 
     fn describe(&self) -> &'static str {
-        "sampled FDO: perf record of an ordinary build, converted to a sample profile (create_llvm_prof; for gcc 12, its text profile rewritten by afterburner in gcc's -fauto-profile format). Without LBR (timer samples) only line hotness, no branch edges or call targets: measured here, about a third of instrumented PGO's instruction savings (gcc 12: 11.3% vs 35.4% on a hot loop, 1.9% vs 6.2% on SQLite)"
+        "sampled FDO: perf record of an ordinary build, converted to a sample profile (clang: create_llvm_prof; gcc 12: afterburner names each sampled address's inline stack with llvm-symbolizer and writes gcc's -fauto-profile format, create_llvm_prof only for branch stacks). Without LBR (timer samples) only line hotness, no branch edges or call targets: measured here, about a third of instrumented PGO's instruction savings (gcc 12: 11.3% vs 35.4% on a hot loop, 1.9% vs 6.2% on SQLite)"
     }
 
     fn qualifier(&self) -> Option<&'static str> {
@@ -59,13 +59,25 @@ impl Optimize for Word {
     fn requirements(&self, env: &Environment, variant: Option<&VariantSetup>) -> Vec<Requirement> {
         // gcc's round converts and merges in afterburner: no llvm-profdata.
         let gcc_only = variant.is_some_and(|v| v.compiler == Compiler::Gcc);
-        let mut needs = vec![
-            Requirement::tool("perf", "linux-perf"),
-            Requirement::tool("create_llvm_prof", "autofdo").note(
-                "with gcc, its text profile is written in gcc 12's -fauto-profile format by afterburner (Debian's create_gcov writes one gcc 12 rejects)",
-            ),
-        ];
         let gcc = variant.is_none_or(|v| v.compiler == Compiler::Gcc);
+        let mut needs = vec![Requirement::tool("perf", "linux-perf")];
+        if gcc {
+            needs.push(Requirement::tool("objdump", "binutils").note(
+                "gcc's round lists every instruction of a sampled function with it, so lines without samples are known cold",
+            ));
+            needs.push(Requirement::tool("llvm-symbolizer", "llvm").note(
+                "gcc's round names each sampled address's inline stack from the DWARF with it, and writes gcc 12's -fauto-profile format itself (Debian's create_gcov writes one gcc 12 rejects)",
+            ));
+        }
+        // clang's round converts with create_llvm_prof; gcc's only where
+        // the recordings hold branch stacks (LBR ranges).
+        let converter = Requirement::tool("create_llvm_prof", "autofdo");
+        needs.push(if gcc_only {
+            let with_lbr = converter.note("gcc's round converts recordings with branch stacks (LBR) with it");
+            if env.lbr { with_lbr } else { with_lbr.optional() }
+        } else {
+            converter
+        });
         if gcc {
             let served = autofdo::check_gcc();
             let note = served.as_ref().err().map(ToString::to_string).unwrap_or_default();
