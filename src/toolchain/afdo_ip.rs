@@ -204,8 +204,14 @@ fn read_samples(text: &str, path: &Path, segments: &[Segment]) -> Samples {
             continue;
         };
         if what.starts_with("PERF_RECORD_MMAP") {
+            // The leading pid of a mapping perf synthesized when it
+            // attached (`perf record -p`) is 0: the event's own names it.
+            let owner = words
+                .next()
+                .and_then(|w| w.split('/').next()?.parse::<u32>().ok())
+                .unwrap_or(pid);
             if let Some(mapping) = parse_mapping(line) {
-                let list = maps.entry(pid).or_default();
+                let list = maps.entry(owner).or_default();
                 list.retain(|m| {
                     m.start + m.len <= mapping.start || mapping.start + mapping.len <= m.start
                 });
@@ -347,6 +353,26 @@ mod tests {
         assert_eq!(s.counts.get(&0x1192), Some(&2));
         assert_eq!(s.counts.get(&0x119d), Some(&1));
         assert_eq!(s.counts.len(), 2);
+    }
+
+    /// A server perf attached to (`perf record -p`): its mappings were
+    /// synthesized, with 0 for the leading pid (perf 6.1, redis-server).
+    #[test]
+    fn mappings_synthesized_on_attach_belong_to_the_pid_they_name() {
+        let script = "    0 PERF_RECORD_MMAP2 7965/7965: [0x555bb5b52000(0x107000) @ 0x5d000 fe:00 10528067 0]: r-xp /b/redis-server\n    0 PERF_RECORD_COMM: bio_close_file:7965/7966\n 7965      555bb5b593cb (/b/redis-server)\n";
+        let segments = vec![Segment {
+            offset: 0x5d000,
+            vaddr: 0x5d000,
+            size: 0x107000,
+            executable: true,
+        }];
+        let s = read_samples(script, Path::new("/b/redis-server"), &segments);
+        assert_eq!((s.total, s.kept), (1, 1));
+        assert_eq!(
+            s.counts
+                .get(&(0x555b_b5b5_93cb - 0x555b_b5b5_2000 + 0x5d000)),
+            Some(&1)
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! gcc's AutoFDO profile (the file `-fauto-profile=` reads), written from an
-//! LLVM sample profile in text form (`create_llvm_prof --format=text`).
+//! LLVM sample profile in text form: afterburner's own from instruction
+//! pointer samples ([`super::afdo_ip`]), or `create_llvm_prof
+//! --format=text`'s from recordings with branch stacks.
 //!
 //! Debian 12's `create_gcov` (autofdo 0.19) writes a profile gcc 12 refuses
 //! (google/autofdo issues 139, 194, 196): version 1 where gcc 12 wants 2,
