@@ -363,7 +363,7 @@ mod tests {
         let segments = vec![Segment {
             offset: 0x5d000,
             vaddr: 0x5d000,
-            size: 0x107000,
+            size: 0x0010_7000,
             executable: true,
         }];
         let s = read_samples(script, Path::new("/b/redis-server"), &segments);
