@@ -210,6 +210,44 @@ fn sampled_training_records_a_service_over_the_window_unless_it_asks_for_its_lif
     assert!(merged_profile(&sandbox).contains("startup_burn"));
 }
 
+/// gcc's round converts the window's recording itself (`afdo_ip`): perf
+/// attached to a running, forking server, so its mappings were synthesized
+/// and its connection children inherit them; the profile gcc reads names
+/// `request_burn` and not `startup_burn`.
+#[test]
+fn gcc_autofdo_places_the_samples_of_a_server_perf_attached_to() {
+    if !perf_may(&[
+        "record",
+        "-q",
+        "-e",
+        "cpu-clock",
+        "-o",
+        "/dev/null",
+        "--",
+        "true",
+    ]) {
+        eprintln!("perf may not record cpu-clock here: skipped");
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("warmserver");
+    sandbox.write(
+        "afterburner.toml",
+        &WARM
+            .replace("RECORD", "")
+            .replace("compiler = \"clang\"", "compiler = \"gcc\""),
+    );
+    sandbox.afterburner(&["train"]).assert_ok();
+    let converted = sandbox
+        .path()
+        .join(".afterburner/variants/afdo/profile/gcc-autofdo/converted/serve");
+    let text: String = std::fs::read_dir(&converted)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(text.contains("request_burn:"), "{text}");
+    assert!(!text.contains("startup_burn"), "{text}");
+}
+
 /// An unknown `record` is refused with the file's line and what to use.
 #[test]
 fn an_unknown_record_is_refused_with_its_line() {
