@@ -74,6 +74,10 @@ pub enum Command {
     Export(ShipArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),
+    /// One run's load on a node of its own (what a cluster block with
+    /// `load = "separate"` runs there through srun).
+    #[command(hide = true)]
+    LoadStep(crate::bench::LoadStepArgs),
 }
 
 /// The words of a variant's `optimize` list, from their declarations.
@@ -542,6 +546,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Demo(a) => demo(&a),
         Command::Export(a) => ship(&a),
+        Command::LoadStep(a) => crate::bench::load_step(&a),
     }
 }
 

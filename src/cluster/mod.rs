@@ -293,6 +293,13 @@ impl Submitter<'_> {
                 log: &log,
                 after,
                 array,
+                nodes: if step == "bench"
+                    && self.cluster.load == crate::experiment::LoadPlacement::Separate
+                {
+                    2
+                } else {
+                    1
+                },
             },
         )?;
         progress::info(format_args!("submitted {file_stem} as Slurm job {id}"));
