@@ -16,6 +16,8 @@ mod simulate;
 use meta::bench_meta;
 pub(crate) use meta::run_id;
 use runner::{planned_runs, Runner};
+use served::remote::RemoteLoad;
+pub use served::remote::{step as load_step, StepArgs as LoadStepArgs};
 
 pub use simulate::simulate;
 
@@ -50,7 +52,7 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
     } else {
         start_run(cx, lock)?
     };
-    run_plan(cx, bindings, started, resume)
+    run_plan(cx, bindings, started, resume, None)
 }
 
 /// Every variant's final build, bound for runs.
@@ -78,9 +80,16 @@ pub fn bench_block(cx: &Context, run_id: &str, k: u32) -> Result<PathBuf> {
     }
     let dir = runs::block_dir(&run_dir, k);
     let lock = lock_block(&run_dir, k)?;
-    let bindings = final_bindings(cx)?;
+    let mut bindings = final_bindings(cx)?;
+    let remote = separate_load(cx, cluster.quick)?;
+    if let Some(remote) = &remote {
+        for b in &mut bindings {
+            b.host = Some(remote.path.service_address.clone());
+        }
+        crate::progress::info(format_args!("block {k}: {}", remote.path.describe()));
+    }
     let resume = dir.join(crate::workdir::META_FILE).is_file();
-    let started = if resume {
+    let mut started = if resume {
         resume_at(cx, &dir, lock)?
     } else {
         start_in(cx, lock, |meta| {
@@ -89,7 +98,22 @@ pub fn bench_block(cx: &Context, run_id: &str, k: u32) -> Result<PathBuf> {
             dir.clone()
         })?
     };
-    run_plan(cx, bindings, started, resume)
+    let load_path = remote.as_ref().map(|r| r.path.clone());
+    if started.0.load_path != load_path {
+        // Where this block's load runs now (a resumed block's may differ).
+        started.0.load_path = load_path;
+        started.1.rewrite_meta(&started.0)?;
+    }
+    run_plan(cx, bindings, started, resume, remote.as_ref())
+}
+
+/// The load node of a block with `[cluster] load = "separate"`.
+fn separate_load(cx: &Context, quick: bool) -> Result<Option<RemoteLoad>> {
+    let e = &cx.experiment;
+    if e.cluster.as_ref().map(|c| c.load) != Some(crate::experiment::LoadPlacement::Separate) {
+        return Ok(None);
+    }
+    RemoteLoad::discover(&e.file, quick).map(Some)
 }
 
 /// Lock block `k`'s directory. A block that ran on another node (lost, or
@@ -129,6 +153,7 @@ fn run_plan(
     bindings: Vec<Bindings>,
     started: Started,
     resume: bool,
+    remote: Option<&RemoteLoad>,
 ) -> Result<PathBuf> {
     let e = &cx.experiment;
     let (meta, writer, done, notes) = started;
@@ -162,6 +187,7 @@ fn run_plan(
         made: 0,
         progress: crate::progress::runs(planned_runs(e, meta.instruction_counter)),
         all_cpus: crate::pinning::CpuSet(crate::pinning::allowed()),
+        remote,
     };
     fs_err::create_dir_all(&runner.logs)?;
     for note in notes {

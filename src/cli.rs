@@ -74,6 +74,14 @@ pub enum Command {
     Export(ShipArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),
+    /// Print the manifests the experiment's cluster run would have on
+    /// another scheduler (`--engine kubernetes --dry-run`: Indexed Jobs
+    /// per phase, a `ReadWriteMany` volume; see `docs/kubernetes.md`).
+    Cluster(ClusterPrintArgs),
+    /// One run's load on a node of its own (what a cluster block with
+    /// `load = "separate"` runs there through srun).
+    #[command(hide = true)]
+    LoadStep(crate::bench::LoadStepArgs),
 }
 
 /// The words of a variant's `optimize` list, from their declarations.
@@ -241,6 +249,35 @@ pub struct BenchArgs {
     /// The cluster run a --block belongs to.
     #[arg(long, value_name = "ID", requires = "block", hide = true)]
     pub run: Option<String>,
+}
+
+/// `afterburner cluster --engine kubernetes --dry-run`'s arguments.
+#[derive(Debug, Args)]
+pub struct ClusterPrintArgs {
+    /// The experiment file.
+    #[arg(default_value = "afterburner.toml")]
+    pub file: PathBuf,
+    /// The scheduler to write manifests for.
+    #[arg(long, value_parser = ["kubernetes"], default_value = "kubernetes")]
+    pub engine: String,
+    /// Print the manifests, apply nothing (the one mode there is).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Apply the experiment's [quick] overrides in the pods' commands.
+    #[arg(long)]
+    pub quick: bool,
+    /// Bench blocks (default: [cluster] nodes, else 2).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub nodes: Option<u32>,
+    /// The image holding afterburner and the toolchains.
+    #[arg(long, default_value = "afterburner:latest")]
+    pub image: String,
+    /// Whole CPUs per pod (requests equal limits: Guaranteed `QoS`).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub cpus: u32,
+    /// Memory per pod, as Kubernetes writes it.
+    #[arg(long, default_value = "4Gi")]
+    pub memory: String,
 }
 
 #[derive(Debug, Args)]
@@ -542,7 +579,53 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Demo(a) => demo(&a),
         Command::Export(a) => ship(&a),
+        Command::LoadStep(a) => crate::bench::load_step(&a),
+        Command::Cluster(a) => {
+            print!("{}", kubernetes(&a)?);
+            Ok(())
+        }
     }
+}
+
+/// The Kubernetes manifests of the experiment's cluster run, as YAML.
+fn kubernetes(args: &ClusterPrintArgs) -> Result<String> {
+    if !args.dry_run {
+        anyhow::bail!(
+            "afterburner does not submit to {} yet: it prints the manifests it would apply\nhint: add --dry-run, and see docs/kubernetes.md",
+            args.engine
+        );
+    }
+    let e = crate::experiment::load(&args.file, args.quick)?;
+    let mut cluster = e
+        .cluster
+        .clone()
+        .unwrap_or_else(crate::experiment::Cluster::slurm_defaults);
+    if let Some(n) = args.nodes {
+        cluster.nodes = n;
+    }
+    let phases = crate::cluster::phases(&e, &cluster, true);
+    let workdir = crate::workdir::Workdir::new(workdir_root(&args.file, None));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let options = crate::cluster::kubernetes::Options {
+        run_id: crate::bench::run_id(now.as_secs(), &workdir.runs()),
+        file: args.file.file_name().map_or_else(
+            || "afterburner.toml".to_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+        image: args.image.clone(),
+        cpus: args.cpus,
+        memory: args.memory.clone(),
+        machine_class: cluster.partition.clone(),
+        quick: args.quick,
+        seed: e
+            .bench
+            .seed
+            .unwrap_or_else(|| u64::from(now.subsec_nanos()) ^ now.as_secs()),
+    };
+    let manifests = crate::cluster::kubernetes::manifests(&phases, &options);
+    Ok(crate::cluster::kubernetes::yaml(&manifests))
 }
 
 /// `export VARIANT --out PATH`, or `export --verify PATH`.

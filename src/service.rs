@@ -267,7 +267,7 @@ fn wait_ready(
         }
         let ready = match &service.ready {
             Ready::Tcp => TcpStream::connect_timeout(
-                &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+                &std::net::SocketAddr::new(host(bindings), port),
                 Duration::from_millis(200),
             )
             .is_ok(),
@@ -285,7 +285,7 @@ fn wait_ready(
                 capture_command(&mut command_for(line), Duration::from_secs(10))
                     .is_ok_and(|c| c.success())
             }
-            Ready::Ping { driver, request } => ping(*driver, request, port),
+            Ready::Ping { driver, request } => ping(*driver, request, host(bindings), port),
         };
         if ready {
             return Ok(());
@@ -324,14 +324,23 @@ fn ready_name(ready: &Ready) -> String {
     }
 }
 
+/// The address the services bind (`{host}`): the bindings' own, else loopback.
+fn host(bindings: &Bindings) -> std::net::IpAddr {
+    bindings
+        .host
+        .as_deref()
+        .and_then(|h| h.parse().ok())
+        .unwrap_or(std::net::IpAddr::from([127, 0, 0, 1]))
+}
+
 /// Whether one request of `driver` gets an answer.
-fn ping(driver: load::Driver, request: &str, port: u16) -> bool {
+fn ping(driver: load::Driver, request: &str, host: std::net::IpAddr, port: u16) -> bool {
     let Ok(request) = load::template(driver, request, &BTreeMap::new(), Path::new(".")) else {
         return false;
     };
     let spec = LoadSpec {
         driver,
-        address: Some(format!("127.0.0.1:{port}")),
+        address: Some(std::net::SocketAddr::new(host, port).to_string()),
         request,
         model: Model::Iterations { requests: 1 },
         warmup: Duration::ZERO,

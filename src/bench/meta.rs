@@ -160,6 +160,7 @@ pub(super) fn bench_meta(
         sequential: sequential::meta(e),
         stopped: None,
         judging,
+        load_path: None,
     })
 }
 

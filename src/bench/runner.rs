@@ -32,6 +32,8 @@ pub(super) struct Runner<'a> {
     /// The CPUs afterburner could use when the bench began: where a run
     /// with no CPUs of its own goes back to.
     pub(super) all_cpus: crate::pinning::CpuSet,
+    /// The load's node, when it has one of its own.
+    pub(super) remote: Option<&'a super::served::remote::RemoteLoad>,
 }
 
 /// How many runs a bench of `e` makes: every round, bench workload and
@@ -263,6 +265,7 @@ impl Runner<'_> {
                 counter: self.meta.instruction_counter,
                 seed: self.meta.seed,
                 pinning: self.meta.pinning.as_ref(),
+                remote: self.remote,
             };
             let record = self.keep(slot, served::measure_served(slot, &served))?;
             if !record.success {

@@ -23,6 +23,7 @@ use crate::toolchain::sampling::{Attach, Recording};
 
 mod copies;
 mod count;
+pub mod remote;
 
 use copies::{copy_stem, drive};
 use count::{add_count, counter_prefix, drive_window};
@@ -178,6 +179,8 @@ pub struct Served<'a> {
     pub seed: u64,
     /// The bench's CPU split, if it pins.
     pub pinning: Option<&'a crate::pinning::Pinning>,
+    /// Where the load runs when it has a node of its own.
+    pub remote: Option<&'a remote::RemoteLoad>,
 }
 
 /// Start the services, run the command or the load, stop the services.
@@ -203,6 +206,15 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     let copies = slot.workload.load.as_ref().map_or(1, |l| l.instances);
     let (started, all_bindings) = match start_copies(s, &env, prefix.as_deref(), &stem, copies) {
         Ok(started) => started,
+        Err(error) if s.remote.is_some() => {
+            // On a node of its own the load would only wait on nothing:
+            // the block fails, naming the node.
+            let path = &s.remote.expect("checked just above").path;
+            return Err(error.context(format!(
+                "the services did not become ready on {} ({}), where the load on {} was to reach them",
+                path.service_node, path.service_address, path.load_node
+            )));
+        }
         Err(error) => {
             "service did not start".clone_into(&mut record.exit);
             record.error = Some(format!("{error:#}"));
@@ -389,6 +401,23 @@ fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage], work: Option<f64>
             switches / work,
         );
     }
+}
+
+/// How long a load step on another node may take: its warmup and
+/// duration (ten minutes for a load of a set count), and two minutes for
+/// srun to place it and the process to start.
+fn step_timeout(load: &Load) -> Duration {
+    let length = match &load.model {
+        LoadModel::Run(
+            load::Model::Closed {
+                duration: Some(d), ..
+            }
+            | load::Model::Rate { duration: d, .. },
+        ) => *d,
+        LoadModel::Sla { duration, .. } => *duration,
+        LoadModel::Run(_) => Duration::from_mins(10),
+    };
+    load.warmup + length + Duration::from_mins(2)
 }
 
 /// The figure holding the requests answered in a load's measured window

@@ -7,6 +7,8 @@
 //! queue to say where they are), cancels them all on Ctrl-C, and merges
 //! the blocks into one report with a per-node table.
 
+pub mod kubernetes;
+mod plan;
 mod shared;
 mod slurm;
 mod status;
@@ -16,6 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context as _, Result};
 
+pub use plan::phases;
 pub use status::status;
 
 use crate::context::Context;
@@ -98,12 +101,13 @@ pub fn run(cx: &Context, request: &Request) -> Result<PathBuf> {
         if request.build {
             // Fetched once here: jobs of several variants would race for it.
             crate::source::fetch(&e.target.source, &cx.workdir.root)?;
-            for v in e.variants.iter().filter(|v| v.prebuilt.is_none()) {
-                let build = submitter.job("build", Some(&v.name), &[], None)?;
+            let phases = plan::phases(e, &request.cluster, true);
+            for v in &phases.builds {
+                let build = submitter.job("build", Some(v), &[], None)?;
                 builds.push(build.id.clone());
                 record.jobs.push(build.clone());
-                if v.needs_profile() {
-                    let train = submitter.job("train", Some(&v.name), &[build.id], None)?;
+                if phases.trains.contains(v) {
+                    let train = submitter.job("train", Some(v), &[build.id], None)?;
                     builds.push(train.id.clone());
                     record.jobs.push(train);
                 }
@@ -293,6 +297,13 @@ impl Submitter<'_> {
                 log: &log,
                 after,
                 array,
+                nodes: if step == "bench"
+                    && self.cluster.load == crate::experiment::LoadPlacement::Separate
+                {
+                    2
+                } else {
+                    1
+                },
             },
         )?;
         progress::info(format_args!("submitted {file_stem} as Slurm job {id}"));

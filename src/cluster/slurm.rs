@@ -96,6 +96,9 @@ pub struct Submission<'a> {
     pub after: &'a [String],
     /// `--array` indices.
     pub array: Option<&'a str>,
+    /// Nodes each job (or array task) holds: 2 for a bench block whose
+    /// load runs on a node of its own, else 1.
+    pub nodes: u32,
 }
 
 /// The sbatch arguments of a submission under `cluster`'s settings.
@@ -117,6 +120,11 @@ pub fn sbatch_args(cluster: &Cluster, job: &Submission<'_>) -> Vec<String> {
     }
     if let Some(array) = job.array {
         args.push(format!("--array={array}"));
+    }
+    if job.nodes > 1 {
+        // A block whose load has a node of its own: the batch step (the
+        // services) runs on the first, the load's steps on the second.
+        args.push(format!("--nodes={}", job.nodes));
     }
     if let Some(p) = &cluster.partition {
         args.push(format!("--partition={p}"));
@@ -253,12 +261,13 @@ mod tests {
             log: Path::new("/w/bench-%a.log"),
             after: &after,
             array: Some("0-3"),
+            nodes: 2,
         };
         let args = sbatch_args(&cluster, &job).join(" ");
         assert_eq!(
             args,
             "--parsable --job-name=ab-bench --output=/w/bench-%a.log --kill-on-invalid-dep=yes \
-             --no-requeue --dependency=afterok:12:13 --array=0-3 --partition=bench --time=1:00:00 --account=perf \
+             --no-requeue --dependency=afterok:12:13 --array=0-3 --nodes=2 --partition=bench --time=1:00:00 --account=perf \
              --exclusive --constraint=epyc /w/bench.sh"
         );
     }

@@ -89,6 +89,22 @@ pub struct Cluster {
     pub exclusive: bool,
     /// Skip the check that the work directory is on shared storage.
     pub shared: bool,
+    /// Where each block's load runs: beside its services, or on a node of
+    /// its own (`load = "separate"`).
+    pub load: LoadPlacement,
+}
+
+/// Where a cluster block's load generator runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadPlacement {
+    /// On the block's node, beside the services (the default).
+    #[default]
+    Same,
+    /// On a second node of the block's allocation: the services bind the
+    /// service node's address (`{host}`), and each run's load is a job step
+    /// (`srun`) on the other node, sending over the cluster's network.
+    Separate,
 }
 
 impl Cluster {
@@ -105,6 +121,7 @@ impl Cluster {
             afterburner: None,
             exclusive: true,
             shared: false,
+            load: LoadPlacement::Same,
         }
     }
 }

@@ -70,6 +70,8 @@ pub struct RawCluster {
     pub exclusive: Option<bool>,
     /// Skip the check that the work directory is on shared storage.
     pub shared: Option<bool>,
+    /// Where each block's load runs: "same" (default) or "separate".
+    pub load: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -127,7 +129,7 @@ pub struct RawService {
 #[serde(deny_unknown_fields)]
 pub struct RawLoad {
     pub driver: Spanned<String>,
-    /// `host:port`; default `127.0.0.1:{port}` (the first service).
+    /// `host:port`; default `{host}:{port}` (the first service; `{host}` is 127.0.0.1 unless the load runs on a node of its own).
     pub address: Option<Spanned<String>>,
     pub request: Option<Spanned<String>>,
     #[serde(default)]

@@ -67,7 +67,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let cluster = raw
         .cluster
         .as_ref()
-        .map(|c| cx.cluster(c, &bench, &dir))
+        .map(|c| cx.cluster(c, &bench, &dir, (&target, &workloads)))
         .transpose()?;
     // Against every variant the file defines, `--quick` or not: the file
     // is valid or not whatever the flag.
@@ -567,7 +567,7 @@ impl Cx<'_> {
             .check(|kind, name| match (kind, name) {
                 ("bin", Some(b)) => target.binaries.contains_key(b),
                 ("params", Some(p)) => params.contains_key(p),
-                ("profile" | "instance", None) => true,
+                ("profile" | "instance" | "host", None) => true,
                 ("port" | "state", None) => !services.is_empty(),
                 ("port" | "state", Some(s)) => services.contains(&s),
                 _ => false,

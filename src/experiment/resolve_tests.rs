@@ -644,6 +644,22 @@ fn a_bad_cluster_section_names_its_line() {
         auto.contains("a cluster run needs a fixed number of rounds"),
         "{auto}"
     );
+    let placement = error_of(&format!(
+        "{GOOD}\n[cluster]\nengine = \"slurm\"\nload = \"elsewhere\"\n"
+    ));
+    assert!(
+        placement.contains(&format!(":{}:", line + 1)),
+        "{placement}"
+    );
+    assert!(
+        placement.contains("load = \"elsewhere\" is not a load placement"),
+        "{placement}"
+    );
+    // A separate load needs services to drive over the network.
+    let alone = error_of(&format!(
+        "{GOOD}\n[cluster]\nengine = \"slurm\"\nload = \"separate\"\n"
+    ));
+    assert!(alone.contains("[target] has no services"), "{alone}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Command templates: `{bin.NAME}`, `{params.KEY}`, `{profile}`, `{port}`,
-//! `{port.SERVICE}`, `{state}` and `{state.SERVICE}` placeholders, checked
+//! `{port.SERVICE}`, `{host}`, `{state}` and `{state.SERVICE}` placeholders, checked
 //! when the experiment loads and expanded per variant when a command runs.
 
 use std::collections::BTreeMap;
@@ -44,10 +44,17 @@ pub struct Bindings {
     pub states: BTreeMap<String, PathBuf>,
     /// `{state}` → the service's own (in its commands) or the first service's.
     pub state: Option<PathBuf>,
+    /// `{host}` → the address the services bind and the load sends to:
+    /// the service node's own on a cluster with a separate load, else
+    /// `None`, which expands to 127.0.0.1.
+    pub host: Option<String>,
     /// `{instance}` → which copy of the services and load this is, from 1
     /// (`instances = N`); 1 elsewhere.
     pub instance: Option<usize>,
 }
+
+/// What `{host}` is where nothing else is said: the loopback address.
+pub const LOOPBACK: &str = "127.0.0.1";
 
 fn placeholder_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -95,6 +102,9 @@ impl Template {
                 ("port", None) => bindings.port.map(|p| p.to_string()),
                 ("port", Some(name)) => bindings.ports.get(name.as_str()).map(u16::to_string),
                 ("instance", None) => Some(bindings.instance.unwrap_or(1).to_string()),
+                ("host", None) => {
+                    Some(bindings.host.clone().unwrap_or_else(|| LOOPBACK.to_owned()))
+                }
                 ("state", None) => bindings
                     .state
                     .as_ref()

@@ -28,6 +28,11 @@ pub struct Node {
     pub comparisons: Vec<NodeComparison>,
     /// The node's machine and software, captured when the block began.
     pub environment: crate::env::Environment,
+    /// Where the block's load ran when it had a node of its own (`[cluster]
+    /// load = "separate"`): the service node (the block's), the load node,
+    /// and their addresses on the cluster network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_path: Option<crate::runs::LoadPath>,
 }
 
 /// A variant against the baseline on one block.
@@ -89,6 +94,7 @@ pub fn read(blocks: &[Block]) -> Vec<Node> {
                     })
                     .collect(),
                 environment: r.meta.environment.clone(),
+                load_path: r.meta.load_path.clone(),
             }
         })
         .collect()
@@ -217,6 +223,9 @@ pub fn markdown(results: &Results) -> String {
             if e.perf_counters { "yes" } else { "no" },
             e.captured_at
         );
+        if let Some(path) = &n.load_path {
+            let _ = writeln!(out, "  - block {}'s {}", n.block, path.describe());
+        }
     }
     out.push('\n');
     for c in &results.comparisons {
@@ -266,6 +275,11 @@ pub fn html(out: &mut String, results: &Results, esc: fn(&str) -> String) {
         }
     }
     let _ = writeln!(out, "</table>");
+    for n in results.nodes.iter().filter(|n| n.load_path.is_some()) {
+        if let Some(path) = &n.load_path {
+            let _ = writeln!(out, "<p>Block {}: {}</p>", n.block, esc(&path.describe()));
+        }
+    }
 }
 
 /// The terminal's lines: each block's primary comparisons, in a line.
@@ -294,6 +308,9 @@ pub fn text(results: &Results) -> String {
             }
         }
         let _ = writeln!(out, "{}", line.trim_end_matches(';'));
+        if let Some(path) = &n.load_path {
+            let _ = writeln!(out, "    {}", path.describe());
+        }
     }
     out
 }
@@ -332,6 +349,7 @@ mod tests {
                 ci_high: high,
                 verdict,
             }],
+            load_path: None,
         }
     }
 
@@ -362,6 +380,29 @@ mod tests {
             primary: true,
             level: None,
         }
+    }
+
+    #[test]
+    fn a_separate_load_names_both_nodes_and_the_path_in_the_report() {
+        let mut results: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
+        let mut n = node(0, "EPYC", 0.8, 0.75, 0.85, Verdict::Faster);
+        n.load_path = Some(crate::runs::LoadPath {
+            service_node: "node1".into(),
+            service_address: "198.18.1.11".into(),
+            load_node: "node2".into(),
+            load_address: "198.18.1.12".into(),
+        });
+        results.nodes = vec![n, node(1, "EPYC", 0.8, 0.75, 0.85, Verdict::Faster)];
+        let line = "load on node2 → service on node1 over 198.18.1.12 → 198.18.1.11";
+        let md = markdown(&results);
+        assert!(md.contains(&format!("block 0's {line}")), "{md}");
+        assert_eq!(md.matches("load on").count(), 1, "{md}");
+        assert!(text(&results).contains(line));
+        let json = serde_json::to_value(&results.nodes).unwrap();
+        assert_eq!(json[0]["load_path"]["load_node"], "node2");
+        assert!(json[1].get("load_path").is_none());
     }
 
     #[test]

@@ -92,6 +92,36 @@ pub struct BenchMeta {
     /// recorded: the report then picks the headline by metric name).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub judging: BTreeMap<String, Judging>,
+    /// A cluster block whose load ran on a node of its own (`[cluster]
+    /// load = "separate"`): both nodes and their addresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_path: Option<LoadPath>,
+}
+
+/// Where a cluster block's services and its load ran, when the load had a
+/// node of its own (`[cluster] load = "separate"`): the services bound the
+/// service node's address and every request crossed the cluster's network
+/// from the load node to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LoadPath {
+    /// The node the services ran on (the block's own node, its host name).
+    pub service_node: String,
+    /// The address the services bound there (`{host}`), an IP address.
+    pub service_address: String,
+    /// The node the load generator ran on (its host name).
+    pub load_node: String,
+    /// The load node's address on the cluster network, an IP address.
+    pub load_address: String,
+}
+
+impl LoadPath {
+    /// "load on node2 → service on node1 over 198.18.1.12 → 198.18.1.11".
+    pub fn describe(&self) -> String {
+        format!(
+            "load on {} → service on {} over {} → {}",
+            self.load_node, self.service_node, self.load_address, self.service_address
+        )
+    }
 }
 
 /// How a bench workload is judged, decided from the experiment when the

@@ -225,6 +225,7 @@ mod tests {
             sequential: None,
             stopped: None,
             judging: std::collections::BTreeMap::new(),
+            load_path: None,
         }
     }
 

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{read_json, Sandbox};
+use crate::support::{read_json, slurm_cluster, Sandbox, TestCluster};
 
 const EXPERIMENT: &str = r#"
 [target]
@@ -55,113 +55,6 @@ shared = true
 
 /// Nodes the test needs.
 const NODES: usize = 3;
-
-/// A cluster for the test: `SLURM_CONF` from the environment when it
-/// answers with 3 idle nodes that `scripts/slurm-cluster.sh` started (so
-/// that one can be lost), else one started here (stopped on drop).
-struct TestCluster {
-    conf: PathBuf,
-    /// The script's DIR (beside slurm.conf), for `kill-node`.
-    dir: PathBuf,
-    started: Option<tempfile::TempDir>,
-}
-
-impl Drop for TestCluster {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.started {
-            let _ = Command::new(script()).arg("stop").arg(dir.path()).status();
-        }
-    }
-}
-
-impl TestCluster {
-    /// Lose `node`: its slurmd and everything running on it, killed.
-    fn kill_node(&self, node: &str) {
-        let out = Command::new(script())
-            .arg("kill-node")
-            .arg(&self.dir)
-            .arg(node)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "kill-node {node} failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-cluster.sh")
-}
-
-/// How many nodes of the cluster at `conf` are idle (0 when it does not answer).
-fn idle_nodes(conf: &Path) -> usize {
-    Command::new("sinfo")
-        .args(["-h", "-N", "-o", "%T"])
-        .env("SLURM_CONF", conf)
-        .stderr(Stdio::null())
-        .output()
-        .map_or(0, |out| {
-            String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .filter(|l| l.trim() == "idle")
-                .count()
-        })
-}
-
-fn cluster() -> Result<TestCluster, String> {
-    if let Some(conf) = std::env::var_os("SLURM_CONF").map(PathBuf::from) {
-        let dir = conf.parent().unwrap_or(Path::new("/")).to_owned();
-        if idle_nodes(&conf) >= NODES && dir.join("made").is_file() {
-            return Ok(TestCluster {
-                conf,
-                dir,
-                started: None,
-            });
-        }
-        eprintln!(
-            "SLURM_CONF={} has fewer than {NODES} idle nodes of scripts/slurm-cluster.sh: starting a cluster of its own",
-            conf.display()
-        );
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err("not root, and no SLURM_CONF names a running cluster".into());
-    }
-    for tool in ["slurmctld", "slurmd", "munged", "sbatch", "ip", "nsenter"] {
-        let found = Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !found {
-            return Err(format!(
-                "{tool} is not installed (apt-get install slurmctld slurmd munge slurm-client iproute2 util-linux)"
-            ));
-        }
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("afterburner-slurm-")
-        .tempdir()
-        .unwrap();
-    let out = Command::new(script())
-        .arg("start")
-        .arg(dir.path())
-        .args(["--nodes", &NODES.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "scripts/slurm-cluster.sh start --nodes {NODES} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(TestCluster {
-        conf: dir.path().join("slurm.conf"),
-        dir: dir.path().to_owned(),
-        started: Some(dir),
-    })
-}
 
 fn latest_run(sandbox: &Sandbox) -> PathBuf {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(sandbox.path().join(".afterburner/runs"))
@@ -244,7 +137,7 @@ fn assert_merged(run_dir: &Path) -> serde_json::Value {
 
 #[test]
 fn three_blocks_on_three_slurm_nodes_merge_cancel_and_survive_a_lost_node() {
-    let cluster = match cluster() {
+    let cluster = match slurm_cluster(NODES) {
         Ok(c) => c,
         Err(why) => {
             eprintln!("SKIP: no Slurm cluster here: {why}");
@@ -442,4 +335,145 @@ fn ctrl_c_cancels_every_job(sandbox: &Sandbox, conf: &Path, run_dir: &Path) {
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("cancelled Slurm job(s)"), "{stderr}");
     assert_eq!(queued(conf, &ids), Vec::<String>::new(), "jobs left behind");
+}
+
+const SEPARATE: &str = r#"
+[target]
+name = "redis"
+source = { path = "src" }
+build = "make"
+binaries = { redis = "slowserver" }
+
+[[target.service]]
+name = "db"
+# Redis answers only loopback clients in protected mode; the load comes
+# from the other node's address.
+start = "{bin.redis} --port {port} --bind BIND --protected-mode no --save '' --appendonly no"
+ready = "redis"
+ready_timeout = "5s"
+
+[[variant]]
+name = "debian"
+prebuilt = { redis = "/usr/bin/redis-server" }
+
+[[variant]]
+name = "again"
+prebuilt = { redis = "/usr/bin/redis-server" }
+
+[[workload]]
+name = "get"
+[workload.load]
+driver = "redis"
+request = "GET key:{k}"
+vars = { k = "uniform:1:1000" }
+clients = 4
+requests = 2000
+warmup = "0s"
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+
+[cluster]
+engine = "slurm"
+nodes = 1
+# The test cluster's nodes share this machine's file system.
+shared = true
+load = "separate"
+"#;
+
+/// `[cluster] load = "separate"`: Debian's redis-server on one node of the
+/// namespace cluster, bound to that node's 198.18 address (`{host}`),
+/// driven by afterburner's load as a job step on another node; throughput
+/// and latency are recorded with both node names and the path between
+/// them, and the load's own log says it ran on the other node. Then a
+/// service that binds loopback only is never ready at the node's address:
+/// the block fails, naming the node.
+#[test]
+fn a_service_on_one_slurm_node_is_driven_by_a_load_on_another() {
+    if !crate::support::tools_or_skip(&["redis-server"]) {
+        return;
+    }
+    let cluster = match slurm_cluster(2) {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("SKIP: no Slurm cluster here: {why}");
+            return;
+        }
+    };
+    let started = Instant::now();
+    let conf: &dyn AsRef<std::ffi::OsStr> = &cluster.conf;
+    let env = [("SLURM_CONF", conf)];
+    let sandbox = Sandbox::with_fixture("slowserver");
+    sandbox.write("afterburner.toml", &SEPARATE.replace("BIND", "{host}"));
+    sandbox.afterburner_with_env(&["bench"], &env).assert_ok();
+    let run_dir = latest_run(&sandbox);
+    let results = read_json(&run_dir.join("results.json"));
+    let node = &results["nodes"][0];
+    let path = &node["load_path"];
+    let (service, load) = (
+        path["service_node"].as_str().unwrap(),
+        path["load_node"].as_str().unwrap(),
+    );
+    assert_eq!(node["node"], service, "{node:#}");
+    assert_ne!(service, load, "{path:#}");
+    for address in ["service_address", "load_address"] {
+        let ip: std::net::Ipv4Addr = path[address].as_str().unwrap().parse().unwrap();
+        let [a, b, _, _] = ip.octets();
+        assert!(a == 198 && (b == 18 || b == 19), "{path:#}");
+    }
+    assert_ne!(path["service_address"], path["load_address"]);
+    for metric in ["throughput", "p50", "p99"] {
+        for variant in ["debian", "again"] {
+            let m = results["measurements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["metric"]["name"] == metric && m["variant"] == variant)
+                .unwrap_or_else(|| panic!("no {metric} of {variant}: {results:#}"));
+            let samples = m["samples"].as_array().unwrap();
+            assert_eq!(samples.len(), 2, "{m:#}");
+            assert!(samples.iter().all(|v| v.as_f64().unwrap() > 0.0), "{m:#}");
+        }
+    }
+    let line = format!("load on {load} → service on {service} over ");
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(report.contains(&line), "{report}");
+    // Each run's load ran as a job step on the load node.
+    let logs = run_dir.join("blocks/0/logs");
+    let steps: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".remote.log"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_eq!(
+        steps.len(),
+        4,
+        "one load step per run in {}",
+        logs.display()
+    );
+    let address = path["service_address"].as_str().unwrap();
+    for text in &steps {
+        assert!(
+            text.contains(&format!("load on {load} → {address}:")),
+            "{text}"
+        );
+    }
+    eprintln!("separate load: {:?}", started.elapsed());
+
+    // A service bound to loopback only is never ready at the node's address.
+    let step = Instant::now();
+    sandbox.write("afterburner.toml", &SEPARATE.replace("BIND", "127.0.0.1"));
+    let failed = sandbox.afterburner_with_env(&["bench"], &env);
+    failed.assert_fails_with("block 0: FAILED");
+    let run_dir = latest_run(&sandbox);
+    let log = std::fs::read_to_string(run_dir.join("slurm/bench-0.log")).unwrap();
+    assert!(
+        log.contains("the services did not become ready on node"),
+        "{log}"
+    );
+    eprintln!("a service never ready: {:?}", step.elapsed());
+    eprintln!("separate load test: {:?}", started.elapsed());
 }

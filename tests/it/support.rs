@@ -488,3 +488,134 @@ pub fn pgo_go() -> PathBuf {
         .expect("checked by go_for_pgo_or_skip")
         .path
 }
+
+/// One cluster test at a time: they share `.ci/run`'s cluster, and one of
+/// them loses a node on purpose.
+static CLUSTER_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A Slurm cluster for a test: `SLURM_CONF` from the environment when it
+/// answers with enough idle nodes that `scripts/slurm-cluster.sh` started
+/// (so that one can be lost), else one started here (stopped on drop).
+/// Held, it is the test's turn on the cluster.
+pub struct TestCluster {
+    pub conf: PathBuf,
+    /// The script's DIR (beside slurm.conf), for `kill-node`.
+    pub dir: PathBuf,
+    started: Option<tempfile::TempDir>,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Drop for TestCluster {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.started {
+            let _ = Command::new(slurm_script())
+                .arg("stop")
+                .arg(dir.path())
+                .status();
+        }
+    }
+}
+
+impl TestCluster {
+    /// Lose `node`: its slurmd and everything running on it, killed.
+    pub fn kill_node(&self, node: &str) {
+        let out = Command::new(slurm_script())
+            .arg("kill-node")
+            .arg(&self.dir)
+            .arg(node)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "kill-node {node} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn slurm_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-cluster.sh")
+}
+
+/// How many nodes of the cluster at `conf` are idle (0 when it does not answer).
+fn idle_nodes(conf: &Path) -> usize {
+    Command::new("sinfo")
+        .args(["-h", "-N", "-o", "%T"])
+        .env("SLURM_CONF", conf)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_or(0, |out| {
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter(|l| l.trim() == "idle")
+                .count()
+        })
+}
+
+/// A cluster of at least `nodes` idle nodes, or why there is none here
+/// (for the test's `SKIP:` line).
+pub fn slurm_cluster(nodes: usize) -> Result<TestCluster, String> {
+    let turn = CLUSTER_TURN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(conf) = std::env::var_os("SLURM_CONF").map(PathBuf::from) {
+        let dir = conf.parent().unwrap_or(Path::new("/")).to_owned();
+        if idle_nodes(&conf) >= nodes && dir.join("made").is_file() {
+            return Ok(TestCluster {
+                conf,
+                dir,
+                started: None,
+                _turn: turn,
+            });
+        }
+        eprintln!(
+            "SLURM_CONF={} has fewer than {nodes} idle nodes of scripts/slurm-cluster.sh: starting a cluster of its own",
+            conf.display()
+        );
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("not root, and no SLURM_CONF names a running cluster".into());
+    }
+    for tool in [
+        "slurmctld",
+        "slurmd",
+        "munged",
+        "sbatch",
+        "srun",
+        "ip",
+        "nsenter",
+    ] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            return Err(format!(
+                "{tool} is not installed (apt-get install slurmctld slurmd munge slurm-client iproute2 util-linux)"
+            ));
+        }
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("afterburner-slurm-")
+        .tempdir()
+        .unwrap();
+    let out = Command::new(slurm_script())
+        .arg("start")
+        .arg(dir.path())
+        .args(["--nodes", &nodes.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "scripts/slurm-cluster.sh start --nodes {nodes} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(TestCluster {
+        conf: dir.path().join("slurm.conf"),
+        dir: dir.path().to_owned(),
+        started: Some(dir),
+        _turn: turn,
+    })
+}

@@ -11,7 +11,8 @@ use crate::experiment::{Bindings, Load, LoadModel};
 use crate::load::{self, series_csv, sla, Outcome};
 use crate::measure::{nanos, RunRecord};
 
-use super::{countable, server_times, Served, REQUESTS, SERVER_MEAN};
+use super::remote::{Part, Step};
+use super::{countable, server_times, step_timeout, Served, REQUESTS, SERVER_MEAN};
 
 /// Each copy of the load against its own services, in parallel.
 pub(super) fn run_copies(
@@ -19,6 +20,7 @@ pub(super) fn run_copies(
     bindings: &[Bindings],
     s: &Served,
     round: u64,
+    (workload, stem): (&str, &str),
 ) -> Vec<Result<Ran>> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = bindings
@@ -28,6 +30,23 @@ pub(super) fn run_copies(
                 scope.spawn(move || -> Result<Ran> {
                     let address = load.address.expand(b)?;
                     let seed = s.seed ^ round ^ ((copy as u64) << 32);
+                    if let Some(remote) = s.remote {
+                        // A load without its warmup is a counted window's.
+                        let part = if load.warmup.is_zero() {
+                            Part::Measured
+                        } else {
+                            Part::All
+                        };
+                        let outcome = remote.run(&Step {
+                            workload,
+                            address: &address,
+                            seed,
+                            part,
+                            stem: s.logs.join(copy_stem(stem, copy, bindings.len())),
+                            timeout: step_timeout(load),
+                        })?;
+                        return Ok((outcome, None, None));
+                    }
                     let spec = load.spec(address, seed, &s.experiment.dir);
                     match &load.model {
                         LoadModel::Sla { sla: bound, .. } => {
@@ -70,7 +89,7 @@ pub(super) fn drive(
     let started = Instant::now();
     let round = u64::from(record.round);
     let servers_before = server_times(load, bindings);
-    let results = run_copies(load, bindings, s, round);
+    let results = run_copies(load, bindings, s, round, (&record.workload, stem));
     let servers_after = server_times(load, bindings);
     // The time a fixed amount of work took is a measurement; the length of
     // a load that runs for a set duration is not.

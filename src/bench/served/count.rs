@@ -83,7 +83,7 @@ pub(super) fn drive_window(
     record: &mut RunRecord,
 ) -> Result<()> {
     if !load.warmup.is_zero() {
-        if let Err(error) = warm_up(load, bindings, s) {
+        if let Err(error) = warm_up(load, bindings, s, (&record.workload, stem)) {
             // This run fails; the bench goes on.
             record.error = Some(format!("{error:#}"));
             return Ok(());
@@ -111,13 +111,33 @@ pub(super) fn drive_window(
 }
 
 /// The load's warmup alone, on every instance, its outcome dropped.
-pub(super) fn warm_up(load: &Load, bindings: &[Bindings], s: &Served) -> Result<()> {
+pub(super) fn warm_up(
+    load: &Load,
+    bindings: &[Bindings],
+    s: &Served,
+    (workload, stem): (&str, &str),
+) -> Result<()> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = bindings
             .iter()
-            .map(|b| {
+            .enumerate()
+            .map(|(copy, b)| {
                 scope.spawn(move || -> Result<()> {
                     let address = load.address.expand(b)?;
+                    if let Some(remote) = s.remote {
+                        let stem = super::copies::copy_stem(stem, copy, bindings.len());
+                        return remote
+                            .run(&super::remote::Step {
+                                workload,
+                                address: &address,
+                                seed: s.seed,
+                                part: super::remote::Part::Warmup,
+                                stem: s.logs.join(format!("{stem}.warmup")),
+                                timeout: super::step_timeout(load),
+                            })
+                            .map(drop)
+                            .context("the load's warmup");
+                    }
                     let spec = warmup_only(load.spec(address, s.seed, &s.experiment.dir));
                     load::run(&spec).map(drop).context("the load's warmup")
                 })

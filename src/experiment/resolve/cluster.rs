@@ -5,7 +5,9 @@ use std::path::Path;
 
 use super::super::raw::RawCluster;
 use super::Cx;
-use crate::experiment::{Bench, Cluster, ClusterEngine, ExperimentError};
+use crate::experiment::{
+    Bench, Cluster, ClusterEngine, ExperimentError, LoadModel, LoadPlacement, Target, Workload,
+};
 
 /// The most blocks one run may have.
 const MAX_NODES: u32 = 1000;
@@ -16,6 +18,7 @@ impl Cx<'_> {
         raw: &RawCluster,
         bench: &Bench,
         dir: &Path,
+        (target, workloads): (&Target, &[Workload]),
     ) -> Result<Cluster, ExperimentError> {
         let engine = match raw.engine.get_ref().as_str() {
             "slurm" => ClusterEngine::Slurm,
@@ -54,6 +57,10 @@ impl Cx<'_> {
                 ));
             }
         }
+        let load = match &raw.load {
+            None => LoadPlacement::Same,
+            Some(l) => self.load_placement(l, target, workloads)?,
+        };
         Ok(Cluster {
             engine,
             partition: raw.partition.clone(),
@@ -64,7 +71,54 @@ impl Cx<'_> {
             afterburner: raw.afterburner.as_ref().map(|p| dir.join(p)),
             exclusive: raw.exclusive.unwrap_or(true),
             shared: raw.shared.unwrap_or(false),
+            load,
         })
+    }
+
+    /// `load = "same" | "separate"`; a separate load needs services to
+    /// drive and afterburner's own load (a driver and an address) in every
+    /// benchmark workload, since that is what runs on the other node.
+    fn load_placement(
+        &self,
+        raw: &toml::Spanned<String>,
+        target: &Target,
+        workloads: &[Workload],
+    ) -> Result<LoadPlacement, ExperimentError> {
+        match raw.get_ref().as_str() {
+            "same" => return Ok(LoadPlacement::Same),
+            "separate" => {}
+            other => {
+                return Err(self.invalid(
+                    raw.span(),
+                    format!("load = \"{other}\" is not a load placement"),
+                    "write load = \"same\" (the load beside the services, the default) or load = \"separate\" (the load on a node of its own)",
+                ))
+            }
+        }
+        if target.services.is_empty() {
+            return Err(self.invalid(
+                raw.span(),
+                "load = \"separate\" puts the load on another node than the services, but [target] has no services",
+                "add the services the load drives ([[target.service]]), or remove load",
+            ));
+        }
+        for w in workloads.iter().filter(|w| w.role.benches()) {
+            let Some(load) = &w.load else {
+                return Err(self.invalid(
+                    raw.span(),
+                    format!("load = \"separate\" runs afterburner's own load on another node, but workload `{}` runs a command (`run`)", w.name),
+                    "give the workload a `load` (driver, address, request), or keep load = \"same\"",
+                ));
+            };
+            if load.driver.name() == "exec" || matches!(load.model, LoadModel::Sla { .. }) {
+                return Err(self.invalid(
+                    raw.span(),
+                    format!("workload `{}`: a separate load sends requests over the network at a fixed model; its {} cannot run on another node", w.name, if load.driver.name() == "exec" { "exec driver" } else { "SLA search" }),
+                    "use a network driver (redis, memcached, http, postgres, mysql) with a closed, rate or iterations model, or keep load = \"same\"",
+                ));
+            }
+        }
+        Ok(LoadPlacement::Separate)
     }
 }
 

@@ -198,7 +198,7 @@ impl Cx<'_> {
                 "the load has no address and the target starts no service",
                 "add address = \"HOST:PORT\", or a [[target.service]] whose {port} the load uses",
             )),
-            None => Template::new("127.0.0.1:{port}"),
+            None => Template::new("{host}:{port}"),
         };
         let mut vars = BTreeMap::new();
         for (name, spec) in &l.vars {
