@@ -598,24 +598,25 @@ mod tests {
     /// their own.
     #[test]
     fn bytes_land_in_the_interval_of_their_instant() {
-        let from = Instant::now();
+        let t0 = Instant::now();
         let second = Duration::from_secs(1);
-        let mut r = Recorder::new(from, second);
         let ns = Duration::from_nanos(1);
-        for (at, rx) in [
-            (from, 1),
-            (from + second - ns, 2),
-            (from + second, 4),
-            (from + 3 * second + ns, 8),
-            (from + second + ns, 16),
-            (from - ns, 32),
+        // The load's clock starts a second after t0.
+        let mut r = Recorder::new(t0 + second, second);
+        for (after_t0, rx) in [
+            (second, 1),
+            (Duration::from_nanos(1_999_999_999), 2),
+            (2 * second, 4),
+            (4 * second + ns, 8),
+            (2 * second + ns, 16),
+            (Duration::from_nanos(999_999_999), 32),
         ] {
-            r.bytes_at(at, rx, 0);
+            r.bytes_at(t0 + after_t0, rx, 0);
         }
         let rx: Vec<u64> = r.buckets.iter().map(|b| b.rx).collect();
         assert_eq!(rx, [3, 20, 0, 8]);
         assert_eq!(r.rx, 31);
-        r.reply(from, from + second + ns, true);
+        r.reply(t0 + second, t0 + 2 * second + ns, true);
         assert_eq!(r.buckets[1].latency.len(), 1);
     }
 
