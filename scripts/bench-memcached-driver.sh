@@ -3,25 +3,41 @@
 # memcaslap), side by side on one memcached with one worker thread: 100,000
 # keys of 64 bytes with values of 32 bytes loaded first, then alternating
 # passes of the same length with the same 50 connections (the order of the
-# clients rotates from pass to pass). memaslap sends its default 9:1 get/set
-# mix over those keys; the driver sends gets only, each reply parsed and
-# checked (VALUE ... END, hits and misses counted). Prints requests/s of
+# clients rotates from pass to pass). Like for like by default: memaslap
+# sends gets only, as the driver does (each reply parsed and checked:
+# VALUE ... END, hits and misses counted). Requests are counted by the
+# server (cmd_get + cmd_set before and after each client's run) over the
+# run time each client reports. MIX=9:1 gives memaslap its
+# default 9:1 get/set mix instead (the driver sends one request template,
+# so it stays on gets: that row is not like for like). Prints requests/s of
 # each, the ratio afterburner / memaslap, the CPU time (user + sys) of each
 # client process per 1000 requests, the 1-minute load average after the
 # pass, and the medians over all passes.
 # With BASELINE=/path/to/another/afterburner, that build runs in every pass
 # too (columns base/s, base ratio, base cpu/1k): before and after a change,
 # measured side by side.
-# Usage: [BASELINE=BIN] scripts/bench-memcached-driver.sh [SECONDS] [PASSES]   (default 5 6)
+# Usage: [AFTERBURNER=BIN] [BASELINE=BIN] [MIX=get|9:1] scripts/bench-memcached-driver.sh [SECONDS] [PASSES]   (default get, 5 6)
 set -euo pipefail
 seconds=${1:-5}
 passes=${2:-6}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/bench-common.sh
+. "$root/scripts/bench-common.sh"
 for tool in memcached memcaslap /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install memcached libmemcached-tools time" >&2; exit 1; }
 done
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-ab="${CARGO_TARGET_DIR:-$root/target}/release/afterburner"
+# AFTERBURNER=BIN measures that build instead of building this tree.
+ab=${AFTERBURNER:-}
+if [ -z "$ab" ]; then
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+  ab="${CARGO_TARGET_DIR:-$root/target}/release/afterburner"
+fi
+mix=${MIX:-get}
+case $mix in
+  get) sets=0.0 gets=1.0 ;;
+  9:1) sets=0.1 gets=0.9 ;;
+  *) echo "MIX must be get or 9:1, not $mix" >&2; exit 1 ;;
+esac
 base=${BASELINE:-}
 work=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
@@ -35,36 +51,51 @@ sleep 0.5
 prefix=$(printf 'k%.0s' $(seq 57))
 "$ab" load "memcached://127.0.0.1:$port" -r "set $prefix{k} vvvvvvvvvvvvvvvvvvvvvvvvv{k}" \
   --var k=seq:1000000:1099999 -c 10 -n 100000 --warmup 0s >/dev/null
-cat >"$work/memaslap.cnf" <<'EOF'
+cat >"$work/memaslap.cnf" <<EOF
 key
 64 64 1
 value
 32 32 1
 cmd
-0 0.1
-1 0.9
+0 $sets
+1 $gets
 EOF
 
-cpu() { awk '{ printf "%.3f", $1 + $2 }' "$1"; }
-# One pass of client NAME (ab, base or ms); leaves "requests/s requests cpu-seconds" in $work/NAME.res.
+# cmd_get + cmd_set of the server so far: what it answered, counted the
+# same way for every client (memaslap's own TPS also counts the sets with
+# which it first fills its key window, -w: 1k keys a connection here).
+served() {
+  local line total=0
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf 'stats\r\nquit\r\n' >&3
+  while read -r line <&3; do
+    case $line in
+      "STAT cmd_get "* | "STAT cmd_set "*) line=${line%$'\r'}; total=$((total + ${line##* })) ;;
+    esac
+  done
+  exec 3<&-
+  echo "$total"
+}
+# One pass of client NAME (ab, base or ms); leaves "requests/s requests
+# cpu-seconds" in $work/NAME.res, requests as the server counted them.
 client() {
+  local before after took=$seconds
+  before=$(served)
   if [ "$1" = ms ]; then
-    /usr/bin/time -f "%U %S" -o "$work/ms.time" memcaslap -s "127.0.0.1:$port" -T 1 -c 50 \
+    /usr/bin/time -f "%U %S" -o "$work/ms.time" memcaslap -s "127.0.0.1:$port" -T 1 -c 50 -w 1k \
       -t "${seconds}s" -F "$work/memaslap.cnf" >"$work/ms.out" 2>&1
-    rps=$(awk '/^Run time/ { for (i = 1; i <= NF; i++) if ($i == "TPS:") print $(i + 1) }' "$work/ms.out" | tail -1)
-    n=$(awk '/^Run time/ { for (i = 1; i <= NF; i++) if ($i == "Ops:") print $(i + 1) }' "$work/ms.out" | tail -1)
-    [ -n "$rps" ] || { echo "memaslap printed no TPS:" >&2; cat "$work/ms.out" >&2; exit 1; }
+    took=$(awk '/^Run time/ { sub(/s$/, "", $3); print $3 }' "$work/ms.out" | tail -1)
+    [ -n "$took" ] || { echo "memaslap printed no Run time:" >&2; cat "$work/ms.out" >&2; exit 1; }
   else
     bin=$ab
     [ "$1" = base ] && bin=$base
     /usr/bin/time -f "%U %S" -o "$work/$1.time" "$bin" load "memcached://127.0.0.1:$port" \
       -r "get $prefix{k}" --var k=uniform:1000000:1099999 -c 50 -d "${seconds}s" --warmup 0s \
       --json "$work/$1.json" >/dev/null
-    # The summary's fields come first; the time series repeats the names.
-    rps=$(grep -o '"achieved_rps": *[0-9.]*' "$work/$1.json" | head -1 | grep -o '[0-9.]*$')
-    n=$(grep -o '"requests": *[0-9]*' "$work/$1.json" | head -1 | grep -o '[0-9]*$')
   fi
-  echo "$rps $n $(cpu "$work/$1.time")" >"$work/$1.res"
+  after=$(served)
+  awk -v n=$((after - before)) -v t="$took" -v c="$(cpu "$work/$1.time")" \
+    'BEGIN { printf "%.1f %d %s\n", n / t, n, c }' >"$work/$1.res"
 }
 
 clients=(ab ms)
@@ -73,6 +104,7 @@ if [ -n "$base" ]; then
   clients+=(base)
   header+=$(printf ' %10s %10s %14s' "base/s" "base ratio" "base cpu/1k ms")
 fi
+echo "memaslap's mix: $mix (sets $sets, gets $gets); the driver: gets"
 printf '%s %6s\n' "$header" load
 for pass in $(seq "$passes"); do
   k=$(((pass - 1) % ${#clients[@]}))

@@ -8,7 +8,7 @@
 # server's maxclients raised to match; needs `ulimit -Hn` above it):
 # afterburner makes its connections before its clock starts, redis-benchmark
 # counts its own connecting in its rate.
-# Usage: [CLIENTS=N] scripts/bench-redis-driver.sh [REQUESTS] [PASSES]   (default 50 clients, 500000 3)
+# Usage: [AFTERBURNER=BIN] [CLIENTS=N] scripts/bench-redis-driver.sh [REQUESTS] [PASSES]   (default 50 clients, 500000 3)
 set -euo pipefail
 requests=${1:-500000}
 passes=${2:-3}
@@ -17,8 +17,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 for tool in redis-server redis-benchmark redis-cli /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install redis-server redis-tools time" >&2; exit 1; }
 done
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-ab="$root/target/release/afterburner"
+# AFTERBURNER=BIN measures that build instead of building this tree.
+ab=${AFTERBURNER:-}
+if [ -z "$ab" ]; then
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+  ab="${CARGO_TARGET_DIR:-$root/target}/release/afterburner"
+fi
 work=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \

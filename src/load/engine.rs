@@ -460,7 +460,7 @@ impl Driver<'_> {
             return;
         }
         if event.is_writable() {
-            if let Err(error) = flush(conn, &mut self.recorder) {
+            if let Err(error) = flush(conn, &mut self.recorder, Instant::now()) {
                 self.fail(
                     i,
                     Instant::now(),
@@ -577,7 +577,7 @@ impl Driver<'_> {
     }
 
     fn flush_or_fail(&mut self, i: usize, now: Instant) {
-        if let Err(error) = flush(&mut self.conns[i], &mut self.recorder) {
+        if let Err(error) = flush(&mut self.conns[i], &mut self.recorder, now) {
             self.fail(i, now, &Failure::Connection(format!("write: {error}")));
         }
     }
@@ -681,8 +681,8 @@ fn reconnect(poll: &Poll, addr: SocketAddr, index: usize) -> Result<TcpStream, S
 }
 
 /// Write as much of the pending output as the socket takes, counting the
-/// bytes sent.
-fn flush(conn: &mut Conn, recorder: &mut Recorder) -> io::Result<()> {
+/// bytes sent at `now`.
+fn flush(conn: &mut Conn, recorder: &mut Recorder, now: Instant) -> io::Result<()> {
     let Some(stream) = conn.stream.as_mut() else {
         return Ok(());
     };
@@ -691,7 +691,7 @@ fn flush(conn: &mut Conn, recorder: &mut Recorder) -> io::Result<()> {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => {
                 conn.written += n;
-                recorder.bytes(0, n as u64);
+                recorder.bytes_at(now, 0, n as u64);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -737,7 +737,9 @@ fn read_replies(
                 ))
             }
             Ok(n) => {
-                recorder.bytes(n as u64, 0);
+                // One clock read for the bytes and the replies they end.
+                let now = Instant::now();
+                recorder.bytes_at(now, n as u64, 0);
                 if partial {
                     conn.input.end += n;
                     if n == asked {
@@ -750,12 +752,13 @@ fn read_replies(
                         &mut conn.inflight,
                         protocol,
                         recorder,
+                        now,
                     )?;
                     inbox.start += used;
                     inbox.release_if_empty();
                 } else {
                     let used =
-                        parse_replies(&scratch[..n], &mut conn.inflight, protocol, recorder)?;
+                        parse_replies(&scratch[..n], &mut conn.inflight, protocol, recorder, now)?;
                     if used < n {
                         conn.input.keep(&scratch[used..n]);
                     }
@@ -771,15 +774,16 @@ fn read_replies(
     }
 }
 
-/// Record every complete reply in `input`, oldest request first; the
+/// Record every complete reply in `input`, which arrived at `now`,
+/// oldest request first; the
 /// bytes they took (the rest is the start of a reply).
 fn parse_replies(
     input: &[u8],
     inflight: &mut VecDeque<Pending>,
     protocol: &dyn Protocol,
     recorder: &mut Recorder,
+    now: Instant,
 ) -> Result<usize, Failure> {
-    let now = Instant::now();
     let mut used = 0;
     while used < input.len() {
         let rest = &input[used..];

@@ -5,7 +5,7 @@
 //! chunked encoding; a status of 400 or more counts as a failed request.
 
 use super::driver::{Client, DriverKind};
-use super::protocol::{line, Malformed, Protocol, Reply};
+use super::protocol::{integer, line, Malformed, Protocol, Reply};
 use super::request::Words;
 use super::LoadSpec;
 
@@ -34,9 +34,9 @@ impl DriverKind for HttpDriver {
     }
 
     fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<Client<'a>> {
-        Ok(Client::Engine(Box::new(Http {
-            host: spec.address.clone().unwrap_or_default(),
-        })))
+        Ok(Client::Engine(Box::new(Http::new(
+            spec.address.clone().unwrap_or_default(),
+        ))))
     }
 }
 
@@ -44,6 +44,18 @@ impl DriverKind for HttpDriver {
 pub struct Http {
     /// `Host` header value.
     pub host: String,
+    /// Finds the blank line that ends a reply's head (built once: a
+    /// `memmem::find` would build its searcher for every reply).
+    head_end: memchr::memmem::Finder<'static>,
+}
+
+impl Http {
+    pub fn new(host: String) -> Self {
+        Self {
+            host,
+            head_end: memchr::memmem::Finder::new(b"\r\n\r\n"),
+        }
+    }
 }
 
 impl Protocol for Http {
@@ -75,8 +87,12 @@ impl Protocol for Http {
         }
     }
 
+    /// One pass over the head: the blank line found with `memmem` (SIMD),
+    /// each line's end with `memchr`, and only `Content-Length` and
+    /// `Transfer-Encoding` compared by name (it runs for every reply, and
+    /// a small static file's reply is mostly head).
     fn parse(&self, buf: &[u8]) -> Result<Reply, Malformed> {
-        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+        let Some(end) = self.head_end.find(buf) else {
             if buf.len() > 64 * 1024 {
                 return Err(Malformed("HTTP header over 64 KiB".to_owned()));
             }
@@ -84,23 +100,30 @@ impl Protocol for Http {
         };
         let head = &buf[..end];
         let body_at = end + 4;
-        let status_line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-        let status = parse_status(status_line)?;
+        let mut from = 0;
+        let mut lines = memchr::memchr_iter(b'\n', head)
+            .chain(std::iter::once(head.len()))
+            .map(|nl| {
+                let l = &head[from..nl];
+                from = nl + 1;
+                l.strip_suffix(b"\r").unwrap_or(l)
+            });
+        let status = parse_status(lines.next().unwrap_or_default())?;
         let mut length = None;
         let mut chunked = false;
-        for header in head.split(|b| *b == b'\n').skip(1) {
-            let header = header.strip_suffix(b"\r").unwrap_or(header);
-            let Some(colon) = header.iter().position(|b| *b == b':') else {
-                continue;
+        for header in lines {
+            // Only a colon right after 14 (Content-Length) or 17
+            // (Transfer-Encoding) characters can matter; neither name
+            // holds one, so it is the header's first.
+            let (name, value) = match header.len() {
+                15.. if header[14] == b':' => (&header[..14], &header[15..]),
+                18.. if header[17] == b':' => (&header[..17], &header[18..]),
+                _ => continue,
             };
-            let (name, value) = (&header[..colon], header[colon + 1..].trim_ascii());
+            let value = value.trim_ascii();
             if name.eq_ignore_ascii_case(b"content-length") {
-                length = Some(
-                    std::str::from_utf8(value)
-                        .ok()
-                        .and_then(|v| v.parse::<usize>().ok())
-                        .ok_or_else(|| Malformed("bad Content-Length".to_owned()))?,
-                );
+                let bad = || Malformed("bad Content-Length".to_owned());
+                length = Some(usize::try_from(integer(value).map_err(|_| bad())?).map_err(|_| bad())?);
             } else if name.eq_ignore_ascii_case(b"transfer-encoding")
                 && value.eq_ignore_ascii_case(b"chunked")
             {
@@ -195,9 +218,7 @@ mod tests {
     use super::*;
 
     fn http() -> Http {
-        Http {
-            host: "localhost:8080".to_owned(),
-        }
+        Http::new("localhost:8080".to_owned())
     }
 
     #[test]
@@ -258,6 +279,31 @@ mod tests {
             http().parse(&chunked[..chunked.len() - 1]).unwrap(),
             Reply::Incomplete
         );
+    }
+
+    /// Only whole `Content-Length` / `Transfer-Encoding` names count,
+    /// whatever their case; a status line may lack its reason phrase.
+    #[test]
+    fn lengths_come_from_whole_header_names_in_any_case() {
+        let reply = b"HTTP/1.1 200\r\nX-Content-Length: 9\r\nContent-Lengths: 7\r\ncontent-LENGTH:  3 \r\n\r\nabc";
+        assert_eq!(
+            http().parse(reply).unwrap(),
+            Reply::Complete {
+                len: reply.len(),
+                ok: true
+            }
+        );
+        let chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\n\r\n0\r\n\r\n";
+        assert_eq!(
+            http().parse(chunked).unwrap(),
+            Reply::Complete {
+                len: chunked.len(),
+                ok: true
+            }
+        );
+        assert!(http()
+            .parse(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")
+            .is_err());
     }
 
     #[test]

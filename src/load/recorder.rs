@@ -71,6 +71,10 @@ pub struct Recorder {
     connect_failures: u64,
     /// Why the first connection attempt failed.
     connect_error: Option<String>,
+    /// The bucket the last instant fell in, `(start, end, index)`: most
+    /// instants fall in the same one as the last, found by two
+    /// comparisons instead of a 128-bit division.
+    current: Option<(Instant, Instant, usize)>,
 }
 
 impl Recorder {
@@ -92,6 +96,7 @@ impl Recorder {
             connect: Histogram::new_with_max(MAX_US, 3).expect("invariant: valid bounds"),
             connect_failures: 0,
             connect_error: None,
+            current: None,
         }
     }
 
@@ -99,6 +104,7 @@ impl Recorder {
     /// connection is made, after the recorder was).
     pub fn begin(&mut self, from: Instant) {
         self.from = from;
+        self.current = None;
     }
 
     /// A connection made, `took` after its first attempt.
@@ -115,18 +121,17 @@ impl Recorder {
         }
     }
 
-    /// Bytes received (`rx`) and sent (`tx`) on a connection just now;
+    /// Bytes received (`rx`) and sent (`tx`) on a connection at `now`;
     /// those of the warmup are not counted.
-    pub fn bytes(&mut self, rx: u64, tx: u64) {
-        let now = Instant::now();
+    pub fn bytes_at(&mut self, now: Instant, rx: u64, tx: u64) {
         if now < self.from {
             return;
         }
         self.rx += rx;
         self.tx += tx;
-        let since = now.saturating_duration_since(self.from);
-        let index = usize::try_from(since.as_nanos() / self.interval.as_nanos().max(1))
-            .unwrap_or(usize::MAX);
+        let Some(index) = self.index(now) else {
+            return;
+        };
         if index < self.buckets.len() || index < MAX_BUCKETS {
             if self.buckets.len() <= index {
                 self.buckets.resize_with(index + 1, Bucket::new);
@@ -136,14 +141,34 @@ impl Recorder {
         }
     }
 
+    /// The index of the bucket `at` falls in; `None` before `from`.
+    fn index(&mut self, at: Instant) -> Option<usize> {
+        if let Some((start, end, index)) = self.current {
+            if start <= at && at < end {
+                return Some(index);
+            }
+        }
+        let since = at.checked_duration_since(self.from)?;
+        let interval = self.interval.as_nanos().max(1);
+        let index = usize::try_from(since.as_nanos() / interval).unwrap_or(usize::MAX);
+        let start = u64::try_from(interval * index as u128)
+            .ok()
+            .and_then(|ns| self.from.checked_add(Duration::from_nanos(ns)));
+        let end = start.and_then(|s| s.checked_add(self.interval.max(Duration::from_nanos(1))));
+        self.current = start.zip(end).map(|(s, e)| (s, e, index));
+        Some(index)
+    }
+
     /// Whether a request started at `start` counts (is past the warmup).
     pub fn counts(&self, start: Instant) -> bool {
         start >= self.from
     }
 
     fn bucket(&mut self, at: Instant) -> Option<&mut Bucket> {
-        let since = at.checked_duration_since(self.from)?;
-        let index = usize::try_from(since.as_nanos() / self.interval.as_nanos().max(1)).ok()?;
+        let index = self.index(at)?;
+        if index == usize::MAX {
+            return None;
+        }
         if self.buckets.len() <= index {
             self.buckets.resize_with(index + 1, Bucket::new);
         }
@@ -567,6 +592,33 @@ pub fn series_csv(rows: &[SeriesRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bucket an instant falls in is cached; instants on either side
+    /// of a boundary, and going back to an earlier bucket, still land in
+    /// their own.
+    #[test]
+    fn bytes_land_in_the_interval_of_their_instant() {
+        let t0 = Instant::now();
+        let second = Duration::from_secs(1);
+        let ns = Duration::from_nanos(1);
+        // The load's clock starts a second after t0.
+        let mut r = Recorder::new(t0 + second, second);
+        for (after_t0, rx) in [
+            (second, 1),
+            (Duration::from_nanos(1_999_999_999), 2),
+            (2 * second, 4),
+            (4 * second + ns, 8),
+            (2 * second + ns, 16),
+            (Duration::from_nanos(999_999_999), 32),
+        ] {
+            r.bytes_at(t0 + after_t0, rx, 0);
+        }
+        let rx: Vec<u64> = r.buckets.iter().map(|b| b.rx).collect();
+        assert_eq!(rx, [3, 20, 0, 8]);
+        assert_eq!(r.rx, 31);
+        r.reply(t0 + second, t0 + 2 * second + ns, true);
+        assert_eq!(r.buckets[1].latency.len(), 1);
+    }
 
     #[test]
     fn warmup_requests_are_not_counted_and_buckets_follow_completion_time() {
