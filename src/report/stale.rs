@@ -165,3 +165,63 @@ pub fn text(results: &Results) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// hotpath's run (baseline, pgo, o3) with a fourth variant, `stale`:
+    /// `pgo` again, its profile from another revision.
+    fn with_stale(optimize_like: &str) -> Results {
+        let mut results: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
+        let like = results
+            .variants
+            .iter()
+            .find(|v| v.name == optimize_like)
+            .unwrap();
+        let stale = VariantInfo {
+            name: "stale".to_owned(),
+            profile_from: Some("git https://example.org/x.git @ v1 (0123abcd)".to_owned()),
+            profile_mismatch: Some(crate::toolchain::mismatch::ProfileMismatch {
+                warnings: 7,
+                changed: 2,
+                moved: 3,
+                missing: 1,
+                changed_names: vec!["walk".to_owned(), "main".to_owned()],
+            }),
+            ..like.clone()
+        };
+        results.variants.push(stale);
+        results
+    }
+
+    #[test]
+    fn the_fresh_variant_built_alike_is_the_default_reference() {
+        assert_eq!(
+            default_reference(&with_stale("pgo")).as_deref(),
+            Some("pgo")
+        );
+        // A stale o3 is measured against the fresh o3: same optimize.
+        assert_eq!(default_reference(&with_stale("o3")).as_deref(), Some("o3"));
+        let plain: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
+        assert_eq!(default_reference(&plain), None);
+        assert!(markdown(&plain).is_empty());
+    }
+
+    #[test]
+    fn the_section_has_none_fresh_and_stale_with_the_mismatch_figures() {
+        let md = markdown(&with_stale("pgo"));
+        assert!(md.contains("| `baseline` | none |"), "{md}");
+        assert!(
+            md.contains("| `stale` | stale | git https://example.org/x.git @ v1 (0123abcd) | 2 (walk, main) | 3 | 1 | 7 |"),
+            "{md}"
+        );
+        // hotpath's pgo has no mismatch record (a run from before them):
+        // it is not called fresh.
+        assert!(!md.contains("| `pgo` |"), "{md}");
+    }
+}
