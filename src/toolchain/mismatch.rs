@@ -30,7 +30,9 @@ pub struct ProfileMismatch {
     /// one for the same function).
     pub warnings: u32,
     /// Functions whose profile no longer matches their code (changed
-    /// control flow or counters): the compiler drops their profile.
+    /// control flow or number of counters): the compiler drops the
+    /// counters that do not match (gcc's `get_coverage_counts` in
+    /// coverage.cc returns none for them; clang drops the function's).
     pub changed: u32,
     /// Functions whose code kept its shape but moved (gcc: "source
     /// locations … have changed"): their profile is still used.
@@ -118,8 +120,9 @@ enum Kind {
 fn classify(line: &str) -> Option<Kind> {
     if line.contains("[-Wcoverage-mismatch]") {
         let name = quoted_function(line)?;
-        // gcc keeps using the profile of a function that only moved
-        // (coverage.cc checks the line checksum apart from the CFG's).
+        // gcc keeps using the profile of a function that only moved:
+        // coverage.cc's get_coverage_counts returns its counts after this
+        // warning, and none after the control-flow and counter ones.
         return Some(if line.contains("source locations for function") {
             Kind::Moved(name)
         } else {
