@@ -157,14 +157,14 @@ fn plan(
         fingerprint_files(&profiles)?
     };
     let build = build_command(experiment, variant)?;
-    let files = match &experiment.target.source {
-        Source::Path(_) => {
-            crate::source::tree::manifest(source_dir, &workdir.root, &experiment.target.exclude)?
-        }
+    // A stale variant's instrumented builds are of its other revision.
+    let (source, exclude) = variant.stage_source(&experiment.target, stage);
+    let files = match source {
+        Source::Path(_) => crate::source::tree::manifest(source_dir, &workdir.root, exclude)?,
         _ => Manifest::new(),
     };
     let inputs = Inputs {
-        source: format!("{:?}", experiment.target.source),
+        source: format!("{source:?}"),
         files,
         build: build.clone(),
         cc: compiler.cc().to_owned(),
@@ -415,6 +415,14 @@ pub fn compose_flags(
     }
     if variant.partial_training && stage == Stage::Final {
         opt.cflags.push("-fprofile-partial-training".to_owned());
+    }
+    if variant.profile_from.is_some() && stage == Stage::Final {
+        // A profile of another revision: its mismatches are warned about
+        // (and counted in the report), not fatal.
+        opt.cflags
+            .extend(crate::toolchain::mismatch::stale_warning_flags(
+                variant.compiler,
+            ));
     }
     if variant.compiler == Compiler::Clang {
         // Debug info a project asks for itself (Redis builds with -g) in

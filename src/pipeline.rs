@@ -12,6 +12,8 @@ use crate::progress;
 use crate::source;
 use crate::toolchain::{self, Stage};
 
+mod stale;
+
 /// Write a run's reports ([`crate::report::report`]) and record it in the
 /// work directory's history: the work directory holds `runs/<id>/`, so a
 /// run elsewhere has no history.
@@ -104,13 +106,9 @@ fn profile_is_current(
     round: usize,
     source_dir: &Path,
 ) -> Result<bool> {
-    let key = build::stage_key(
-        &cx.experiment,
-        variant,
-        Stage::Instrumented(round),
-        source_dir,
-        &cx.workdir,
-    )?;
+    let stage = Stage::Instrumented(round);
+    let source_dir = stale::stage_source_dir(cx, variant, stage, source_dir)?;
+    let key = build::stage_key(&cx.experiment, variant, stage, &source_dir, &cx.workdir)?;
     let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
     Ok(fs_err::read_to_string(marker).is_ok_and(|k| k == training_key(cx, variant, &key)))
 }
@@ -163,12 +161,14 @@ fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> Stri
         )
         .as_bytes(),
     );
+    hasher.update(stale::training_key_part(cx, variant).as_bytes());
     crate::digest::hex(&hasher.finalize())
 }
 
 fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
+    let source_dir = stale::stage_source_dir(cx, variant, stage, source_dir)?;
     let step = progress::step(format!("building {} ({})", variant.name, stage.name()));
-    let outcome = build_stage(&cx.experiment, variant, stage, source_dir, &cx.workdir)?;
+    let outcome = build_stage(&cx.experiment, variant, stage, &source_dir, &cx.workdir)?;
     match &outcome {
         Outcome::Built(r, why) => step.finish(format_args!("done in {:.1} s ({why})", r.seconds)),
         Outcome::UpToDate(_) => step.finish("up to date"),

@@ -78,6 +78,21 @@ pub fn revision(source: &Source, dir: &Path) -> Option<String> {
     }
 }
 
+/// A source in a few words, with its revision where known: `git URL @ REV
+/// (commit)`, `apt PACKAGE (version)`, `path DIR (commit)`.
+pub fn describe(source: &Source, revision: Option<&str>) -> String {
+    let what = match source {
+        Source::Path(p) => format!("path {}", p.display()),
+        Source::Apt(p) => format!("apt {p}"),
+        Source::Git { url, rev } => format!("git {url} @ {}", rev.as_deref().unwrap_or("HEAD")),
+        Source::Url { url, .. } => format!("url {url}"),
+    };
+    match revision {
+        Some(r) => format!("{what} ({r})"),
+        None => what,
+    }
+}
+
 /// A stable directory name for a source.
 fn slug(source: &Source) -> String {
     let text = match source {

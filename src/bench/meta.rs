@@ -101,10 +101,13 @@ pub(super) fn bench_meta(
                     build_log: PathBuf::new(),
                     axes: v.axes.clone(),
                     system: system_of(v),
+                    profile_from: None,
+                    profile_mismatch: None,
                 });
             }
             let record = build::current(&cx.workdir, &v.name, Stage::Final)
                 .context("invariant: bindings were loaded from this record")?;
+            let profile_mismatch = profile_mismatch(v, &record.log);
             Ok(VariantInfo {
                 name: v.name.clone(),
                 optimize: v.optimize.clone(),
@@ -117,6 +120,8 @@ pub(super) fn bench_meta(
                 build_log: record.log,
                 axes: v.axes.clone(),
                 system: system_of(v),
+                profile_from: profile_from(cx, v),
+                profile_mismatch,
             })
         })
         .collect::<Result<_>>()?;
@@ -162,6 +167,30 @@ pub(super) fn bench_meta(
         judging,
         load_path: None,
     })
+}
+
+/// The mismatch warnings of a gcc or clang variant's profiled final build
+/// ([`crate::toolchain::mismatch`]); none for other variants.
+fn profile_mismatch(
+    v: &crate::experiment::Variant,
+    log: &Path,
+) -> Option<crate::toolchain::mismatch::ProfileMismatch> {
+    let compiled = matches!(
+        v.compiler,
+        crate::toolchain::Compiler::Gcc | crate::toolchain::Compiler::Clang
+    );
+    (compiled && v.needs_profile())
+        .then(|| crate::toolchain::mismatch::count_in_log(log))
+        .flatten()
+}
+
+/// A stale variant's other revision, as its results name it.
+fn profile_from(cx: &Context, v: &crate::experiment::Variant) -> Option<String> {
+    let from = v.profile_from.as_ref()?;
+    let revision = crate::source::fetch(&from.source, &cx.workdir.root)
+        .ok()
+        .and_then(|dir| crate::source::revision(&from.source, &dir));
+    Some(crate::source::describe(&from.source, revision.as_deref()))
 }
 
 /// Each bench workload's headline metric and whether its runs last a

@@ -101,6 +101,9 @@ pub fn run(cx: &Context, request: &Request) -> Result<PathBuf> {
         if request.build {
             // Fetched once here: jobs of several variants would race for it.
             crate::source::fetch(&e.target.source, &cx.workdir.root)?;
+            for from in e.variants.iter().filter_map(|v| v.profile_from.as_ref()) {
+                crate::source::fetch(&from.source, &cx.workdir.root)?;
+            }
             let phases = plan::phases(e, &request.cluster, true);
             for v in &phases.builds {
                 let build = submitter.job("build", Some(v), &[], None)?;

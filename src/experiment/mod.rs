@@ -383,6 +383,18 @@ pub struct Variant {
     /// The axis values of a variant a `[[matrix]]` made (`compiler`,
     /// `optimize`, `params.KEY`, `env.KEY` → value); empty otherwise.
     pub axes: BTreeMap<String, String>,
+    /// Where its profile is trained when not on the target's source: a
+    /// stale profile, from another revision (`profile_from`).
+    pub profile_from: Option<ProfileFrom>,
+}
+
+/// `profile_from`: the other revision a stale profile is trained on, with
+/// the same training workloads and toolchain options as this revision's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProfileFrom {
+    pub source: Source,
+    /// Gitignore-style patterns a `path` source's fingerprint leaves out.
+    pub exclude: Vec<String>,
 }
 
 impl Variant {
@@ -401,6 +413,20 @@ impl Variant {
         crate::toolchain::ProfileSources {
             bolt: self.bolt_profile,
             go: self.go_pgo,
+        }
+    }
+
+    /// The source `stage` is built from, and the patterns its fingerprint
+    /// leaves out: a stale variant's instrumented builds are of its
+    /// `profile_from` source, everything else of the target's.
+    pub fn stage_source<'a>(
+        &'a self,
+        target: &'a Target,
+        stage: crate::toolchain::Stage,
+    ) -> (&'a Source, &'a [String]) {
+        match (&self.profile_from, stage) {
+            (Some(from), crate::toolchain::Stage::Instrumented(_)) => (&from.source, &from.exclude),
+            _ => (&target.source, &target.exclude),
         }
     }
 

@@ -154,7 +154,7 @@ pub struct RawLoad {
 }
 
 /// Exactly one of `path`, `apt`, `git` (+ `rev`), `url` (+ `sha256`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSource {
     pub path: Option<String>,
@@ -203,10 +203,21 @@ pub struct RawVariant {
     /// written before each run, put back after; root only.
     #[serde(default)]
     pub system: BTreeMap<String, Spanned<toml::Value>>,
+    /// Train the profile on another revision of the source (a stale
+    /// profile): `profile_from = { source = { git = "…", rev = "…" } }`.
+    pub profile_from: Option<Spanned<RawProfileFrom>>,
     /// The axis values of a variant a `[[matrix]]` made (axis → value);
     /// never written in the file.
     #[serde(skip)]
     pub axes: BTreeMap<String, String>,
+}
+
+/// `profile_from = { source = { … } }`, as written: the source takes what
+/// a target's `source` takes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProfileFrom {
+    pub source: Spanned<RawSource>,
 }
 
 /// `[[matrix]]`: one variant per combination of the axes' values (the

@@ -21,6 +21,7 @@ use crate::units::parse_duration;
 mod cluster;
 mod each;
 mod matrix;
+mod profile_from;
 mod report;
 mod services;
 mod variants;

@@ -51,6 +51,7 @@ impl Exporter for Markdown {
         }
         out.push_str(&super::headline::markdown(results));
         out.push_str(&super::share::markdown(results));
+        out.push_str(&super::stale::markdown(results));
         let mut workload = "";
         for group in results.groups() {
             if group.workload != workload {

@@ -21,6 +21,7 @@ pub mod results;
 mod server;
 mod sets;
 pub mod share;
+pub mod stale;
 mod utilization;
 
 /// Declares each export format's module and lists them: the one list.

@@ -67,7 +67,8 @@ pub struct ShareEntry {
     pub df: f64,
 }
 
-/// Read the run's `[report] gain_reference` and, where it names one, put
+/// Read the run's `[report] gain_reference` and, where it names one (or
+/// the run has a stale variant: [`super::stale::default_reference`]), put
 /// every share of its gain into `results`. A file that is gone costs
 /// nothing; one that names no variant of this run costs the section, with
 /// a warning that says why.
@@ -84,7 +85,10 @@ pub fn attach(results: &mut Results) {
             None
         }
     };
-    let Some(reference) = reference else { return };
+    // A run with a stale profile measures it against the fresh one.
+    let Some(reference) = reference.or_else(|| super::stale::default_reference(results)) else {
+        return;
+    };
     let shares = compute(results, &reference);
     if shares.shares.is_empty() {
         results.warnings.push(warning(format!(

@@ -26,6 +26,7 @@ impl Exporter for Terminal {
             .unwrap_or_default();
         out.push_str(&super::headline::text(results));
         out.push_str(&super::share::text(results));
+        out.push_str(&super::stale::text(results));
         out.push_str(&super::nodes::text(results));
         let width = results
             .variants

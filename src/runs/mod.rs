@@ -166,6 +166,15 @@ pub struct VariantInfo {
     /// System settings its runs happened under (`thp` → `never`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub system: BTreeMap<String, String>,
+    /// The other revision a stale profile was trained on (`profile_from`):
+    /// its source and, where known, commit or package version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_from: Option<String>,
+    /// What the compiler said about the profile in the final build's log
+    /// (functions whose profile no longer matches, functions without
+    /// one); absent for a variant built without a gcc or clang profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_mismatch: Option<crate::toolchain::mismatch::ProfileMismatch>,
 }
 
 impl BenchMeta {

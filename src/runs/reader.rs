@@ -200,6 +200,8 @@ mod tests {
             build_log: PathBuf::new(),
             axes: std::collections::BTreeMap::new(),
             system: std::collections::BTreeMap::new(),
+            profile_from: None,
+            profile_mismatch: None,
         };
         BenchMeta {
             schema_version: SCHEMA_VERSION,

@@ -12,6 +12,7 @@ pub mod go_find;
 pub mod go_perf;
 mod go_pgo;
 mod merge;
+pub mod mismatch;
 pub mod optimize;
 pub mod pprof_write;
 pub mod sampling;

@@ -26,6 +26,7 @@ mod services;
 mod shapes;
 mod share;
 mod snapshots;
+mod stale;
 mod strays;
 mod support;
 mod weights;

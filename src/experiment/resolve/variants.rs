@@ -39,6 +39,7 @@ impl Cx<'_> {
                 march: None,
                 system: Vec::new(),
                 axes: BTreeMap::new(),
+                profile_from: None,
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -95,6 +96,7 @@ impl Cx<'_> {
                     go_pgo,
                 } = self.profile_options(v, compiler, &optimize, trains_with_profile)?;
                 let march = self.march(v, &optimize)?;
+                let profile_from = self.profile_from(v, &optimize, dir)?;
                 Ok(Variant {
                     name: name.clone(),
                     compiler,
@@ -111,6 +113,7 @@ impl Cx<'_> {
                     march,
                     system: self.system_settings(v)?,
                     axes: v.axes.clone(),
+                    profile_from,
                 })
             })
             .collect()

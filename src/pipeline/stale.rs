@@ -1,0 +1,49 @@
+//! Stale profiles (`profile_from`): a variant's instrumented builds are of
+//! another revision of the source, fetched beside the target's, and what
+//! they trained is keyed by that revision so it is cached apart from the
+//! fresh profile.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+
+use super::Context;
+use crate::experiment::Variant;
+use crate::toolchain::Stage;
+
+/// The source directory `stage` of `variant` is built from: the
+/// `profile_from` revision's for a stale variant's instrumented stages,
+/// else `source_dir` (the target's).
+pub(super) fn stage_source_dir(
+    cx: &Context,
+    variant: &Variant,
+    stage: Stage,
+    source_dir: &Path,
+) -> Result<PathBuf> {
+    match (&variant.profile_from, stage) {
+        (Some(from), Stage::Instrumented(_)) => {
+            crate::source::fetch(&from.source, &cx.workdir.root).with_context(|| {
+                format!(
+                    "fetching the source variant `{}` trains its profile on (profile_from in {})",
+                    variant.name,
+                    cx.experiment.file.display()
+                )
+            })
+        }
+        _ => Ok(source_dir.to_path_buf()),
+    }
+}
+
+/// What a stale variant's training key adds: the other revision's
+/// description and, where known, its commit or version. Nothing for a
+/// fresh variant, so keys of profiles trained before `profile_from`
+/// existed stay current.
+pub(super) fn training_key_part(cx: &Context, variant: &Variant) -> String {
+    let Some(from) = &variant.profile_from else {
+        return String::new();
+    };
+    let revision = crate::source::fetch(&from.source, &cx.workdir.root)
+        .ok()
+        .and_then(|dir| crate::source::revision(&from.source, &dir));
+    format!("\nprofile_from={:?} revision={revision:?}", from.source)
+}
