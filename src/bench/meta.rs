@@ -69,6 +69,18 @@ pub(super) fn metrics(
     metrics
 }
 
+/// The match figures of each of the variant's profiles, where checked.
+fn profiles_of(
+    cx: &Context,
+    v: &crate::experiment::Variant,
+) -> Vec<crate::toolchain::profile_match::ProfileMatch> {
+    let dirs = cx.workdir.variant_dirs(&v.name);
+    v.rounds()
+        .into_iter()
+        .filter_map(|pgo| crate::toolchain::profile_match::read(&dirs.round(pgo).profile))
+        .collect()
+}
+
 pub(super) fn bench_meta(
     cx: &Context,
     environment: Environment,
@@ -101,6 +113,7 @@ pub(super) fn bench_meta(
                     build_log: PathBuf::new(),
                     axes: v.axes.clone(),
                     system: system_of(v),
+                    profiles: Vec::new(),
                 });
             }
             let record = build::current(&cx.workdir, &v.name, Stage::Final)
@@ -117,6 +130,7 @@ pub(super) fn bench_meta(
                 build_log: record.log,
                 axes: v.axes.clone(),
                 system: system_of(v),
+                profiles: profiles_of(cx, v),
             })
         })
         .collect::<Result<_>>()?;

@@ -201,6 +201,9 @@ pub struct RawVariant {
     /// written before each run, put back after; root only.
     #[serde(default)]
     pub system: BTreeMap<String, Spanned<toml::Value>>,
+    /// A profile brought from elsewhere instead of training: a file, a
+    /// directory of them, or a list (each a path or `{ path, weight }`).
+    pub profile: Option<Spanned<RawProfile>>,
     /// The axis values of a variant a `[[matrix]]` made (axis → value);
     /// never written in the file.
     #[serde(skip)]
@@ -326,4 +329,20 @@ pub struct RawQuick {
     pub variants: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     pub params: BTreeMap<String, Spanned<toml::Value>>,
+}
+
+/// `profile = "a.profdata"` or `profile = [{ path = "a", weight = 3 }, "b"]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawProfile {
+    One(String),
+    Many(Vec<RawProfileFile>),
+}
+
+/// One entry of a `profile` list.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawProfileFile {
+    Path(String),
+    Weighted { path: String, weight: i64 },
 }

@@ -136,6 +136,10 @@ pub struct VariantInfo {
     /// System settings its runs happened under (`thp` → `never`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub system: BTreeMap<String, String>,
+    /// Each profile the final build used, with how much of it matched the
+    /// binaries it was checked against (one per training round).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<crate::toolchain::profile_match::ProfileMatch>,
 }
 
 impl BenchMeta {

@@ -200,6 +200,7 @@ mod tests {
             build_log: PathBuf::new(),
             axes: std::collections::BTreeMap::new(),
             system: std::collections::BTreeMap::new(),
+            profiles: Vec::new(),
         };
         BenchMeta {
             schema_version: SCHEMA_VERSION,

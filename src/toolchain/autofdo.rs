@@ -280,6 +280,10 @@ impl Pgo for AutoFdo {
         sampling::start(dirs, event, &SAMPLER)
     }
 
+    fn samples(&self) -> bool {
+        true
+    }
+
     fn raw_extension(&self) -> &'static str {
         RAW_EXTENSION
     }
@@ -336,6 +340,10 @@ impl Pgo for GccAutoFdo {
 
     fn training_prefix(&self, dirs: &StageDirs, event: Option<&str>) -> Result<Vec<String>> {
         sampling::start(dirs, event, &SAMPLER)
+    }
+
+    fn samples(&self) -> bool {
+        true
     }
 
     fn raw_extension(&self) -> &'static str {

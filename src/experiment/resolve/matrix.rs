@@ -223,6 +223,7 @@ impl Cx<'_> {
             pgo_source: None,
             march: None,
             system: BTreeMap::new(),
+            profile: None,
             axes: BTreeMap::new(),
         };
         for (axis, value) in axes.iter().zip(combo) {

@@ -38,6 +38,7 @@ impl Cx<'_> {
                 go_pgo: GoPgoSource::default(),
                 march: None,
                 system: Vec::new(),
+                brought: Vec::new(),
                 axes: BTreeMap::new(),
             }]);
         }
@@ -88,12 +89,18 @@ impl Cx<'_> {
                     }
                     own.insert(key.clone(), self.param_text(value)?);
                 }
+                let brought = self.brought(v, compiler, &optimize, dir)?;
                 let ProfileOptions {
                     partial_training,
                     sample_event,
-                    bolt_profile,
-                    go_pgo,
+                    mut bolt_profile,
+                    mut go_pgo,
                 } = self.profile_options(v, compiler, &optimize, trains_with_profile)?;
+                // A brought profile decides which round reads it.
+                if let Some((bolt, go)) = super::brought::sources(&brought) {
+                    bolt_profile = bolt.unwrap_or(bolt_profile);
+                    go_pgo = go.unwrap_or(go_pgo);
+                }
                 let march = self.march(v, &optimize)?;
                 Ok(Variant {
                     name: name.clone(),
@@ -110,6 +117,7 @@ impl Cx<'_> {
                     go_pgo,
                     march,
                     system: self.system_settings(v)?,
+                    brought,
                     axes: v.axes.clone(),
                 })
             })
