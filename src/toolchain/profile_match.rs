@@ -107,28 +107,34 @@ pub fn check(
     files: &[PathBuf],
     binaries: &[PathBuf],
 ) -> Result<ProfileMatch> {
-    let (method, counts, found): (&str, Counts, BTreeSet<String>) =
-        if round.starts_with("clang") || round == "cspgo" {
-            let counts = clang_counts(files)?;
-            let known = clang_known(binaries)?;
-            let found = counts
-                .keys()
-                .filter(|f| known.contains(*f) || known.contains(plain_name(f)))
-                .cloned()
-                .collect();
-            ("names", counts, found)
-        } else if round == "gcc-pgo" {
-            let (counts, unit_of) = gcda_counts(files)?;
-            let written = gcda_names(binaries)?;
-            let found = counts
-                .keys()
-                .filter(|f| unit_of.get(*f).is_some_and(|u| written.contains(u)))
-                .cloned()
-                .collect();
-            ("translation-units", counts, found)
-        } else {
-            return Ok(unchecked(round, source));
-        };
+    let (method, counts, found): (&str, Counts, BTreeSet<String>) = if round.starts_with("clang")
+        || round == "cspgo"
+    {
+        let (counts, hashes) = clang_counts(files)?;
+        let known = clang_known(binaries)?;
+        let found = counts
+            .keys()
+            .filter(|f| known.names.contains(*f) || known.names.contains(plain_name(f)))
+            // A function of the same name whose code differs (another
+            // program's `main`) has another hash: not found.
+            .filter(|f| {
+                known.hashes.is_empty() || hashes.get(*f).is_some_and(|h| known.hashes.contains(h))
+            })
+            .cloned()
+            .collect();
+        ("names", counts, found)
+    } else if round == "gcc-pgo" {
+        let (counts, unit_of) = gcda_counts(files)?;
+        let written = gcda_names(binaries)?;
+        let found = counts
+            .keys()
+            .filter(|f| unit_of.get(*f).is_some_and(|u| written.contains(u)))
+            .cloned()
+            .collect();
+        ("translation-units", counts, found)
+    } else {
+        return Ok(unchecked(round, source));
+    };
     Ok(figures(round, source, method, &counts, &found))
 }
 
@@ -192,11 +198,12 @@ fn plain_name(name: &str) -> &str {
     name.rsplit_once([':', ';']).map_or(name, |(_, f)| f)
 }
 
-/// Every function of clang profiles with the sum of its counters
-/// (`llvm-profdata show --all-functions --counts`).
-fn clang_counts(files: &[PathBuf]) -> Result<Counts> {
+/// Every function of clang profiles with the sum of its counters, and its
+/// structural hash (`llvm-profdata show --all-functions --counts`).
+fn clang_counts(files: &[PathBuf]) -> Result<(Counts, BTreeMap<String, u64>)> {
     let tool = super::find_llvm_profdata()?;
     let mut counts = Counts::new();
+    let mut hashes = BTreeMap::new();
     for file in files {
         let path = file.to_string_lossy();
         let out = capture(
@@ -220,6 +227,12 @@ fn clang_counts(files: &[PathBuf]) -> Result<Counts> {
                 .and_then(|l| l.strip_suffix(':'))
             {
                 current = Some(name.to_owned());
+            } else if let (Some(name), Some(hash)) =
+                (&current, line.trim().strip_prefix("Hash: 0x"))
+            {
+                if let Ok(hash) = u64::from_str_radix(hash, 16) {
+                    hashes.insert(name.clone(), hash);
+                }
             } else if let (Some(name), Some(list)) =
                 (&current, line.trim().strip_prefix("Block counts: ["))
             {
@@ -232,20 +245,47 @@ fn clang_counts(files: &[PathBuf]) -> Result<Counts> {
             }
         }
     }
-    Ok(counts)
+    Ok((counts, hashes))
 }
 
-/// The functions clang's instrumented binaries count (their
-/// `__llvm_prf_names`) and define (their symbol tables).
-fn clang_known(binaries: &[PathBuf]) -> Result<BTreeSet<String>> {
-    let mut known = BTreeSet::new();
+/// What clang's instrumented binaries know of their functions.
+#[derive(Default)]
+struct Known {
+    /// The functions they count (`__llvm_prf_names`) and define (symbols).
+    names: BTreeSet<String>,
+    /// The structural hashes of the functions they count
+    /// (`__llvm_prf_data`); empty where unreadable.
+    hashes: BTreeSet<u64>,
+}
+
+fn clang_known(binaries: &[PathBuf]) -> Result<Known> {
+    let mut known = Known::default();
     for binary in binaries {
-        known.extend(symbols(binary)?);
-        if let Some(section) = section(binary, "__llvm_prf_names")? {
-            known.extend(prf_names(&section));
+        known.names.extend(symbols(binary)?);
+        let Some(section_names) = section(binary, "__llvm_prf_names")? else {
+            continue;
+        };
+        let names = prf_names(&section_names);
+        if let Some(data) = section(binary, "__llvm_prf_data")? {
+            known.hashes.extend(prf_hashes(&data, names.len()));
         }
+        known.names.extend(names);
     }
     Ok(known)
+}
+
+/// The function hashes of an `__llvm_prf_data` section of `functions`
+/// records: each record starts with the name's MD5 and the function's
+/// hash (two little-endian 64-bit words, in every raw profile version);
+/// the records' size, which versions change, is the section's size over
+/// their number. Empty when that does not divide.
+fn prf_hashes(data: &[u8], functions: usize) -> Vec<u64> {
+    if functions == 0 || data.len() % functions != 0 || data.len() / functions < 16 {
+        return Vec::new();
+    }
+    data.chunks_exact(data.len() / functions)
+        .filter_map(|r| r.get(8..16)?.try_into().ok().map(u64::from_le_bytes))
+        .collect()
 }
 
 /// The defined symbols of `binary` (`nm --defined-only`), local ones too.

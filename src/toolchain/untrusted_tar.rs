@@ -26,9 +26,9 @@ pub fn unpack(archive: &Path, into: &Path) -> Result<Vec<PathBuf>> {
     } else {
         Box::new(file)
     };
-    unpack_from(reader, into).with_context(|| {
-        format!(
-            "unpacking the brought archive {}\nhint: a profile archive holds only .gcda files and directories, with relative names, e.g. `tar -C profile-dir -czf profile.tar.gz .`",
+    unpack_from(reader, into).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot unpack the brought archive {}: {e:#}\nhint: a profile archive holds only .gcda files and directories, with relative names, e.g. `tar -C profile-dir -czf profile.tar.gz .`",
             archive.display()
         )
     })
@@ -73,7 +73,15 @@ pub fn unpack_from(mut reader: impl Read, into: &Path) -> Result<Vec<PathBuf>> {
                 written.push(target);
             }
             b'5' => {
-                fs_err::create_dir_all(inside(into, &name)?)?;
+                // `./`, the archive's own top, is `into` itself.
+                let dir = inside(into, &name).or_else(|e| {
+                    if name.trim_start_matches("./").trim_matches('/').is_empty() {
+                        Ok(into.to_path_buf())
+                    } else {
+                        Err(e)
+                    }
+                })?;
+                fs_err::create_dir_all(dir)?;
             }
             // pax and GNU headers that carry only metadata.
             b'x' | b'g' => {
