@@ -280,7 +280,7 @@ fn clang_known(binaries: &[PathBuf]) -> Result<Known> {
 /// the records' size, which versions change, is the section's size over
 /// their number. Empty when that does not divide.
 fn prf_hashes(data: &[u8], functions: usize) -> Vec<u64> {
-    if functions == 0 || data.len() % functions != 0 || data.len() / functions < 16 {
+    if functions == 0 || !data.len().is_multiple_of(functions) || data.len() / functions < 16 {
         return Vec::new();
     }
     data.chunks_exact(data.len() / functions)
