@@ -37,6 +37,11 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
     for variant in &e.variants {
         let setup = crate::doctor::variant_setup(variant);
         for o in &variant.optimize {
+            // A brought profile was sampled elsewhere: what sampling needs
+            // here (a PMU, an event) does not apply.
+            if !variant.brought.is_empty() && o.needs_profile() {
+                continue;
+            }
             o.check(&setup)
                 .with_context(|| format!("variant `{}` ({})", variant.name, e.file.display()))?;
         }

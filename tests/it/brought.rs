@@ -203,3 +203,50 @@ fn a_brought_kind_the_optimization_does_not_read_is_an_error_at_its_line() {
             "is a clang indexed profile (.profdata), and `pgo` with gcc reads a .gcda tree",
         );
 }
+
+#[test]
+fn a_perf_recording_brought_builds_clang_autofdo() {
+    if !tools_or_skip(&["clang", "create_llvm_prof"]) || !crate::support::perf_timer_or_skip() {
+        return;
+    }
+    let autofdo = |lines: &str| {
+        pgo_experiment("hotpath", "clang", "100000000", lines)
+            .replace("optimize = [\"pgo\"]", "optimize = [\"autofdo\"]")
+    };
+    let recorded = Sandbox::with_fixture("hotpath");
+    recorded.write("afterburner.toml", &autofdo("sample_event = \"cpu-clock\""));
+    recorded.afterburner(&["train"]).assert_ok();
+    let perf = files_with(
+        &recorded
+            .path()
+            .join(".afterburner/variants/pgo/profile/autofdo/raw"),
+        "perfdata",
+    )
+    .pop()
+    .unwrap();
+    // Named as perf names it: the kind comes from its first bytes.
+    let sandbox = Sandbox::with_fixture("hotpath");
+    std::fs::copy(&perf, sandbox.path().join("prod.perf.data")).unwrap();
+    sandbox.write("afterburner.toml", &autofdo("profile = \"prod.perf.data\""));
+    let run = sandbox.afterburner(&["train"]);
+    run.assert_ok();
+    assert!(
+        run.stderr().contains("1 brought file(s) merged"),
+        "{}",
+        run.stderr()
+    );
+    let merged = files_with(
+        &sandbox
+            .path()
+            .join(".afterburner/variants/pgo/profile/autofdo"),
+        "afdo",
+    );
+    assert!(
+        merged.iter().any(|m| m
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("merged-")),
+        "{merged:?}"
+    );
+}

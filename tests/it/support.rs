@@ -547,3 +547,25 @@ pub fn trained_profile(fixture: &str, compiler: &str, args: &str) -> (Sandbox, P
 pub fn files_with(dir: &Path, extension: &str) -> Vec<PathBuf> {
     afterburner::toolchain::find_files(dir, extension)
 }
+
+/// Whether perf may record `cpu-clock` samples here; otherwise prints why
+/// the test is skipped.
+pub fn perf_timer_or_skip() -> bool {
+    let recorded = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "/dev/null",
+            "--",
+            "true",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !recorded {
+        eprintln!("SKIP: perf may not record cpu-clock here");
+    }
+    recorded
+}
