@@ -107,6 +107,15 @@ fn a_gcc_profile_archive_brought_builds_and_another_programs_is_refused() {
         .status()
         .unwrap();
     assert!(status.success());
+    // The same counters as a plain tree, beside the archive (weight 2).
+    let tree = trained.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    for gcda in files_with(&dir, "gcda")
+        .iter()
+        .filter(|f| f.parent() == Some(&dir))
+    {
+        std::fs::copy(gcda, tree.join(gcda.file_name().unwrap())).unwrap();
+    }
     let sandbox = Sandbox::with_fixture("divide");
     sandbox.write(
         "afterburner.toml",
@@ -114,11 +123,20 @@ fn a_gcc_profile_archive_brought_builds_and_another_programs_is_refused() {
             "divide",
             "gcc",
             "1000000",
-            &format!("profile = \"{}\"", archive.display()),
+            &format!(
+                "profile = [{{ path = \"{}\", weight = 2 }}, \"{}\"]",
+                archive.display(),
+                tree.display()
+            ),
         ),
     );
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
+    assert!(
+        run.stderr().contains("2 brought file(s) merged"),
+        "{}",
+        run.stderr()
+    );
     let figures = profile_figures(&sandbox);
     assert_eq!(figures["method"], "translation-units", "{figures}");
     assert!(figures["hot"].as_u64().unwrap() > 0, "{figures}");
@@ -248,5 +266,72 @@ fn a_perf_recording_brought_builds_clang_autofdo() {
             .to_string_lossy()
             .starts_with("merged-")),
         "{merged:?}"
+    );
+}
+
+#[test]
+fn a_go_cpu_profile_brought_builds() {
+    if !crate::support::go_for_pgo_or_skip() {
+        return;
+    }
+    let go = |train: &str, lines: &str| {
+        format!(
+            r#"
+[target]
+name = "gohot"
+source = {{ path = "src" }}
+build = "go build -o gohot ."
+binaries = {{ gohot = "gohot" }}
+compiler = "go"
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+{lines}
+
+[[workload]]
+name = "loop"
+run = "{{bin.gohot}} -n 200000"
+train_run = "{{bin.gohot}} {train}"
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+"#
+        )
+    };
+    let trained = Sandbox::with_fixture("gohot");
+    trained.write(
+        "afterburner.toml",
+        &go("-n 20000000 -cpuprofile {profile}", ""),
+    );
+    trained.afterburner(&["train"]).assert_ok();
+    let raw = files_with(
+        &trained
+            .path()
+            .join(".afterburner/variants/pgo/profile/go-pgo/raw"),
+        "pprof",
+    )
+    .pop()
+    .unwrap();
+    let sandbox = Sandbox::with_fixture("gohot");
+    std::fs::copy(&raw, sandbox.path().join("prod.pprof")).unwrap();
+    sandbox.write("afterburner.toml", &go("-n 1", "profile = \"prod.pprof\""));
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_ok();
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let goflags = results["variants"][1]["goflags"].as_str().unwrap();
+    assert!(
+        goflags.contains("-pgo=") && goflags.contains("merged-"),
+        "{goflags}"
+    );
+    assert!(
+        run.stdout().contains("not checked against the binaries"),
+        "{}",
+        run.stdout()
     );
 }
