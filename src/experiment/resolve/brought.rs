@@ -58,12 +58,36 @@ impl Cx<'_> {
                 "name a profile file or directory, or drop `profile` to train",
             ));
         }
-        entries
+        let files: Vec<BroughtFile> = entries
             .into_iter()
             .map(|(path, weight)| {
                 self.brought_file(raw, &path, weight, (**optimization, compiler), dir)
             })
-            .collect()
+            .collect::<Result<_, _>>()?;
+        // One merge reads them all: one format (a .profdata with .profraw
+        // files, an archive with a tree are one).
+        let family = |k: Kind| match k {
+            Kind::Profraw | Kind::Profdata => 0,
+            Kind::Gcda | Kind::GcdaArchive => 1,
+            other => 2 + other as u8,
+        };
+        if let Some(odd) = files
+            .iter()
+            .find(|f| family(f.kind) != family(files[0].kind))
+        {
+            return Err(self.invalid(
+                raw.span(),
+                format!(
+                    "brought profile `{}` is a {}, and `{}` a {}: one round merges one kind",
+                    odd.path.display(),
+                    odd.kind.describe(),
+                    files[0].path.display(),
+                    files[0].kind.describe()
+                ),
+                "bring files of one kind for this variant",
+            ));
+        }
+        Ok(files)
     }
 
     fn brought_file(
@@ -126,4 +150,38 @@ pub(super) fn sources(
         Kind::Pprof => (None, Some(GoPgoSource::Cpuprofile)),
         _ => (None, None),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::experiment::resolve::load_str;
+
+    fn experiment(dir: &std::path::Path, profile: &str) -> String {
+        let text = format!(
+            "[target]\nname = \"t\"\nsource = {{ path = \".\" }}\nbuild = \"make\"\nbinaries = {{ t = \"t\" }}\ncompiler = \"clang\"\n\n[[variant]]\nname = \"pgo\"\noptimize = [\"bolt\"]\nprofile = {profile}\n\n[[workload]]\nname = \"w\"\nrun = \"{{bin.t}}\"\n"
+        );
+        let path = dir.join("afterburner.toml");
+        std::fs::write(&path, &text).unwrap();
+        text
+    }
+
+    #[test]
+    fn files_of_two_kinds_and_weights_out_of_range_are_refused_at_their_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.fdata"), "1 main 0 1 main 4 0 5\n").unwrap();
+        std::fs::write(tmp.path().join("b.perf.data"), b"PERFILE2").unwrap();
+        let path = tmp.path().join("afterburner.toml");
+        let text = experiment(tmp.path(), "[\"a.fdata\", \"b.perf.data\"]");
+        let error = load_str(&path, &text, false).unwrap_err().to_string();
+        assert!(error.contains("afterburner.toml:11"), "{error}");
+        assert!(error.contains("one round merges one kind"), "{error}");
+        let text = experiment(tmp.path(), "[{ path = \"a.fdata\", weight = 0 }]");
+        let error = load_str(&path, &text, false).unwrap_err().to_string();
+        assert!(error.contains("weight = 0"), "{error}");
+        let text = experiment(tmp.path(), "[{ path = \"a.fdata\", weight = 3 }]");
+        let e = load_str(&path, &text, false).unwrap();
+        let v = &e.variants[0];
+        assert_eq!(v.brought[0].weight, 3);
+        assert_eq!(v.bolt_profile, crate::toolchain::BoltProfile::Instrumented);
+    }
 }
