@@ -7,7 +7,8 @@
 //! ```text
 //! CLI        cli
 //! phases     cluster (Slurm jobs, above bench and pipeline) · check (the CI gate)
-//!            pipeline · bench · doctor · store (history) · ship (export)
+//!            pipeline · profiles (trained, attached, brought: a profile's sources)
+//!            bench · doctor · store (history) · ship (export)
 //! records    report (results, exporters) · context (experiment + workdir)
 //!            explain (where the instructions went: callgrind files per function)
 //!            runs (meta.json, raw.jsonl, profiles/: the only writer and reader) · build
@@ -41,6 +42,7 @@ pub mod measure;
 pub mod pinning;
 pub mod pipeline;
 pub mod process;
+pub mod profiles;
 pub mod progress;
 pub mod report;
 pub mod rng;

@@ -1,7 +1,7 @@
 //! The phases in order — build, train, bench, report — each resuming from
 //! what the earlier one left on disk.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
 
@@ -39,6 +39,11 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
     for variant in &e.variants {
         let setup = crate::doctor::variant_setup(variant);
         for o in &variant.optimize {
+            // A brought profile was sampled elsewhere: what sampling needs
+            // here (a PMU, an event) does not apply.
+            if !variant.brought.is_empty() && o.needs_profile() {
+                continue;
+            }
             o.check(&setup)
                 .with_context(|| format!("variant `{}` ({})", variant.name, e.file.display()))?;
         }
@@ -110,7 +115,9 @@ fn profile_is_current(
     let source_dir = stale::stage_source_dir(cx, variant, stage, source_dir)?;
     let key = build::stage_key(&cx.experiment, variant, stage, &source_dir, &cx.workdir)?;
     let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
-    Ok(fs_err::read_to_string(marker).is_ok_and(|k| k == training_key(cx, variant, &key)))
+    let source = crate::profiles::source_for(&cx.experiment, variant, round);
+    Ok(fs_err::read_to_string(marker)
+        .is_ok_and(|k| source.key(cx, variant, &key).is_ok_and(|s| s == k)))
 }
 
 /// The first training round whose profile is not current, if any.
@@ -127,42 +134,6 @@ fn round_dirs(cx: &Context, variant: &Variant, round: usize) -> toolchain::Stage
     cx.workdir
         .variant_dirs(&variant.name)
         .round(variant.rounds()[round])
-}
-
-/// A hash of what made a profile: the instrumented build, each training
-/// command with its parameters and environment, and how it was sampled
-/// (`sample_event`, `bolt_profile`: the same build sampled on another event
-/// records another profile).
-fn training_key(cx: &Context, variant: &Variant, instrumented_key: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    hasher.update(instrumented_key.as_bytes());
-    for workload in cx.experiment.workloads.iter().filter(|w| w.role.trains()) {
-        let what = match (&workload.train_run, &workload.run) {
-            (Some(t), _) | (None, Some(t)) => t.text.clone(),
-            (None, None) => serde_json::to_string(&workload.load).unwrap_or_default(),
-        };
-        hasher.update(format!("\n{}\t{what}", workload.name).as_bytes());
-        // Weight 1 adds nothing, so profiles trained before weights existed
-        // stay current.
-        if workload.weight != 1 {
-            hasher.update(format!("\tweight={}", workload.weight).as_bytes());
-        }
-    }
-    let services = serde_json::to_string(&cx.experiment.target.services).unwrap_or_default();
-    hasher.update(
-        format!(
-            "\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{services}",
-            cx.experiment.params,
-            variant.params,
-            variant.env,
-            variant.sample_event,
-            variant.bolt_profile
-        )
-        .as_bytes(),
-    );
-    hasher.update(stale::training_key_part(cx, variant).as_bytes());
-    crate::digest::hex(&hasher.finalize())
 }
 
 fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
@@ -186,10 +157,10 @@ pub fn train(cx: &Context) -> Result<()> {
         return Ok(());
     }
     let _lock = cx.workdir.lock("variants are being trained and rebuilt")?;
-    if trainers.is_empty() {
+    if trainers.is_empty() && crate::profiles::any_trains(&profiled) {
         bail!(
-            "variants {} need a profile, but no workload trains\nhint: give a [[workload]] role = \"train\" or \"both\" in {}",
-            profiled.iter().map(|v| format!("`{}`", v.name)).collect::<Vec<_>>().join(", "),
+            "variants {} need a profile, but no workload trains\nhint: give a [[workload]] role = \"train\" or \"both\" in {}, or bring a profile (`profile =` on the variant)",
+            profiled.iter().filter(|v| v.brought.is_empty()).map(|v| format!("`{}`", v.name)).collect::<Vec<_>>().join(", "),
             e.file.display()
         );
     }
@@ -209,7 +180,7 @@ pub fn train(cx: &Context) -> Result<()> {
                 // The build directory may hold another stage's build; this
                 // round's instrumented build comes back first.
                 build_one(cx, variant, Stage::Instrumented(round), &source_dir)?;
-                train_variant(cx, variant, round, &trainers)?;
+                make_profile(cx, variant, round)?;
             }
         }
         build_one(cx, variant, Stage::Final, &source_dir)?;
@@ -217,78 +188,18 @@ pub fn train(cx: &Context) -> Result<()> {
     Ok(())
 }
 
-fn train_variant(
-    cx: &Context,
-    variant: &Variant,
-    round: usize,
-    trainers: &[&Workload],
-) -> Result<()> {
+/// Make round `round`'s profile from its source (trained, attached or
+/// brought), check it against the round's binaries, and mark it current.
+fn make_profile(cx: &Context, variant: &Variant, round: usize) -> Result<()> {
     let stage = Stage::Instrumented(round);
-    let mut bindings = cx.bindings(variant, stage)?;
     let key = build::current(&cx.workdir, &variant.name, stage)
         .map(|r| r.key)
         .unwrap_or_default();
-    let pgo = variant.rounds()[round];
-    let dirs = round_dirs(cx, variant, round);
-    let marker = dirs.profile.join(TRAINED_MARKER);
-    if dirs.profile.exists() {
-        // Counters accumulate across runs; start from nothing.
-        fs_err::remove_dir_all(&dirs.profile)?;
-    }
-    fs_err::create_dir_all(toolchain::raw_dir(&dirs))?;
-    // A service that runs as a user of its own writes its profile too.
-    crate::service::give_to_users(&cx.experiment.target.services, &dirs.profile)?;
-    let logs = cx.workdir.variant_logs(&variant.name);
-    fs_err::create_dir_all(&logs)?;
-    // A fresh state for the services of each training round.
-    let state_root = logs.with_file_name(crate::bench::STATE_DIR);
-    if state_root.exists() {
-        fs_err::remove_dir_all(&state_root)?;
-    }
-    bindings.state_root = Some(state_root);
-    let what = if variant.rounds().len() > 1 {
-        format!("{} ({})", variant.name, pgo.name())
-    } else {
-        variant.name.clone()
-    };
-    for workload in trainers {
-        bindings.profile = Some(toolchain::go_profile_path(&dirs, &workload.name));
-        let step = progress::step(format!("training {what} on {}", workload.name));
-        let mut env = variant.env.clone();
-        env.extend(pgo.training_env(&dirs));
-        let prefix = pgo.training_prefix(&dirs, variant.sample_event.as_deref())?;
-        // Services (none for most targets) around the command or the load.
-        // A sampled round records services over each workload's window.
-        let attach = toolchain::sampling::attacher(&dirs);
-        let training = crate::bench::served::Training {
-            env: &env,
-            prefix: &prefix,
-            attach: attach.as_ref(),
-            logs: &logs,
-        };
-        let seconds =
-            crate::bench::served::train_served(&cx.experiment, &bindings, workload, &training)
-                .with_context(|| {
-                    format!(
-                        "training variant `{}` on workload `{}`",
-                        variant.name, workload.name
-                    )
-                })?;
-        pgo.collect(&dirs, &workload.name)?;
-        toolchain::weights::record(&dirs, &workload.name, workload.weight)?;
-        step.finish(format_args!("{seconds:.1} s"));
-    }
-    let binaries: Vec<PathBuf> = bindings.binaries.values().cloned().collect();
-    let files = pgo.merge(&dirs, &binaries)?.len();
-    let noun = if files == 1 { "file" } else { "files" };
-    let weighted = toolchain::weights::describe(&dirs)
-        .map(|w| format!(", merged with weights {w} (others 1)"))
-        .unwrap_or_default();
-    progress::info(format_args!(
-        "profile of {what}: {files} {noun} in {}, each training workload's under raw/{weighted}",
-        dirs.profile.display()
-    ));
-    fs_err::write(&marker, training_key(cx, variant, &key))?;
+    let source = crate::profiles::source_for(&cx.experiment, variant, round);
+    let binaries = source.make(cx, variant, round)?;
+    crate::profiles::check(cx, variant, round, source, &binaries)?;
+    let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
+    fs_err::write(&marker, source.key(cx, variant, &key)?)?;
     Ok(())
 }
 

@@ -69,6 +69,18 @@ pub(super) fn metrics(
     metrics
 }
 
+/// The match figures of each of the variant's profiles, where checked.
+fn profiles_of(
+    cx: &Context,
+    v: &crate::experiment::Variant,
+) -> Vec<crate::toolchain::profile_match::ProfileMatch> {
+    let dirs = cx.workdir.variant_dirs(&v.name);
+    v.rounds()
+        .into_iter()
+        .filter_map(|pgo| crate::toolchain::profile_match::read(&dirs.round(pgo).profile))
+        .collect()
+}
+
 pub(super) fn bench_meta(
     cx: &Context,
     environment: Environment,
@@ -103,6 +115,7 @@ pub(super) fn bench_meta(
                     system: system_of(v),
                     profile_from: None,
                     profile_mismatch: None,
+                    profiles: Vec::new(),
                 });
             }
             let record = build::current(&cx.workdir, &v.name, Stage::Final)
@@ -122,6 +135,7 @@ pub(super) fn bench_meta(
                 system: system_of(v),
                 profile_from: profile_from(cx, v),
                 profile_mismatch,
+                profiles: profiles_of(cx, v),
             })
         })
         .collect::<Result<_>>()?;

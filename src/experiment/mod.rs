@@ -380,6 +380,9 @@ pub struct Variant {
     pub march: Option<String>,
     /// System settings written before each of its runs and put back after.
     pub system: Vec<crate::system::Setting>,
+    /// A profile brought from elsewhere (`profile =`): its files, which
+    /// stand in for training; empty when the variant trains.
+    pub brought: Vec<crate::toolchain::brought::BroughtFile>,
     /// The axis values of a variant a `[[matrix]]` made (`compiler`,
     /// `optimize`, `params.KEY`, `env.KEY` → value); empty otherwise.
     pub axes: BTreeMap<String, String>,

@@ -206,6 +206,9 @@ pub struct RawVariant {
     /// Train the profile on another revision of the source (a stale
     /// profile): `profile_from = { source = { git = "…", rev = "…" } }`.
     pub profile_from: Option<Spanned<RawProfileFrom>>,
+    /// A profile brought from elsewhere instead of training: a file, a
+    /// directory of them, or a list (each a path or `{ path, weight }`).
+    pub profile: Option<Spanned<RawProfile>>,
     /// The axis values of a variant a `[[matrix]]` made (axis → value);
     /// never written in the file.
     #[serde(skip)]
@@ -339,4 +342,20 @@ pub struct RawQuick {
     pub variants: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     pub params: BTreeMap<String, Spanned<toml::Value>>,
+}
+
+/// `profile = "a.profdata"` or `profile = [{ path = "a", weight = 3 }, "b"]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawProfile {
+    One(String),
+    Many(Vec<RawProfileFile>),
+}
+
+/// One entry of a `profile` list.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawProfileFile {
+    Path(String),
+    Weighted { path: String, weight: i64 },
 }

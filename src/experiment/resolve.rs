@@ -18,6 +18,7 @@ use super::{
 use crate::toolchain::{weights, Compiler};
 use crate::units::parse_duration;
 
+mod brought;
 mod cluster;
 mod each;
 mod matrix;

@@ -33,17 +33,3 @@ pub(super) fn stage_source_dir(
         _ => Ok(source_dir.to_path_buf()),
     }
 }
-
-/// What a stale variant's training key adds: the other revision's
-/// description and, where known, its commit or version. Nothing for a
-/// fresh variant, so keys of profiles trained before `profile_from`
-/// existed stay current.
-pub(super) fn training_key_part(cx: &Context, variant: &Variant) -> String {
-    let Some(from) = &variant.profile_from else {
-        return String::new();
-    };
-    let revision = crate::source::fetch(&from.source, &cx.workdir.root)
-        .ok()
-        .and_then(|dir| crate::source::revision(&from.source, &dir));
-    format!("\nprofile_from={:?} revision={revision:?}", from.source)
-}

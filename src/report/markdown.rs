@@ -247,6 +247,14 @@ fn variants(out: &mut String, results: &Results) {
         );
     }
     out.push('\n');
+    for v in &results.variants {
+        for p in &v.profiles {
+            let _ = writeln!(out, "- `{}` profile {}", v.name, p.describe());
+        }
+    }
+    if results.variants.iter().any(|v| !v.profiles.is_empty()) {
+        out.push('\n');
+    }
 }
 
 fn rules(out: &mut String, results: &Results) {

@@ -8,6 +8,20 @@ use anyhow::Result;
 use super::format::{improvement, scale_for};
 use super::{Exporter, Results};
 
+/// Each variant's profiles and how much of each matched its binaries.
+fn profiles_text(results: &Results) -> String {
+    let mut out = String::new();
+    for v in &results.variants {
+        for p in &v.profiles {
+            if out.is_empty() {
+                out.push_str("\nprofiles:\n");
+            }
+            let _ = writeln!(out, "  {}: {}", v.name, p.describe());
+        }
+    }
+    out
+}
+
 /// Renders a compact plain-text summary.
 pub struct Terminal;
 
@@ -68,6 +82,7 @@ impl Exporter for Terminal {
         if let Some(explained) = &results.explained {
             out.push_str(&crate::explain::render::summary(explained));
         }
+        out.push_str(&profiles_text(results));
         // Warnings grouped by kind (the message up to its first `(` or
         // `:`), the first in full with a count; report.md lists them all.
         let mut kinds: Vec<(&str, Vec<&super::results::WarningEntry>)> = Vec::new();

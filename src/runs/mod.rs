@@ -175,6 +175,10 @@ pub struct VariantInfo {
     /// one); absent for a variant built without a gcc or clang profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_mismatch: Option<crate::toolchain::mismatch::ProfileMismatch>,
+    /// Each profile the final build used, with how much of it matched the
+    /// binaries it was checked against (one per training round).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<crate::toolchain::profile_match::ProfileMatch>,
 }
 
 impl BenchMeta {

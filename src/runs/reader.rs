@@ -202,6 +202,7 @@ mod tests {
             system: std::collections::BTreeMap::new(),
             profile_from: None,
             profile_mismatch: None,
+            profiles: Vec::new(),
         };
         BenchMeta {
             schema_version: SCHEMA_VERSION,

@@ -88,8 +88,12 @@ pub fn pack(parent: &Path, top: &str, out: &Path) -> Result<()> {
 pub fn unpack(archive: &Path, into: &Path) -> Result<()> {
     let archive_text = archive.to_string_lossy();
     let into_text = into.to_string_lossy();
+    // A package may come from another machine: as root, tar would
+    // restore the archive's owners and set-id bits; take neither.
     let mut args = vec![
         "--extract",
+        "--no-same-owner",
+        "--no-same-permissions",
         "--file",
         &archive_text,
         "--directory",

@@ -296,6 +296,10 @@ impl Pgo for AutoFdo {
         sampling::start(dirs, event, &SAMPLER)
     }
 
+    fn samples(&self) -> bool {
+        true
+    }
+
     fn raw_extension(&self) -> &'static str {
         RAW_EXTENSION
     }
@@ -352,6 +356,10 @@ impl Pgo for GccAutoFdo {
 
     fn training_prefix(&self, dirs: &StageDirs, event: Option<&str>) -> Result<Vec<String>> {
         sampling::start(dirs, event, &SAMPLER)
+    }
+
+    fn samples(&self) -> bool {
+        true
     }
 
     fn raw_extension(&self) -> &'static str {

@@ -141,6 +141,10 @@ impl Pgo for BoltPerf {
         sampling::start(dirs, event, &SAMPLER)
     }
 
+    fn samples(&self) -> bool {
+        true
+    }
+
     fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
         let hint = format!("the training workloads must run the profiled binaries ({{bin.NAME}}) long enough to be sampled; perf2bolt also finds none when the binaries changed after training (its message: \"{NOT_RECORDED}\")");
         let converted = super::merge::convert_recordings(

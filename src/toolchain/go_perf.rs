@@ -61,6 +61,10 @@ impl Pgo for GoPerfPgo {
         sampling::start(dirs, event, &SAMPLER)
     }
 
+    fn samples(&self) -> bool {
+        true
+    }
+
     fn raw_extension(&self) -> &'static str {
         RAW_EXTENSION
     }

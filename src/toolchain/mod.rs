@@ -5,6 +5,7 @@ pub mod afdo_ip;
 pub mod autofdo;
 pub mod bolt;
 pub mod bolt_perf;
+pub mod brought;
 mod clang_pgo;
 mod gcc_pgo;
 pub mod gcov_afdo;
@@ -15,9 +16,11 @@ mod merge;
 pub mod mismatch;
 pub mod optimize;
 pub mod pprof_write;
+pub mod profile_match;
 pub mod sampling;
 pub mod symbolize;
 pub mod tools;
+pub mod untrusted_tar;
 pub mod weights;
 
 use std::path::{Path, PathBuf};
@@ -379,6 +382,12 @@ pub trait Pgo: Sync {
     }
     /// The extension of the files training runs write.
     fn raw_extension(&self) -> &'static str;
+    /// Whether training samples the binaries with perf (rather than
+    /// running instrumented ones), so services can be recorded by
+    /// attaching to them.
+    fn samples(&self) -> bool {
+        false
+    }
     /// After training: merge every workload's files into what the next
     /// build reads; returns those files. Fails, saying why, when training
     /// left none. `binaries` are the ones training ran.

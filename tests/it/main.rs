@@ -4,6 +4,7 @@
 
 mod abuse;
 mod architecture;
+mod brought;
 mod check;
 mod cluster;
 mod codegen;

@@ -619,3 +619,84 @@ pub fn slurm_cluster(nodes: usize) -> Result<TestCluster, String> {
         _turn: turn,
     })
 }
+
+/// An experiment for `fixture` (whose binary has the fixture's name),
+/// built with `compiler`: a `baseline` and a `pgo` variant with the lines
+/// `pgo_lines` added (e.g. `profile = "…"`), one workload running `args`.
+pub fn pgo_experiment(fixture: &str, compiler: &str, args: &str, pgo_lines: &str) -> String {
+    format!(
+        r#"
+[target]
+name = "{fixture}"
+source = {{ path = "src" }}
+build = "make"
+binaries = {{ {fixture} = "{fixture}" }}
+compiler = "{compiler}"
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+{pgo_lines}
+
+[[workload]]
+name = "loop"
+run = "{{bin.{fixture}}} {args}"
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+"#
+    )
+}
+
+/// Train `fixture`'s `pgo` variant with `compiler` in a sandbox of its own
+/// and return it, with the directory of the trained profile.
+pub fn trained_profile(fixture: &str, compiler: &str, args: &str) -> (Sandbox, PathBuf) {
+    let sandbox = Sandbox::with_fixture(fixture);
+    sandbox.write(
+        "afterburner.toml",
+        &pgo_experiment(fixture, compiler, args, ""),
+    );
+    sandbox.afterburner(&["train"]).assert_ok();
+    let round = if compiler == "clang" {
+        "clang-pgo"
+    } else {
+        "gcc-pgo"
+    };
+    let dir = sandbox
+        .path()
+        .join(".afterburner/variants/pgo/profile")
+        .join(round);
+    (sandbox, dir)
+}
+
+/// The files under `dir` with `extension`, sorted.
+pub fn files_with(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    afterburner::toolchain::find_files(dir, extension)
+}
+
+/// Whether perf may record `cpu-clock` samples here; otherwise prints why
+/// the test is skipped.
+pub fn perf_timer_or_skip() -> bool {
+    let recorded = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "/dev/null",
+            "--",
+            "true",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !recorded {
+        eprintln!("SKIP: perf may not record cpu-clock here");
+    }
+    recorded
+}

@@ -224,6 +224,7 @@ impl Cx<'_> {
             march: None,
             system: BTreeMap::new(),
             profile_from: None,
+            profile: None,
             axes: BTreeMap::new(),
         };
         for (axis, value) in axes.iter().zip(combo) {

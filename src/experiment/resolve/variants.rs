@@ -13,6 +13,35 @@ use crate::experiment::ExperimentError;
 use crate::toolchain::{BoltProfile, Compiler, GoPgoSource, Optimization};
 
 impl Cx<'_> {
+    /// A variant's name, checked: usable as a directory name, and not
+    /// one an earlier variant took.
+    fn variant_name<'v>(
+        &self,
+        v: &'v RawVariant,
+        seen: &mut BTreeSet<String>,
+    ) -> Result<&'v String, ExperimentError> {
+        let name = v.name.get_ref();
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_+.-".contains(c));
+        if !valid {
+            return Err(self.invalid(
+                v.name.span(),
+                format!("variant name `{name}` is not usable as a directory name"),
+                "use letters, digits, '_', '+', '.' and '-' only, e.g. \"pgo+lto\"",
+            ));
+        }
+        if !seen.insert(name.clone()) {
+            return Err(self.invalid(
+                v.name.span(),
+                format!("variant `{name}` is defined twice"),
+                "give each [[variant]] its own name",
+            ));
+        }
+        Ok(name)
+    }
+
     pub(super) fn variants(
         &self,
         raw: &[RawVariant],
@@ -38,6 +67,7 @@ impl Cx<'_> {
                 go_pgo: GoPgoSource::default(),
                 march: None,
                 system: Vec::new(),
+                brought: Vec::new(),
                 axes: BTreeMap::new(),
                 profile_from: None,
             }]);
@@ -45,25 +75,7 @@ impl Cx<'_> {
         let mut seen = BTreeSet::new();
         raw.iter()
             .map(|v| {
-                let name = v.name.get_ref();
-                let valid = !name.is_empty()
-                    && name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "_+.-".contains(c));
-                if !valid {
-                    return Err(self.invalid(
-                        v.name.span(),
-                        format!("variant name `{name}` is not usable as a directory name"),
-                        "use letters, digits, '_', '+', '.' and '-' only, e.g. \"pgo+lto\"",
-                    ));
-                }
-                if !seen.insert(name.clone()) {
-                    return Err(self.invalid(
-                        v.name.span(),
-                        format!("variant `{name}` is defined twice"),
-                        "give each [[variant]] its own name",
-                    ));
-                }
+                let name = self.variant_name(v, &mut seen)?;
                 let compiler = match &v.compiler {
                     None => compiler,
                     Some(c) => self.compiler(c)?,
@@ -89,12 +101,18 @@ impl Cx<'_> {
                     }
                     own.insert(key.clone(), self.param_text(value)?);
                 }
+                let brought = self.brought(v, compiler, &optimize, dir)?;
                 let ProfileOptions {
                     partial_training,
                     sample_event,
-                    bolt_profile,
-                    go_pgo,
+                    mut bolt_profile,
+                    mut go_pgo,
                 } = self.profile_options(v, compiler, &optimize, trains_with_profile)?;
+                // A brought profile decides which round reads it.
+                if let Some((bolt, go)) = super::brought::sources(&brought) {
+                    bolt_profile = bolt.unwrap_or(bolt_profile);
+                    go_pgo = go.unwrap_or(go_pgo);
+                }
                 let march = self.march(v, &optimize)?;
                 let profile_from = self.profile_from(v, &optimize, dir)?;
                 Ok(Variant {
@@ -112,6 +130,7 @@ impl Cx<'_> {
                     go_pgo,
                     march,
                     system: self.system_settings(v)?,
+                    brought,
                     axes: v.axes.clone(),
                     profile_from,
                 })

@@ -1,0 +1,169 @@
+//! Profiles brought from elsewhere (`profile =` on a variant): the files
+//! are laid out where training would have left its own — each under
+//! `raw/brought-<i>/` with its weight — and merged by the round's own
+//! merge, so a brought profile is read exactly as a trained one. An
+//! archive unpacks through [`crate::toolchain::untrusted_tar`] only; a
+//! file its reader cannot read is named and left out, and only when none
+//! is left is that an error.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+
+use super::{round_dirs, ProfileSource};
+use crate::context::Context;
+use crate::experiment::Variant;
+use crate::progress;
+use crate::toolchain::brought::{self, BroughtFile, Kind};
+use crate::toolchain::{self, untrusted_tar, Stage};
+
+/// Files named by the variant's `profile`.
+pub struct Brought;
+
+impl ProfileSource for Brought {
+    fn name(&self) -> &'static str {
+        "brought"
+    }
+
+    fn key(&self, _cx: &Context, variant: &Variant, instrumented_key: &str) -> Result<String> {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        hasher.update(instrumented_key.as_bytes());
+        hasher.update(b"\nbrought\n");
+        hasher.update(brought::digest(&variant.brought)?.as_bytes());
+        Ok(crate::digest::hex(&hasher.finalize()))
+    }
+
+    fn make(&self, cx: &Context, variant: &Variant, round: usize) -> Result<Vec<PathBuf>> {
+        let pgo = variant.rounds()[round];
+        let dirs = round_dirs(cx, variant, round);
+        if dirs.profile.exists() {
+            fs_err::remove_dir_all(&dirs.profile)?;
+        }
+        let raw = toolchain::raw_dir(&dirs);
+        fs_err::create_dir_all(&raw)?;
+        let mut usable = 0;
+        for (i, file) in variant.brought.iter().enumerate() {
+            let workload = format!("brought-{i}");
+            let into = raw.join(&workload);
+            usable += lay_out(file, &into, pgo.raw_extension())?;
+            toolchain::weights::record(&dirs, &workload, file.weight)?;
+        }
+        if usable == 0 {
+            bail!(
+                "no usable profile among the files variant `{}` brings ({})\nhint: the warnings above say why each was left out; bring files this machine's tools can read (clang {}, gcc {})",
+                variant.name,
+                variant.brought.iter().map(|f| f.path.display().to_string()).collect::<Vec<_>>().join(", "),
+                "of the same LLVM version or older",
+                "of the same major version"
+            );
+        }
+        let bindings = cx.bindings(variant, Stage::Instrumented(round))?;
+        let binaries: Vec<PathBuf> = bindings.binaries.values().cloned().collect();
+        let files = pgo.merge(&dirs, &binaries)?.len();
+        progress::info(format_args!(
+            "profile of {}: {usable} brought file(s) merged into {files} in {}",
+            variant.name,
+            dirs.profile.display()
+        ));
+        Ok(binaries)
+    }
+}
+
+/// Copy (or unpack) one brought entry into `into`, each usable file named
+/// with the round's raw extension; returns how many are usable.
+fn lay_out(file: &BroughtFile, into: &Path, extension: &str) -> Result<usize> {
+    fs_err::create_dir_all(into)?;
+    let (tree, parts): (Option<PathBuf>, Vec<PathBuf>) = match file.kind {
+        Kind::GcdaArchive => {
+            let unpacked = into.join("unpacked.tmp");
+            untrusted_tar::unpack(&file.path, &unpacked)?;
+            (Some(unpacked.clone()), brought::files_in(&unpacked))
+        }
+        _ if file.path.is_dir() => (Some(file.path.clone()), brought::files_in(&file.path)),
+        _ => (None, vec![file.path.clone()]),
+    };
+    let mut usable = 0;
+    for (j, part) in parts.iter().enumerate() {
+        let kind = if matches!(file.kind, Kind::Gcda | Kind::GcdaArchive) {
+            if part.extension().is_none_or(|e| e != "gcda") {
+                continue;
+            }
+            Kind::Gcda
+        } else {
+            file.kind
+        };
+        if let Err(why) = readable(kind, part) {
+            progress::warn(format_args!(
+                "brought profile {} is left out: {why}",
+                part.display()
+            ));
+            continue;
+        }
+        // A .gcda keeps its place in the tree (gcc finds it by its
+        // name); the others are renamed for the round's merge, which
+        // reads them by content.
+        let target = match (&tree, kind) {
+            (Some(root), Kind::Gcda) => into.join(part.strip_prefix(root).unwrap_or(part)),
+            (None, Kind::Gcda) => into.join(part.file_name().unwrap_or_default()),
+            _ => into.join(format!("{j}.{extension}")),
+        };
+        if let Some(parent) = target.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        fs_err::copy(part, &target)?;
+        usable += 1;
+    }
+    if file.kind == Kind::GcdaArchive {
+        fs_err::remove_dir_all(into.join("unpacked.tmp"))?;
+    }
+    Ok(usable)
+}
+
+/// Whether the tool that will read `path` can: `Err` says why not.
+fn readable(kind: Kind, path: &Path) -> Result<(), String> {
+    let size = fs_err::metadata(path).map_err(|e| e.to_string())?.len();
+    if size > brought::MAX_FILE_BYTES {
+        return Err(format!(
+            "{size} bytes, more than {}",
+            brought::MAX_FILE_BYTES
+        ));
+    }
+    let text = path.to_string_lossy();
+    let run = |program: &str, args: &[&str]| -> Result<(), String> {
+        match crate::process::capture(program, args, Duration::from_mins(2)) {
+            Ok(out) if out.success() && !out.stderr.contains("ERROR") => Ok(()),
+            Ok(out) => Err(format!(
+                "`{program}` cannot read it: {}",
+                out.stderr
+                    .lines()
+                    .chain(out.stdout.lines())
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("no reason given")
+                    .trim()
+            )),
+            Err(e) => Err(format!("`{program}` did not run: {e}")),
+        }
+    };
+    match kind {
+        Kind::Profraw | Kind::Profdata => {
+            let tool = toolchain::find_llvm_profdata().map_err(|e| format!("{e:#}"))?;
+            run(&tool, &["show", &text])
+        }
+        Kind::Gcda => run("gcov-dump", &["-l", &text]),
+        Kind::PerfData => {
+            if brought::detect(path) != Ok(Kind::PerfData) || size < 104 {
+                return Err("not a perf.data file (no PERFILE2 header)".to_owned());
+            }
+            Ok(())
+        }
+        Kind::Pprof | Kind::Fdata | Kind::GcdaArchive => {
+            if size == 0 {
+                Err("the file is empty".to_owned())
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
