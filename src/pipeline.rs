@@ -246,6 +246,7 @@ fn train_variant(
         fs_err::remove_dir_all(&state_root)?;
     }
     bindings.state_root = Some(state_root);
+    let dumping = dumping(cx, variant, &dirs, &logs)?;
     let what = if variant.rounds().len() > 1 {
         format!("{} ({})", variant.name, pgo.name())
     } else {
@@ -265,6 +266,7 @@ fn train_variant(
             prefix: &prefix,
             attach: attach.as_ref(),
             logs: &logs,
+            dumping: dumping.as_ref(),
         };
         let seconds =
             crate::bench::served::train_served(&cx.experiment, &bindings, workload, &training)
@@ -290,6 +292,32 @@ fn train_variant(
     ));
     fs_err::write(&marker, training_key(cx, variant, &key))?;
     Ok(())
+}
+
+/// With `train_stop = "dump"`: the shim (built into the work directory)
+/// and a fresh directory for the services' dumps, which their users may
+/// write.
+fn dumping(
+    cx: &Context,
+    variant: &Variant,
+    dirs: &toolchain::StageDirs,
+    logs: &Path,
+) -> Result<Option<crate::profile::train::Dumping>> {
+    if variant.train_stop != crate::experiment::TrainStop::Dump {
+        return Ok(None);
+    }
+    let dir = logs.join("dumps");
+    if dir.exists() {
+        fs_err::remove_dir_all(&dir)?;
+    }
+    fs_err::create_dir_all(&dir)?;
+    crate::service::give_to_users(&cx.experiment.target.services, &dir)?;
+    Ok(Some(crate::profile::train::Dumping {
+        shim: crate::profile::shim::build(&cx.workdir.root.join("shim"))?,
+        dir,
+        profile_dir: dirs.profile.clone(),
+        raw_dir: toolchain::raw_dir(dirs),
+    }))
 }
 
 /// The whole pipeline: build, train, bench, report. Returns the results.

@@ -15,6 +15,7 @@ pub mod dump;
 pub mod pprof;
 pub mod sampled;
 pub mod shim;
+pub mod train;
 
 /// `afterburner profile`'s arguments.
 #[derive(Debug, Args)]

@@ -285,3 +285,56 @@ fn a_process_without_a_profiling_runtime_or_cpu_gets_a_clear_error_naming_it() {
             .assert_fails_with("holds no samples");
     }
 }
+
+/// A gcc PGO variant whose service dies of SIGKILL (so it never writes its
+/// counters at exit) trained with `train_stop`.
+const KILLED_SERVICE: &str = r#"
+[target]
+name = "dumpserver"
+source = { path = "src" }
+build = "make"
+binaries = { server = "dumpserver" }
+
+[[target.service]]
+name = "srv"
+start = "{bin.server} {port}"
+ready = "log:ready on port"
+stop_signal = "KILL"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+train_stop = "TRAIN_STOP"
+
+[[workload]]
+name = "hits"
+run = "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port.srv}; for i in $(seq 7); do echo hit >&3; read -r l <&3; done'"
+"#;
+
+#[test]
+fn training_with_train_stop_dump_takes_the_counters_of_a_service_that_is_killed() {
+    if !tools_or_skip(&["gcc", "bash"]) {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("dumpserver");
+    sandbox.write(
+        "afterburner.toml",
+        &KILLED_SERVICE.replace("TRAIN_STOP", "dump"),
+    );
+    sandbox.afterburner(&["train"]).assert_ok();
+    let raw = sandbox.path().join(".afterburner/variants/pgo/profile");
+    let dumped = files_with(&raw, "gcda");
+    assert!(
+        dumped
+            .iter()
+            .any(|p| p.to_string_lossy().contains("/raw/hits/")),
+        "no .gcda of workload hits: {dumped:?}"
+    );
+    // Stopped the usual way, the killed service leaves no profile.
+    let stopped = Sandbox::with_fixture("dumpserver");
+    stopped.write(
+        "afterburner.toml",
+        &KILLED_SERVICE.replace("TRAIN_STOP", "stop"),
+    );
+    stopped.afterburner(&["train"]).assert_fails_with("gcda");
+}
