@@ -46,6 +46,18 @@ pub fn program(pid: libc::pid_t) -> String {
         .map_or_else(|_| "?".to_owned(), |p| p.display().to_string())
 }
 
+/// The shim's directory, from the `<pid>.ready` file it holds open (a
+/// program may write over its environment: Redis's process title does).
+fn held_dir(pid: libc::pid_t) -> Option<String> {
+    let ready = format!("{pid}.ready");
+    fs_err::read_dir(format!("/proc/{pid}/fd"))
+        .ok()?
+        .flatten()
+        .filter_map(|fd| fs_err::read_link(fd.path()).ok())
+        .find(|target| target.file_name().is_some_and(|n| *n == *ready.as_str()))
+        .and_then(|target| Some(target.parent()?.to_string_lossy().into_owned()))
+}
+
 /// Check that `pid` runs with the shim loaded and a profiling runtime found.
 fn ready(pid: libc::pid_t) -> Result<Ready> {
     let environ = fs_err::read(format!("/proc/{pid}/environ")).with_context(|| {
@@ -55,7 +67,7 @@ fn ready(pid: libc::pid_t) -> Result<Ready> {
         "hint: start the service with LD_PRELOAD=$(afterburner profile --shim) {}=DIR, or profile it sampled (without --dump)",
         shim::DIR_ENV
     );
-    let Some(dir) = environ_value(&environ, shim::DIR_ENV) else {
+    let Some(dir) = held_dir(pid).or_else(|| environ_value(&environ, shim::DIR_ENV)) else {
         bail!(
             "process {pid} ({}) was not started with afterburner's dump shim: its environment has no {}\n{hint}",
             program(pid),

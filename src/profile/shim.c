@@ -8,7 +8,8 @@
  * __llvm_profile_write_file/__llvm_profile_reset_counters, first with
  * dlsym(RTLD_DEFAULT, ...), then in the program's own symbol table (clang's
  * runtime is hidden, and an executable exports nothing by default). It
- * writes DIR/<pid>.ready ("runtime=gcc|clang|none", "signal=N"), installs a
+ * writes DIR/<pid>.ready ("runtime=gcc|clang|none", "signal=N", kept open
+ * so that /proc/<pid>/fd names it), installs a
  * handler for the signal (AFTERBURNER_DUMP_SIGNAL, SIGUSR2 by default) that
  * only writes a byte to a pipe, and starts a thread that reads the pipe.
  * For each byte the thread dumps into DIR/<pid>/<n>/ (n = 1, 2, ...), resets
@@ -42,6 +43,7 @@ typedef int (*int_fn)(void);
 typedef const char *(*name_fn)(void);
 
 static int pipe_fds[2] = {-1, -1};
+static int ready_fd = -1;
 static char dump_dir[PATH_MAX];
 static void_fn gcov_dump, gcov_reset, llvm_reset;
 static int_fn llvm_write;
@@ -262,4 +264,10 @@ __attribute__((constructor)) static void afterburner_dump_shim(void)
         return;
     pthread_detach(thread);
     write_note(".ready", ready);
+    /* Held open for the process's life: /proc/<pid>/fd shows afterburner
+     * where the shim writes even when the program has written over its
+     * environment (Redis's process title does). */
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%d.ready", dump_dir, (int)getpid());
+    ready_fd = open(path, O_RDONLY | O_CLOEXEC);
 }
