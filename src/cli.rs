@@ -72,6 +72,9 @@ pub enum Command {
     /// Ship a variant's final build: its binaries stripped (debug info in
     /// `.debug` files), its merged profiles and a manifest.json, in one archive.
     Export(ShipArgs),
+    /// Profile a running process without stopping it: sampled with perf, its
+    /// instrumented counters dumped, or a Go service's pprof endpoint.
+    Profile(crate::profile::ProfileArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),
     /// Print the manifests the experiment's cluster run would have on
@@ -584,6 +587,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             print!("{}", kubernetes(&a)?);
             Ok(())
         }
+        Command::Profile(a) => crate::profile::main(&a),
     }
 }
 

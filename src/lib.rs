@@ -13,6 +13,7 @@
 //!            explain (where the instructions went: callgrind files per function)
 //!            runs (meta.json, raw.jsonl, profiles/: the only writer and reader) · build
 //! engines    measure · service · step · source · workdir
+//!            profile (`afterburner profile`: a running process's profile)
 //! model      experiment (the validated experiment file)
 //! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
 //! probes     env (the machine) · stats (verdicts)
@@ -42,6 +43,7 @@ pub mod measure;
 pub mod pinning;
 pub mod pipeline;
 pub mod process;
+pub mod profile;
 pub mod profiles;
 pub mod progress;
 pub mod report;

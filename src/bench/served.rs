@@ -489,6 +489,9 @@ pub struct Training<'a> {
     /// over the workload's window (services with `record = "window"`).
     pub attach: Option<&'a Attach>,
     pub logs: &'a Path,
+    /// With `train_stop = "dump"`: services dump their counters at the
+    /// workload's end, before they are stopped.
+    pub dumping: Option<&'a crate::profile::train::Dumping>,
 }
 
 /// One training run of a workload on an instrumented variant: the target's
@@ -510,10 +513,11 @@ pub fn train_served(
     let attached = |s: &Service| t.attach.is_some() && s.record == Recorded::Window;
     let under = |s: &Service| (!t.prefix.is_empty() && !attached(s)).then_some(t.prefix);
     let (env, logs) = (t.env, t.logs);
+    let service_env = t.dumping.map(|d| d.service_env(env));
     let services = service::start(
         &e.target.services,
         &bindings,
-        env,
+        service_env.as_ref().unwrap_or(env),
         logs,
         &stem,
         &under,
@@ -560,8 +564,16 @@ pub fn train_served(
         }
         Ok(())
     })();
+    let dumped = match (&work, t.dumping) {
+        (Ok(()), Some(dumping)) => services
+            .processes()
+            .iter()
+            .try_for_each(|(name, pids, _)| dumping.dump_service(name, pids).map(|_| ())),
+        _ => Ok(()),
+    };
     let stopped = services.stop();
     work?;
+    dumped?;
     stopped?;
     Ok(started.elapsed().as_secs_f64())
 }

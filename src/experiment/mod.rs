@@ -378,6 +378,9 @@ pub struct Variant {
     /// The `-march` level when `optimize` has `march`: `native`, or the
     /// level the variant names (`x86-64-v3`); `None` without `march`.
     pub march: Option<String>,
+    /// How training takes its services' counters (`train_stop`).
+    #[serde(skip_serializing_if = "TrainStop::is_stop")]
+    pub train_stop: TrainStop,
     /// System settings written before each of its runs and put back after.
     pub system: Vec<crate::system::Setting>,
     /// A profile brought from elsewhere (`profile =`): its files, which
@@ -632,5 +635,25 @@ pub(crate) fn resolve_path(dir: &Path, path: &str) -> PathBuf {
         p.to_path_buf()
     } else {
         dir.join(p)
+    }
+}
+
+/// How an instrumented variant's training takes the counters of the
+/// services it started (`train_stop` on the variant).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrainStop {
+    /// Each service writes its counters as it exits, when it is stopped.
+    #[default]
+    Stop,
+    /// Each service is preloaded with the dump shim, and dumps its counters
+    /// while it runs at the end of each training workload; it is then
+    /// stopped (what it counts after the dump adds to them).
+    Dump,
+}
+
+impl TrainStop {
+    pub fn is_stop(&self) -> bool {
+        *self == TrainStop::Stop
     }
 }

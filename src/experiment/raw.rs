@@ -190,6 +190,10 @@ pub struct RawVariant {
     /// profile, instead of for size (`-fprofile-partial-training`).
     pub partial_training: Option<Spanned<bool>>,
     pub sample_event: Option<Spanned<String>>,
+    /// How an instrumented variant's training takes its services' counters:
+    /// "stop" (written as each service exits) or "dump" (dumped by the
+    /// preloaded shim before the service is stopped).
+    pub train_stop: Option<Spanned<String>>,
     /// BOLT's profile: "instrumented", "sampled" (perf) or "auto".
     pub bolt_profile: Option<Spanned<String>>,
     /// Go PGO's profile: "perf" (sampled) or "cpuprofile" (written by the

@@ -848,3 +848,30 @@ fn pgo_source_errors_name_the_line_and_what_to_do() {
         error_of(&stray)
     );
 }
+
+#[test]
+fn train_stop_dump_is_for_instrumented_variants_and_is_stop_by_default() {
+    let e = load_text(GOOD, false).unwrap();
+    assert!(e.variants.iter().all(|v| v.train_stop.is_stop()));
+    let dump = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"pgo\", \"lto\"]\ntrain_stop = \"dump\"",
+    );
+    let e = load_text(&dump, false).unwrap();
+    assert_eq!(e.variants[1].train_stop, super::super::TrainStop::Dump);
+    let unknown = dump.replace("\"dump\"", "\"flush\"");
+    assert!(
+        error_of(&unknown).contains(":14: unknown train_stop `flush`"),
+        "{}",
+        error_of(&unknown)
+    );
+    let sampled = GOOD.replace(
+        "optimize = [\"pgo\", \"lto\"]",
+        "optimize = [\"autofdo\"]\ntrain_stop = \"dump\"",
+    );
+    assert!(
+        error_of(&sampled).contains("dumps the counters of an instrumented build"),
+        "{}",
+        error_of(&sampled)
+    );
+}

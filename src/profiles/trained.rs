@@ -2,7 +2,7 @@
 //! instrumented (or sampled) build, its files kept per workload, then
 //! merged (with the workloads' weights).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
@@ -27,6 +27,32 @@ impl ProfileSource for Trained {
     fn make(&self, cx: &Context, variant: &Variant, round: usize) -> Result<Vec<PathBuf>> {
         train_round(cx, variant, round, false)
     }
+}
+
+/// With `train_stop = "dump"`: the shim (built into the work directory)
+/// and a fresh directory for the services' dumps, which their users may
+/// write.
+fn dumping(
+    cx: &Context,
+    variant: &Variant,
+    dirs: &toolchain::StageDirs,
+    logs: &Path,
+) -> Result<Option<crate::profile::train::Dumping>> {
+    if variant.train_stop != crate::experiment::TrainStop::Dump {
+        return Ok(None);
+    }
+    let dir = logs.join("dumps");
+    if dir.exists() {
+        fs_err::remove_dir_all(&dir)?;
+    }
+    fs_err::create_dir_all(&dir)?;
+    crate::service::give_to_users(&cx.experiment.target.services, &dir)?;
+    Ok(Some(crate::profile::train::Dumping {
+        shim: crate::profile::shim::build(&cx.workdir.root.join("shim"))?,
+        dir,
+        profile_dir: dirs.profile.clone(),
+        raw_dir: toolchain::raw_dir(dirs),
+    }))
 }
 
 /// A hash of what made a profile: the instrumented build, each training
@@ -100,6 +126,7 @@ pub(super) fn train_round(
         fs_err::remove_dir_all(&state_root)?;
     }
     bindings.state_root = Some(state_root);
+    let dumping = dumping(cx, variant, &dirs, &logs)?;
     let what = if variant.rounds().len() > 1 {
         format!("{} ({})", variant.name, pgo.name())
     } else {
@@ -122,6 +149,7 @@ pub(super) fn train_round(
             prefix: &prefix,
             attach: attacher.as_ref(),
             logs: &logs,
+            dumping: dumping.as_ref(),
         };
         let seconds =
             crate::bench::served::train_served(&cx.experiment, &bindings, workload, &training)

@@ -116,6 +116,12 @@ impl Pgo for GccPgo {
         flags.cflags.push("-fprofile-update=atomic".to_owned());
         common(flags, dirs);
         flags.ldflags.push("-fprofile-generate".to_owned());
+        // gcc's runtime links __gcov_dump and __gcov_reset only when asked:
+        // with them, `afterburner profile --dump` (and train_stop = "dump")
+        // can have the running program write its counters.
+        flags
+            .ldflags
+            .extend(["-Wl,-u,__gcov_dump", "-Wl,-u,__gcov_reset"].map(str::to_owned));
     }
 
     fn training_env(&self, _dirs: &StageDirs) -> Vec<(String, String)> {

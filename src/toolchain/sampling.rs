@@ -142,7 +142,7 @@ fn choose(
 
 impl Sampling {
     /// The `perf record` flags beside `-e`: `-b`, `-g`.
-    fn flags(&self) -> Vec<&'static str> {
+    pub fn flags(&self) -> Vec<&'static str> {
         let mut flags = Vec::new();
         if self.branch_stack {
             flags.push("-b");
@@ -443,7 +443,7 @@ fn make_fifo(path: &Path) -> Result<()> {
 }
 
 /// The samples in a recording (`perf script`, one line each).
-fn count_samples(recording: &Path) -> Result<usize> {
+pub fn count_samples(recording: &Path) -> Result<usize> {
     let mut command = Command::new("perf");
     command.args(["script", "-F", "ip", "-i"]).arg(recording);
     let out = capture_command(&mut command, FINISH_TIMEOUT)

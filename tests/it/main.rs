@@ -20,6 +20,7 @@ mod load;
 mod outputs;
 mod perf_around;
 mod pgo;
+mod profile;
 mod rebuild;
 mod rundir;
 mod sequential;

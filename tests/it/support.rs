@@ -700,3 +700,87 @@ pub fn perf_timer_or_skip() -> bool {
     }
     recorded
 }
+
+/// Build the fixture copied into `sandbox`'s `src/` with `make`, given CC,
+/// CFLAGS and LDFLAGS; the path of `binary` there.
+pub fn make_fixture(sandbox: &Sandbox, binary: &str, vars: &[(&str, &str)]) -> PathBuf {
+    let src = sandbox.path().join("src");
+    let mut command = Command::new("make");
+    command.arg("-s").current_dir(&src);
+    for (key, value) in vars {
+        command.arg(format!("{key}={value}"));
+    }
+    let out = capture_command(&mut command, Duration::from_mins(2)).unwrap();
+    assert!(out.success(), "make failed:\n{}{}", out.stdout, out.stderr);
+    src.join(binary)
+}
+
+/// A fixture server a test started itself (as a user starts a service,
+/// not through afterburner), on a free loopback port; killed on drop.
+pub struct Served {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl Served {
+    /// Start `binary PORT` in `cwd` with `env`, and wait until it accepts.
+    pub fn start(binary: &Path, cwd: &Path, env: &[(&str, &dyn AsRef<std::ffi::OsStr>)]) -> Self {
+        let port = afterburner::service::free_port().unwrap();
+        let mut command = Command::new(binary);
+        command
+            .arg(port.to_string())
+            .current_dir(cwd)
+            .stdout(std::process::Stdio::null());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let served = Self {
+            child: command.spawn().unwrap(),
+            port,
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} did not listen",
+                binary.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        served
+    }
+
+    pub fn pid(&self) -> i32 {
+        i32::try_from(self.child.id()).unwrap()
+    }
+
+    /// Send `line` `times` times on one connection; the last answer.
+    pub fn send(&self, line: &str, times: usize) -> String {
+        use std::io::{BufRead as _, Write as _};
+        let stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+        let mut writer = stream;
+        let mut answer = String::new();
+        for _ in 0..times {
+            writeln!(writer, "{line}").unwrap();
+            answer.clear();
+            reader.read_line(&mut answer).unwrap();
+        }
+        answer.trim().to_owned()
+    }
+
+    /// Whether it still runs (not exited, not a zombie).
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

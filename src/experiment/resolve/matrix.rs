@@ -222,6 +222,7 @@ impl Cx<'_> {
             bolt_profile: None,
             pgo_source: None,
             march: None,
+            train_stop: None,
             system: BTreeMap::new(),
             profile_from: None,
             profile: None,

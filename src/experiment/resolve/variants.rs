@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 use super::super::raw::RawVariant;
-use super::super::{resolve_path, Target, Variant};
+use super::super::{resolve_path, Target, TrainStop, Variant};
 use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::toolchain::{BoltProfile, Compiler, GoPgoSource, Optimization};
@@ -66,6 +66,7 @@ impl Cx<'_> {
                 bolt_profile: BoltProfile::Auto,
                 go_pgo: GoPgoSource::default(),
                 march: None,
+                train_stop: TrainStop::Stop,
                 system: Vec::new(),
                 brought: Vec::new(),
                 axes: BTreeMap::new(),
@@ -115,6 +116,7 @@ impl Cx<'_> {
                 }
                 let march = self.march(v, &optimize)?;
                 let profile_from = self.profile_from(v, &optimize, dir)?;
+                let train_stop = self.train_stop(v, compiler, &optimize)?;
                 Ok(Variant {
                     name: name.clone(),
                     compiler,
@@ -129,6 +131,7 @@ impl Cx<'_> {
                     bolt_profile,
                     go_pgo,
                     march,
+                    train_stop,
                     system: self.system_settings(v)?,
                     brought,
                     axes: v.axes.clone(),
@@ -196,6 +199,42 @@ impl Cx<'_> {
                 Ok(Some(level.clone()))
             }
         }
+    }
+
+    /// `train_stop`: "dump" only where training instruments a C or C++
+    /// build (gcc or clang PGO).
+    fn train_stop(
+        &self,
+        v: &RawVariant,
+        compiler: Compiler,
+        optimize: &[Optimization],
+    ) -> Result<TrainStop, ExperimentError> {
+        let Some(word) = &v.train_stop else {
+            return Ok(TrainStop::Stop);
+        };
+        let stop = match word.get_ref().as_str() {
+            "stop" => TrainStop::Stop,
+            "dump" => TrainStop::Dump,
+            other => {
+                return Err(self.invalid(
+                    word.span(),
+                    format!("unknown train_stop `{other}`"),
+                    "use \"stop\" (services write their counters as they exit) or \"dump\" (afterburner has them dumped while they run, then stops them)",
+                ))
+            }
+        };
+        let instrumented = compiler != Compiler::Go
+            && optimize
+                .iter()
+                .any(|o| o.is_compiler_profile() && *o != Optimization::AUTOFDO);
+        if stop == TrainStop::Dump && !instrumented {
+            return Err(self.invalid(
+                word.span(),
+                "train_stop = \"dump\" dumps the counters of an instrumented build (gcc or clang PGO)",
+                "use it on a C or C++ variant with optimize = [\"pgo\", …], or remove it",
+            ));
+        }
+        Ok(stop)
     }
 
     /// The options of one kind of profile: `partial_training` (gcc PGO),
