@@ -193,6 +193,12 @@ struct Samples {
 /// binary at `path`.
 fn read_samples(text: &str, path: &Path, segments: &[Segment]) -> Samples {
     let wanted = path.to_string_lossy();
+    // A recording brought from another machine names the binary where it
+    // ran there: the same file name is taken for the same program.
+    let name = path.file_name();
+    let is_binary = |object: &str| {
+        object == wanted || (name.is_some() && Path::new(object).file_name() == name)
+    };
     let mut maps: HashMap<u32, Vec<Mapping>> = HashMap::new();
     let mut samples = Samples::default();
     for line in text.lines() {
@@ -232,13 +238,17 @@ fn read_samples(text: &str, path: &Path, segments: &[Segment]) -> Samples {
             };
             samples.total += 1;
             let object = words.collect::<Vec<_>>().join(" ");
-            if object.strip_prefix('(').and_then(|o| o.strip_suffix(')')) != Some(&*wanted) {
+            if !object
+                .strip_prefix('(')
+                .and_then(|o| o.strip_suffix(')'))
+                .is_some_and(is_binary)
+            {
                 continue;
             }
             let address = maps.get(&pid).and_then(|list| {
                 let m = list
                     .iter()
-                    .find(|m| m.file == *wanted && ip >= m.start && ip - m.start < m.len)?;
+                    .find(|m| is_binary(&m.file) && ip >= m.start && ip - m.start < m.len)?;
                 let offset = ip - m.start + m.pgoff;
                 segments.iter().find_map(|s| s.address_of(offset))
             });
@@ -373,6 +383,15 @@ mod tests {
                 .get(&(0x555b_b5b5_93cb - 0x555b_b5b5_2000 + 0x5d000)),
             Some(&1)
         );
+    }
+
+    #[test]
+    fn a_recording_from_another_machine_is_matched_by_the_binarys_file_name() {
+        let script = SCRIPT.replace("/tmp/ipx/fork", "/srv/prod/fork");
+        let s = read_samples(&script, Path::new("/tmp/ipx/fork"), &text_segment());
+        assert_eq!((s.total, s.kept), (5, 3));
+        let other = read_samples(SCRIPT, Path::new("/tmp/ipx/other"), &text_segment());
+        assert_eq!(other.kept, 0);
     }
 
     #[test]
