@@ -394,7 +394,7 @@ impl Driver<'_> {
                 next_sweep = now + sweep;
             }
             let issuing = self.issuing(now);
-            if !issuing && self.inflight == 0 {
+            if !issuing && !self.owes_counted_replies() {
                 break;
             }
             if !self.open_loop() && self.up == 0 {
@@ -498,6 +498,21 @@ impl Driver<'_> {
                 }
             }
         }
+    }
+
+    /// Whether a request the results count still waits for its reply. Once
+    /// nothing more is sent, requests of the warmup are not waited for: a
+    /// connection the server never accepted (its full listen backlog
+    /// dropped the handshake's last ACK, so only the client thinks it is
+    /// up) would hold the load until its timeout for a reply no figure
+    /// uses. Each connection's requests are in order, so its newest tells.
+    fn owes_counted_replies(&self) -> bool {
+        self.inflight > 0
+            && self.conns.iter().any(|c| {
+                c.inflight
+                    .back()
+                    .is_some_and(|p| self.recorder.counts(p.start))
+            })
     }
 
     /// Closed loop: fill connection `i`'s pipeline.
