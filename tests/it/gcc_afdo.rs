@@ -61,28 +61,6 @@ metrics = ["wall"]
 seed = 42
 "#;
 
-/// Whether perf may record `cpu-clock` here; otherwise prints why the test
-/// is skipped.
-fn perf_records_timer_samples_or_skip() -> bool {
-    let recorded = Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "/dev/null",
-            "--",
-            "true",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !recorded {
-        eprintln!("skipped: perf may not record cpu-clock here");
-    }
-    recorded
-}
-
 /// The whole path with gcc on timer samples (no PMU needed): perf record,
 /// `create_llvm_prof`'s text, afterburner's gcc-format profile, and a final
 /// build with `-fauto-profile=` whose code differs from the baseline's and
@@ -93,7 +71,7 @@ fn gcc_autofdo_on_timer_samples_builds_with_a_profile_gcc_reads() {
     if !served_gcc_or_skip() {
         return;
     }
-    if !perf_records_timer_samples_or_skip() {
+    if !crate::support::perf_timer_or_skip() {
         return;
     }
     let sandbox = Sandbox::with_fixture("hotpath");
@@ -190,7 +168,7 @@ fn gcc_autofdo_refuses_a_gcc_version_it_does_not_write_for() {
 /// and kept the 4 kHz profile). Unchanged, the round is skipped.
 #[test]
 fn another_sample_event_trains_again() {
-    if !served_gcc_or_skip() || !perf_records_timer_samples_or_skip() {
+    if !served_gcc_or_skip() || !crate::support::perf_timer_or_skip() {
         return;
     }
     let sandbox = Sandbox::with_fixture("hotpath");

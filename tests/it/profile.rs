@@ -172,30 +172,9 @@ fn a_clang_instrumented_server_dumps_twice_and_the_dumps_differ_by_the_requests_
     assert_eq!(clang_count(&b[0]), 5);
 }
 
-/// Whether perf may record a timer here (a container may forbid it).
-fn perf_records_or_skip() -> bool {
-    let ok = Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "/dev/null",
-            "--",
-            "true",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIP: perf cannot record cpu-clock here");
-    }
-    ok
-}
-
 #[test]
 fn a_sampled_profile_of_a_running_server_holds_its_hot_function() {
-    if !tools_or_skip(&["gcc", "perf"]) || !perf_records_or_skip() {
+    if !tools_or_skip(&["gcc", "perf"]) || !crate::support::perf_timer_or_skip() {
         return;
     }
     let sandbox = Sandbox::with_fixture("dumpserver");
@@ -270,7 +249,7 @@ fn a_process_without_a_profiling_runtime_or_cpu_gets_a_clear_error_naming_it() {
     // No signal reached either: both still serve.
     assert!(plain.running() && bare.running());
     assert_eq!(bare.send("hit", 1), "ok 1");
-    if perf_records_or_skip() {
+    if crate::support::perf_timer_or_skip() {
         sandbox
             .afterburner(&[
                 "profile",
