@@ -67,8 +67,66 @@ impl ProfileSource for Brought {
             variant.name,
             dirs.profile.display()
         ));
+        for file in variant.brought.iter().filter(|f| f.kind == Kind::PerfData) {
+            warn_on_other_builds(file, &binaries);
+        }
         Ok(binaries)
     }
+}
+
+/// A perf recording holds samples by address: of another build of a
+/// binary (same name, another build-id) they land on whatever this build
+/// has there. Warn, naming both build-ids; nothing to say when either is
+/// unknown.
+fn warn_on_other_builds(file: &BroughtFile, binaries: &[PathBuf]) {
+    let recorded = recorded_build_ids(&file.path);
+    for binary in binaries {
+        let Some(name) = binary.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let Some(this) = build_id(binary) else {
+            continue;
+        };
+        for (id, path) in &recorded {
+            if Path::new(path)
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy() == name)
+                && *id != this
+            {
+                progress::warn(format_args!(
+                    "brought recording {} sampled another build of `{name}` (build-id {id}, this build's is {this}): its samples are placed by address in this build's code, where other code may be\nhint: bring a recording of the binary this experiment builds, or its converted profile (a gcc .afdo) made where it ran",
+                    file.path.display()
+                ));
+            }
+        }
+    }
+}
+
+/// The build-ids a perf recording names (`perf buildid-list`): (id, path).
+fn recorded_build_ids(recording: &Path) -> Vec<(String, String)> {
+    let text = recording.to_string_lossy();
+    let Ok(out) = crate::process::capture(
+        "perf",
+        &["buildid-list", "-i", &text],
+        Duration::from_mins(1),
+    ) else {
+        return Vec::new();
+    };
+    out.stdout
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(id, path)| (id.to_owned(), path.trim().to_owned()))
+        .collect()
+}
+
+/// A binary's GNU build-id (`readelf -n`), `None` when it has none.
+fn build_id(binary: &Path) -> Option<String> {
+    let text = binary.to_string_lossy();
+    let out = crate::process::capture("readelf", &["-n", &text], Duration::from_mins(1)).ok()?;
+    out.stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .map(|id| id.trim().to_owned())
 }
 
 /// Copy (or unpack) one brought entry into `into`, each usable file named
@@ -107,6 +165,10 @@ fn lay_out(file: &BroughtFile, into: &Path, extension: &str) -> Result<usize> {
         let target = match (&tree, kind) {
             (Some(root), Kind::Gcda) => into.join(part.strip_prefix(root).unwrap_or(part)),
             (None, Kind::Gcda) => into.join(part.file_name().unwrap_or_default()),
+            // A gcc AutoFDO profile is merged as it is, not converted.
+            (_, Kind::GccAfdo) => {
+                into.join(format!("{j}.{}", toolchain::autofdo::GCC_BROUGHT_EXTENSION))
+            }
             _ => into.join(format!("{j}.{extension}")),
         };
         if let Some(parent) = target.parent() {
@@ -157,6 +219,10 @@ fn readable(kind: Kind, path: &Path) -> Result<(), String> {
                 return Err("not a perf.data file (no PERFILE2 header)".to_owned());
             }
             Ok(())
+        }
+        Kind::GccAfdo => {
+            let bytes = fs_err::read(path).map_err(|e| e.to_string())?;
+            crate::toolchain::gcov_afdo_read::read(&bytes).map(|_| ())
         }
         Kind::Pprof | Kind::Fdata | Kind::GcdaArchive => {
             if size == 0 {

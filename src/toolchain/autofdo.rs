@@ -20,7 +20,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::sampling::{self, Sampler, RAW_EXTENSION};
-use super::{merged_profiles, require_merged, Compiler, Flags, Pgo, StageDirs};
+use super::{find_files, merged_profiles, require_merged, Compiler, Flags, Pgo, StageDirs};
 use crate::process::{capture_command, quote_output};
 
 /// AutoFDO for clang.
@@ -74,6 +74,9 @@ const GCC_DEBUG_FLAGS: &[&str] = &["-g", "-gdwarf-4"];
 /// The per-recording text profiles of gcc's round, and its merged file.
 const GCC_TEXT_EXTENSION: &str = "txt";
 const GCC_MERGED_EXTENSION: &str = "gcov";
+/// gcc AutoFDO profiles brought as they are (`profile = "x.afdo"`), laid
+/// out under the round's raw directory and merged without conversion.
+pub const GCC_BROUGHT_EXTENSION: &str = "afdo";
 
 const TIMEOUT: Duration = Duration::from_mins(10);
 
@@ -339,6 +342,24 @@ impl Pgo for AutoFdo {
     }
 }
 
+/// The gcc AutoFDO profiles brought as they are, each scaled by its
+/// weight.
+fn brought_gcc_profiles(dirs: &StageDirs) -> Result<Vec<Vec<super::gcov_afdo::Instance>>> {
+    let mut profiles = Vec::new();
+    for file in find_files(&super::raw_dir(dirs), GCC_BROUGHT_EXTENSION) {
+        let mut functions = super::gcov_afdo_read::read(&fs_err::read(&file)?)
+            .map_err(|why| anyhow::anyhow!("reading {}: {why}", file.display()))?;
+        let weight = u64::from(super::weights::of(dirs, &file)?);
+        if weight != 1 {
+            for f in &mut functions {
+                f.scale(weight);
+            }
+        }
+        profiles.push(functions);
+    }
+    Ok(profiles)
+}
+
 impl Pgo for GccAutoFdo {
     fn name(&self) -> &'static str {
         "gcc-autofdo"
@@ -372,14 +393,19 @@ impl Pgo for GccAutoFdo {
 
     fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
         check_gcc()?;
-        let converted = super::merge::convert_recordings(
-            dirs,
-            binaries,
-            (RAW_EXTENSION, GCC_TEXT_EXTENSION),
-            convert_for_gcc,
-            NO_SAMPLES_HINT,
-        )?;
-        let mut profiles = Vec::new();
+        let mut profiles = brought_gcc_profiles(dirs)?;
+        let recordings = !find_files(&super::raw_dir(dirs), RAW_EXTENSION).is_empty();
+        let converted = if recordings || profiles.is_empty() {
+            super::merge::convert_recordings(
+                dirs,
+                binaries,
+                (RAW_EXTENSION, GCC_TEXT_EXTENSION),
+                convert_for_gcc,
+                NO_SAMPLES_HINT,
+            )?
+        } else {
+            Vec::new()
+        };
         let mut garbled = 0;
         for file in converted.iter().flat_map(|c| &c.profiles) {
             let (mut functions, bad) =

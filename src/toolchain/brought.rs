@@ -35,6 +35,9 @@ pub enum Kind {
     Fdata,
     /// A Go CPU profile (`*.pprof`, pprof's gzipped `profile.proto`).
     Pprof,
+    /// gcc's AutoFDO profile (`*.afdo`, what `-fauto-profile=` reads:
+    /// afterburner's, or `create_gcov`'s).
+    GccAfdo,
 }
 
 impl Kind {
@@ -48,6 +51,7 @@ impl Kind {
             Kind::PerfData => "perf recording (perf.data)",
             Kind::Fdata => "BOLT profile (.fdata)",
             Kind::Pprof => "Go CPU profile (.pprof)",
+            Kind::GccAfdo => "gcc AutoFDO profile (.afdo)",
         }
     }
 
@@ -60,7 +64,8 @@ impl Kind {
             }
             ("pgo", Compiler::Gcc) => matches!(self, Kind::Gcda | Kind::GcdaArchive),
             ("pgo", Compiler::Go) => self == Kind::Pprof,
-            ("autofdo", Compiler::Clang | Compiler::Gcc) => self == Kind::PerfData,
+            ("autofdo", Compiler::Clang) => self == Kind::PerfData,
+            ("autofdo", Compiler::Gcc) => matches!(self, Kind::PerfData | Kind::GccAfdo),
             ("bolt", _) => matches!(self, Kind::PerfData | Kind::Fdata),
             _ => {
                 return Err(format!(
@@ -81,6 +86,8 @@ impl Kind {
                 ("pgo" | "pgo-frontend", Compiler::Clang) => ".profraw or .profdata files",
                 ("pgo", Compiler::Gcc) => "a .gcda tree or a tar archive of one",
                 ("pgo", _) => "a Go CPU profile (.pprof)",
+                ("autofdo", Compiler::Gcc) =>
+                    "perf recordings (perf.data) or gcc AutoFDO profiles (.afdo)",
                 ("autofdo", _) => "perf recordings (perf.data)",
                 _ => "a perf recording or an .fdata file",
             }
@@ -159,7 +166,11 @@ pub fn by_magic(head: &[u8]) -> Option<Kind> {
     if head.starts_with(&PROFDATA) {
         return Some(Kind::Profdata);
     }
-    // gcc's `gcda` tag, written as a little-endian word.
+    // gcc's `gcda` tag, written as a little-endian word; AutoFDO profiles
+    // share it, and a small version number follows.
+    if super::gcov_afdo_read::is_afdo(head) {
+        return Some(Kind::GccAfdo);
+    }
     if head.starts_with(b"adcg") {
         return Some(Kind::Gcda);
     }
@@ -183,6 +194,7 @@ fn by_extension(name: &str) -> Option<Kind> {
         (".pgo", Kind::Pprof),
         (".pb.gz", Kind::Pprof),
         (".fdata", Kind::Fdata),
+        (".afdo", Kind::GccAfdo),
         (".profraw", Kind::Profraw),
         (".profdata", Kind::Profdata),
         (".gcda", Kind::Gcda),
@@ -281,6 +293,7 @@ mod tests {
             Some(Kind::Profdata)
         );
         assert_eq!(by_magic(b"adcg*22B"), Some(Kind::Gcda));
+        assert_eq!(by_magic(b"adcg\x02\0\0\0\0\0\0\0"), Some(Kind::GccAfdo));
         assert_eq!(by_magic(b"PERFILE2...."), Some(Kind::PerfData));
         let mut tar = vec![0_u8; 512];
         tar[257..262].copy_from_slice(b"ustar");

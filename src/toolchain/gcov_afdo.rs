@@ -43,10 +43,10 @@ use std::fmt::Write as _;
 /// against; any other is refused rather than handed a useless profile.
 pub const GCC_MAJORS: &[u32] = &[12];
 
-const GCOV_DATA_MAGIC: u32 = 0x6763_6461;
-const AUTO_PROFILE_VERSION: u32 = 2;
-const TAG_FILE_NAMES: u32 = 0xaa00_0000;
-const TAG_FUNCTION: u32 = 0xac00_0000;
+pub(super) const GCOV_DATA_MAGIC: u32 = 0x6763_6461;
+pub(super) const AUTO_PROFILE_VERSION: u32 = 2;
+pub(super) const TAG_FILE_NAMES: u32 = 0xaa00_0000;
+pub(super) const TAG_FUNCTION: u32 = 0xac00_0000;
 /// The module grouping section (LIPO's, which gcc reads past unchecked).
 const TAG_MODULE_GROUPING: u32 = 0xae00_0000;
 /// `HIST_TYPE_INDIR_CALL` in gcc 12's `value-prof.h` (gcc reads the word
@@ -56,7 +56,7 @@ const HIST_TYPE_INDIR_CALL: u32 = 3;
 const MAX_LINE_OFFSET: u32 = 0xffff;
 /// gcc asserts a string index is positive where it looks a name up by
 /// index (indirect call targets), so index 0 holds a name no function has.
-const RESERVED_NAME: &str = "__afdo_reserved";
+pub(super) const RESERVED_NAME: &str = "__afdo_reserved";
 
 /// A malformed line of the text profile.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

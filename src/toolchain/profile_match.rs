@@ -19,9 +19,16 @@
 //!   would write a `.gcda` of that name, and its functions (and counts)
 //!   with it.
 //!
-//! Sampled kinds (perf recordings, `.fdata`, Go's `.pprof`) are converted
-//! against the binaries themselves and are not checked here yet: their
-//! record says so (`method = "unchecked"`).
+//! - sampled profiles (AutoFDO's from perf recordings or brought `.afdo`,
+//!   BOLT's `.fdata`, Go's `.pprof`) name functions by symbol: a function
+//!   matches when the binaries define it ([`super::sampled_names`]). A
+//!   perf recording is converted against this build's binaries, found by
+//!   their file names, so what it can miss is what the conversion could
+//!   not place; that a brought recording sampled another build of the
+//!   same binary is told by its build-id (`crate::profiles`' brought
+//!   source warns).
+//!
+//! A round none of these reads records so (`method = "unchecked"`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read as _;
@@ -52,8 +59,9 @@ pub struct ProfileMatch {
     pub source: String,
     /// How functions were matched: `names` (clang: function names against
     /// the binaries' counted functions and symbols), `translation-units`
-    /// (gcc: `.gcda` files against those the binaries write), or
-    /// `unchecked`.
+    /// (gcc: `.gcda` files against those the binaries write), `symbols`
+    /// (sampled profiles: function names against the binaries' defined
+    /// symbols), or `unchecked`.
     pub method: String,
     /// Functions in the profile with a nonzero count.
     pub functions: u64,
@@ -141,6 +149,14 @@ pub fn check(
             .cloned()
             .collect();
         ("translation-units", counts, found)
+    } else if let Some(counts) = super::sampled_names::counts(round, files)? {
+        let defined = super::sampled_names::defined(round, binaries)?;
+        let found = counts
+            .keys()
+            .filter(|f| defined.contains(*f))
+            .cloned()
+            .collect();
+        ("symbols", counts, found)
     } else {
         return Ok(unchecked(round, source));
     };
@@ -298,7 +314,7 @@ fn prf_hashes(data: &[u8], functions: usize) -> Vec<u64> {
 }
 
 /// The defined symbols of `binary` (`nm --defined-only`), local ones too.
-fn symbols(binary: &Path) -> Result<Vec<String>> {
+pub(super) fn symbols(binary: &Path) -> Result<Vec<String>> {
     let path = binary.to_string_lossy();
     let out = capture("nm", &["--defined-only", &path], Duration::from_mins(2))
         .context("running nm (binutils)")?;

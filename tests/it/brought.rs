@@ -11,15 +11,36 @@ use crate::support::{
 
 /// The match figures of the `pgo` variant's profile in a run's results.
 fn profile_figures(sandbox: &Sandbox) -> serde_json::Value {
+    figures_of(sandbox, "pgo")
+}
+
+/// The match figures of `variant`'s profile in a run's results.
+fn figures_of(sandbox: &Sandbox, variant: &str) -> serde_json::Value {
     let results = read_json(&only_run_dir(sandbox).join("results.json"));
-    let pgo = results["variants"]
+    let found = results["variants"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|v| v["name"] == "pgo")
+        .find(|v| v["name"] == variant)
         .unwrap()
         .clone();
-    pgo["profiles"][0].clone()
+    found["profiles"][0].clone()
+}
+
+/// Figures of a sampled profile of this very program: matched by symbol,
+/// every hot function found.
+fn assert_all_hot_found(figures: &serde_json::Value) {
+    assert_eq!(figures["source"], "brought", "{figures}");
+    assert_eq!(figures["method"], "symbols", "{figures}");
+    let hot = figures["hot"].as_u64().unwrap();
+    assert!(hot > 0, "{figures}");
+    assert_eq!(figures["hot_found"].as_u64(), Some(hot), "{figures}");
+}
+
+/// `pgo_experiment` with AutoFDO in place of PGO.
+fn autofdo_experiment(fixture: &str, compiler: &str, args: &str, lines: &str) -> String {
+    pgo_experiment(fixture, compiler, args, lines)
+        .replace("optimize = [\"pgo\"]", "optimize = [\"autofdo\"]")
 }
 
 #[test]
@@ -227,10 +248,7 @@ fn a_perf_recording_brought_builds_clang_autofdo() {
     if !tools_or_skip(&["clang", "create_llvm_prof"]) || !crate::support::perf_timer_or_skip() {
         return;
     }
-    let autofdo = |lines: &str| {
-        pgo_experiment("hotpath", "clang", "100000000", lines)
-            .replace("optimize = [\"pgo\"]", "optimize = [\"autofdo\"]")
-    };
+    let autofdo = |lines: &str| autofdo_experiment("hotpath", "clang", "100000000", lines);
     let recorded = Sandbox::with_fixture("hotpath");
     recorded.write("afterburner.toml", &autofdo("sample_event = \"cpu-clock\""));
     recorded.afterburner(&["train"]).assert_ok();
@@ -248,6 +266,23 @@ fn a_perf_recording_brought_builds_clang_autofdo() {
     sandbox.write("afterburner.toml", &autofdo("profile = \"prod.perf.data\""));
     let run = sandbox.afterburner(&["train"]);
     run.assert_ok();
+    // Recorded from another build of hotpath (another sandbox's paths in
+    // its debug information): its build-id differs, and that is said.
+    assert!(
+        run.stderr().contains("sampled another build of `hotpath`"),
+        "{}",
+        run.stderr()
+    );
+    let figures: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            sandbox
+                .path()
+                .join(".afterburner/variants/pgo/profile/autofdo/match.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_all_hot_found(&figures);
     assert!(
         run.stderr().contains("1 brought file(s) merged"),
         "{}",
@@ -329,9 +364,116 @@ metrics = ["wall"]
         goflags.contains("-pgo=") && goflags.contains("merged-"),
         "{goflags}"
     );
+    assert_all_hot_found(&profile_figures(&sandbox));
     assert!(
-        run.stdout().contains("not checked against the binaries"),
+        run.stdout().contains("pgo: go-pgo (brought):"),
         "{}",
         run.stdout()
     );
+}
+
+#[test]
+fn a_gcc_autofdo_profile_brought_builds_and_another_programs_is_refused() {
+    if !crate::support::served_gcc_or_skip() || !crate::support::perf_timer_or_skip() {
+        return;
+    }
+    let trained = Sandbox::with_fixture("onehot");
+    trained.write(
+        "afterburner.toml",
+        &autofdo_experiment("onehot", "gcc", "300000", "sample_event = \"cpu-clock\""),
+    );
+    trained.afterburner(&["train"]).assert_ok();
+    let merged = files_with(
+        &trained
+            .path()
+            .join(".afterburner/variants/pgo/profile/gcc-autofdo"),
+        "gcov",
+    )
+    .into_iter()
+    .find(|f| {
+        f.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("merged-")
+    })
+    .unwrap();
+    // Named .afdo; the kind comes from its first bytes all the same.
+    let sandbox = Sandbox::with_fixture("onehot");
+    std::fs::copy(&merged, sandbox.path().join("prod.afdo")).unwrap();
+    sandbox.write(
+        "afterburner.toml",
+        &autofdo_experiment("onehot", "gcc", "1000", "profile = \"prod.afdo\""),
+    );
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_ok();
+    assert_all_hot_found(&profile_figures(&sandbox));
+    assert!(
+        run.stdout().contains("pgo: gcc-autofdo (brought):"),
+        "{}",
+        run.stdout()
+    );
+    // The build read it: gcc was given the merged profile.
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let cflags = results["variants"][1]["cflags"].as_str().unwrap();
+    assert!(cflags.contains("-fauto-profile="), "{cflags}");
+
+    // hotpath has a `main` but no `checksum`, where onehot's time goes.
+    let other = Sandbox::with_fixture("hotpath");
+    std::fs::copy(&merged, other.path().join("prod.afdo")).unwrap();
+    other.write(
+        "afterburner.toml",
+        &autofdo_experiment("hotpath", "gcc", "1000", "profile = \"prod.afdo\""),
+    );
+    other
+        .afterburner(&["train"])
+        .assert_fails_with("is not for this program");
+}
+
+#[test]
+fn a_bolt_profile_brought_builds_and_the_binary_still_computes_the_same() {
+    let bolt = |lines: &str| {
+        format!(
+            r#"
+[target]
+name = "hotpath"
+source = {{ path = "src" }}
+build = "make"
+binaries = {{ hotpath = "hotpath" }}
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "bolt"
+optimize = ["bolt"]
+{lines}
+
+[[workload]]
+name = "loop"
+run = "{{bin.hotpath}} 100000"
+train_run = "{{bin.hotpath}} 300000"
+figures = [{{ name = "checksum", regex = "checksum ([0-9]+)" }}]
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["wall"]
+"#
+        )
+    };
+    let trained = Sandbox::with_fixture("hotpath");
+    trained.write("afterburner.toml", &bolt("bolt_profile = \"instrumented\""));
+    trained.afterburner(&["train"]).assert_ok();
+    let fdata = trained
+        .path()
+        .join(".afterburner/variants/bolt/profile/bolt/merged-hotpath.fdata");
+    let sandbox = Sandbox::with_fixture("hotpath");
+    std::fs::copy(&fdata, sandbox.path().join("prod.fdata")).unwrap();
+    sandbox.write("afterburner.toml", &bolt("profile = \"prod.fdata\""));
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_ok();
+    assert_all_hot_found(&figures_of(&sandbox, "bolt"));
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let checksum = crate::support::comparison(&results, "loop", "checksum", "bolt");
+    assert_eq!(checksum["ratio"], 1.0, "{checksum:#}");
 }

@@ -1,0 +1,282 @@
+//! Reading gcc's AutoFDO profile back (the file `-fauto-profile=` reads):
+//! a profile brought from another machine, in the layout
+//! [`super::gcov_afdo`] writes and gcc 12 reads (version 2: strings with a
+//! byte length), or in the older one Debian 12's `create_gcov` (autofdo
+//! 0.19) writes (version 1: strings counted in padded words), which gcc 12
+//! refuses; either is read into [`Instance`]s and written again in gcc
+//! 12's layout by the round's merge.
+//!
+//! Every length and count is checked against the bytes left, so a
+//! truncated or hostile file is an error naming the offset, never a panic
+//! or a huge allocation.
+
+use std::collections::BTreeMap;
+
+use super::gcov_afdo::{
+    Instance, Line, AUTO_PROFILE_VERSION, GCOV_DATA_MAGIC, RESERVED_NAME, TAG_FILE_NAMES,
+    TAG_FUNCTION,
+};
+
+/// The version `create_gcov` 0.19 writes.
+const OLD_VERSION: u32 = 1;
+/// Deeper inline stacks than this are refused (gcc reads them
+/// recursively too; a real profile nests a few dozen at most).
+const MAX_DEPTH: usize = 256;
+
+/// Whether `head` (a file's first bytes) starts a gcc AutoFDO profile:
+/// gcov's data magic then version 1 or 2 (a `.gcda` has the same magic
+/// and a version such as `B22*`).
+pub fn is_afdo(head: &[u8]) -> bool {
+    let word = |at: usize| {
+        head.get(at..at + 4)
+            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    word(0) == Some(GCOV_DATA_MAGIC)
+        && matches!(word(4), Some(v) if v == AUTO_PROFILE_VERSION || v == OLD_VERSION)
+}
+
+/// Read a gcc AutoFDO profile's functions.
+pub fn read(bytes: &[u8]) -> Result<Vec<Instance>, String> {
+    let mut r = Reader {
+        bytes,
+        at: 0,
+        old: false,
+    };
+    if r.word()? != GCOV_DATA_MAGIC {
+        return Err("not a gcc AutoFDO profile (no gcov data magic)".to_owned());
+    }
+    let version = r.word()?;
+    r.old = match version {
+        AUTO_PROFILE_VERSION => false,
+        OLD_VERSION => true,
+        other => {
+            return Err(format!(
+                "AutoFDO profile version {other}; versions 1 and 2 are read"
+            ))
+        }
+    };
+    r.word()?;
+    r.tag(TAG_FILE_NAMES, "the name table")?;
+    let count = r.count(4)?;
+    let mut names = Vec::with_capacity(count);
+    for _ in 0..count {
+        names.push(r.string()?);
+    }
+    r.tag(TAG_FUNCTION, "the function section")?;
+    let count = r.count(12)?;
+    let mut functions = Vec::with_capacity(count);
+    for _ in 0..count {
+        let head = r.counter()?;
+        let mut function = r.instance(&names, 0)?;
+        function.head = head;
+        functions.push(function);
+    }
+    // The module section that follows is LIPO's and ignored, as gcc does.
+    Ok(functions)
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    /// Version 1: strings counted in words.
+    old: bool,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+        let end = self.at.checked_add(n).filter(|e| *e <= self.bytes.len());
+        let Some(end) = end else {
+            return Err(format!(
+                "cut short at byte {} (wanted {n} more of {} bytes)",
+                self.at,
+                self.bytes.len()
+            ));
+        };
+        let taken = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(taken)
+    }
+
+    fn word(&mut self) -> Result<u32, String> {
+        let b = self.take(4)?;
+        Ok(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn counter(&mut self) -> Result<u64, String> {
+        let low = u64::from(self.word()?);
+        Ok(low | (u64::from(self.word()?) << 32))
+    }
+
+    /// A count of items each at least `least` bytes long: more than the
+    /// bytes left could hold is an error, not an allocation.
+    fn count(&mut self, least: usize) -> Result<usize, String> {
+        let at = self.at;
+        let n = self.word()? as usize;
+        if n.saturating_mul(least) > self.bytes.len() - self.at {
+            return Err(format!(
+                "a count of {n} at byte {at} is more than the file holds"
+            ));
+        }
+        Ok(n)
+    }
+
+    fn tag(&mut self, want: u32, what: &str) -> Result<(), String> {
+        let at = self.at;
+        let tag = self.word()?;
+        if tag != want {
+            return Err(format!(
+                "expected {what} (tag {want:#010x}) at byte {at}, found {tag:#010x}"
+            ));
+        }
+        self.word()?; // the section's length, which gcc skips
+        Ok(())
+    }
+
+    fn string(&mut self) -> Result<String, String> {
+        let at = self.at;
+        let length = self.word()? as usize;
+        let bytes = if self.old {
+            self.take(length.saturating_mul(4))?
+        } else {
+            self.take(length)?
+        };
+        let text = bytes.split(|b| *b == 0).next().unwrap_or_default();
+        String::from_utf8(text.to_vec()).map_err(|_| format!("a name at byte {at} is not UTF-8"))
+    }
+
+    fn name<'n>(&self, names: &'n [String], index: u64) -> Result<&'n str, String> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| names.get(i))
+            .map(String::as_str)
+            .ok_or_else(|| {
+                format!(
+                    "name index {index} before byte {} is past the table of {}",
+                    self.at,
+                    names.len()
+                )
+            })
+    }
+
+    fn instance(&mut self, names: &[String], depth: usize) -> Result<Instance, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!(
+                "inline stack deeper than {MAX_DEPTH} at byte {}",
+                self.at
+            ));
+        }
+        let name = self.word()?;
+        let name = self.name(names, u64::from(name))?;
+        let mut instance = Instance::named(name);
+        let positions = self.count(16)?;
+        let callsites = self.count(0)?;
+        for _ in 0..positions {
+            let offset = self.word()?;
+            let targets = self.count(20)?;
+            let count = self.counter()?;
+            let mut line = Line {
+                count,
+                targets: BTreeMap::new(),
+            };
+            for _ in 0..targets {
+                self.word()?; // the histogram's type
+                let target = self.counter()?;
+                let target = self.name(names, target)?.to_owned();
+                let calls = self.counter()?;
+                if target != RESERVED_NAME {
+                    *line.targets.entry(target).or_default() += calls;
+                }
+            }
+            instance.lines.insert(offset, line);
+        }
+        for _ in 0..callsites {
+            let offset = self.word()?;
+            let callee = self.instance(names, depth + 1)?;
+            instance
+                .callsites
+                .insert((offset, callee.name.clone()), callee);
+        }
+        Ok(instance)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolchain::gcov_afdo::{parse_llvm_text, write};
+
+    const PROFILE: &str = "\
+main:300:10
+ 0: 10
+ 2: 100 foo:60 bar:40
+ 3: inl:50
+  1: 50
+  4: deeper:5
+   0: 5
+foo:5:1
+ 1: 5
+";
+
+    #[test]
+    fn what_the_writer_writes_reads_back_the_same() {
+        let functions = parse_llvm_text(PROFILE).unwrap();
+        let bytes = write(&functions);
+        assert!(is_afdo(&bytes));
+        assert_eq!(read(&bytes).unwrap(), functions);
+    }
+
+    #[test]
+    fn create_gcov_version_1_strings_in_words_read() {
+        // Version 1 as autofdo 0.19's `gcov_write_string` lays it out: the
+        // length in words, then the string padded with NULs to words.
+        let mut bytes = Vec::new();
+        let word = |w: u32, b: &mut Vec<u8>| b.extend_from_slice(&w.to_ne_bytes());
+        word(GCOV_DATA_MAGIC, &mut bytes);
+        word(OLD_VERSION, &mut bytes);
+        word(0, &mut bytes);
+        word(TAG_FILE_NAMES, &mut bytes);
+        word(0, &mut bytes);
+        word(1, &mut bytes);
+        word(2, &mut bytes); // "hot_fn" + NUL = 7 bytes: 2 words
+        bytes.extend_from_slice(b"hot_fn\0\0");
+        word(TAG_FUNCTION, &mut bytes);
+        word(0, &mut bytes);
+        word(1, &mut bytes);
+        word(7, &mut bytes); // head: 7, then its high word
+        word(0, &mut bytes);
+        word(0, &mut bytes); // name index
+        word(1, &mut bytes); // one position
+        word(0, &mut bytes); // no callsite
+        word(3 << 16, &mut bytes);
+        word(0, &mut bytes);
+        word(42, &mut bytes);
+        word(0, &mut bytes);
+        assert!(is_afdo(&bytes));
+        let functions = read(&bytes).unwrap();
+        assert_eq!(functions.len(), 1);
+        assert_eq!(functions[0].name, "hot_fn");
+        assert_eq!(functions[0].head, 7);
+        assert_eq!(functions[0].lines[&(3 << 16)].count, 42);
+    }
+
+    #[test]
+    fn every_cut_of_a_profile_is_an_error_not_a_panic() {
+        let bytes = write(&parse_llvm_text(PROFILE).unwrap());
+        // The module section at the end is not read: cuts inside it pass.
+        let modules = 3 * 4;
+        for cut in 0..bytes.len() - modules {
+            assert!(read(&bytes[..cut]).is_err(), "cut at {cut} read");
+        }
+    }
+
+    #[test]
+    fn a_gcda_is_not_an_afdo_profile() {
+        assert!(!is_afdo(b"adcgB22*\0\0\0\0"));
+        let mut huge = write(&parse_llvm_text(PROFILE).unwrap());
+        // The name table's count made enormous: refused, not allocated.
+        huge[20..24].copy_from_slice(&u32::MAX.to_ne_bytes());
+        assert!(read(&huge)
+            .unwrap_err()
+            .contains("more than the file holds"));
+    }
+}
