@@ -25,7 +25,7 @@
 //!   perf recording is converted against this build's binaries, found by
 //!   their file names, so what it can miss is what the conversion could
 //!   not place; that a brought recording sampled another build of the
-//!   same binary is told by its build-id (`crate::profiles`' brought
+//!   same binary is told by its build-id (the brought profile source
 //!   source warns).
 //!
 //! A round none of these reads records so (`method = "unchecked"`).
