@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use clap::Args;
 
+pub mod afdo;
 pub mod dump;
 pub mod pprof;
 pub mod sampled;
@@ -51,8 +52,14 @@ pub struct ProfileArgs {
         help = "Print the path of the dump shim (built with cc if needed), to start a service with: LD_PRELOAD=PATH AFTERBURNER_DUMP_DIR=DIR"
     )]
     pub shim: bool,
-    /// Where the profile goes: a file (perf.data, .pprof), or a directory
-    /// with --dump.
+    /// With --out NAME.afdo: the binary whose symbols and line tables the
+    /// samples are converted with (default: the process's executable; give
+    /// an unstripped copy of the same build when that one is stripped).
+    #[arg(long, value_name = "PATH", requires = "pid", conflicts_with = "dump")]
+    pub binary: Option<PathBuf>,
+    /// Where the profile goes: a file (perf.data, .pprof; NAME.afdo
+    /// converts the samples into gcc's AutoFDO profile there, keeping the
+    /// recording as NAME.perf.data), or a directory with --dump.
     #[arg(long, value_name = "PATH", required_unless_present = "shim")]
     pub out: Option<PathBuf>,
 }
@@ -96,17 +103,36 @@ pub fn main(args: &ProfileArgs) -> Result<()> {
         }
         return Ok(());
     }
+    let converting = afdo::wanted(&out);
+    let recording = if converting {
+        afdo::recording_for(&out)
+    } else {
+        out.clone()
+    };
+    let binary = if converting {
+        Some(afdo::binary_of(pid, args.binary.as_deref())?)
+    } else {
+        None
+    };
     let samples = sampled::record(&sampled::Request {
         pid,
         duration: args.duration,
         event: args.event.clone(),
         call_graph: args.call_graph,
-        out: out.clone(),
+        out: recording.clone(),
     })?;
     println!(
         "{}: {samples} samples of process {pid} over {:?}",
-        out.display(),
+        recording.display(),
         args.duration
     );
+    if let Some(binary) = binary {
+        let functions = afdo::convert(&recording, &binary, &out)?;
+        println!(
+            "{}: gcc AutoFDO profile of {}, {functions} functions sampled",
+            out.display(),
+            binary.display()
+        );
+    }
     Ok(())
 }

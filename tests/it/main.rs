@@ -31,4 +31,5 @@ mod snapshots;
 mod stale;
 mod strays;
 mod support;
+mod walkthrough;
 mod weights;
