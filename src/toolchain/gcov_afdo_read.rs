@@ -2,8 +2,9 @@
 //! a profile brought from another machine, in the layout
 //! [`super::gcov_afdo`] writes and gcc 12 reads (version 2: strings with a
 //! byte length), or in the older one Debian 12's `create_gcov` (autofdo
-//! 0.19) writes (version 1: strings counted in padded words), which gcc 12
-//! refuses; either is read into [`Instance`]s and written again in gcc
+//! 0.19) writes (strings counted in padded words; version 1, or by default
+//! a version word whose bytes read `*704`, checked on its output here),
+//! which gcc 12 refuses; either is read into [`Instance`]s and written again in gcc
 //! 12's layout by the round's merge.
 //!
 //! Every length and count is checked against the bytes left, so a
@@ -17,8 +18,11 @@ use super::gcov_afdo::{
     TAG_FUNCTION,
 };
 
-/// The version `create_gcov` 0.19 writes.
+/// The version `create_gcov -gcov_version=1` (autofdo 0.19) writes.
 const OLD_VERSION: u32 = 1;
+/// The version word `create_gcov` 0.19 writes by default (its bytes read
+/// `*704`, a gcda-style version no gcc has), in the same layout as 1.
+const CREATE_GCOV_DEFAULT: u32 = 0x3430_372a;
 /// Deeper inline stacks than this are refused (gcc reads them
 /// recursively too; a real profile nests a few dozen at most).
 const MAX_DEPTH: usize = 256;
@@ -32,7 +36,7 @@ pub fn is_afdo(head: &[u8]) -> bool {
             .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
     };
     word(0) == Some(GCOV_DATA_MAGIC)
-        && matches!(word(4), Some(v) if v == AUTO_PROFILE_VERSION || v == OLD_VERSION)
+        && matches!(word(4), Some(v) if v == AUTO_PROFILE_VERSION || v == OLD_VERSION || v == CREATE_GCOV_DEFAULT)
 }
 
 /// Read a gcc AutoFDO profile's functions.
@@ -48,12 +52,10 @@ pub fn read(bytes: &[u8]) -> Result<Vec<Instance>, String> {
     let version = r.word()?;
     r.old = match version {
         AUTO_PROFILE_VERSION => false,
-        OLD_VERSION => true,
-        other => {
-            return Err(format!(
-                "AutoFDO profile version {other}; versions 1 and 2 are read"
-            ))
-        }
+        OLD_VERSION | CREATE_GCOV_DEFAULT => true,
+        other => return Err(format!(
+            "AutoFDO profile version {other}; versions 1 (create_gcov's) and 2 (gcc 12's) are read"
+        )),
     };
     r.word()?;
     r.tag(TAG_FILE_NAMES, "the name table")?;
@@ -257,6 +259,34 @@ foo:5:1
         assert_eq!(functions[0].name, "hot_fn");
         assert_eq!(functions[0].head, 7);
         assert_eq!(functions[0].lines[&(3 << 16)].count, 42);
+    }
+
+    /// The header and empty sections of `create_gcov --use_lbr=false` 0.19's
+    /// file (it wrote no function from a perf 6.1 recording it could not
+    /// parse), byte for byte: the default version word, a name table of
+    /// one empty name in one padded word.
+    #[test]
+    fn create_gcov_default_output_reads() {
+        let words: [u32; 14] = [
+            GCOV_DATA_MAGIC,
+            CREATE_GCOV_DEFAULT,
+            0,
+            TAG_FILE_NAMES,
+            3,
+            1,
+            1,
+            0,
+            TAG_FUNCTION,
+            1,
+            0,
+            0xae00_0000,
+            1,
+            0,
+        ];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        assert_eq!(&bytes[4..8], b"*704");
+        assert!(is_afdo(&bytes));
+        assert_eq!(read(&bytes).unwrap(), Vec::new());
     }
 
     #[test]
