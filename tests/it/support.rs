@@ -772,6 +772,16 @@ impl Served {
         answer.trim().to_owned()
     }
 
+    /// The pids of its child processes now (a forking server's workers).
+    pub fn children(&self) -> Vec<i32> {
+        let pid = self.pid();
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect()
+    }
+
     /// Whether it still runs (not exited, not a zombie).
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
