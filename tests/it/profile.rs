@@ -304,6 +304,25 @@ fn a_forked_worker_of_a_clang_instrumented_server_dumps_its_own_counters() {
     );
 }
 
+/// `afterburner profile --shim | head -1` and the like: the reader has gone
+/// before the command prints. Regression: `println!` panicked ("failed
+/// printing to stdout: Broken pipe") and the command exited with 101.
+#[test]
+fn a_command_whose_reader_hung_up_ends_quietly_with_status_0() {
+    if !tools_or_skip(&["cc"]) {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("dumpserver");
+    let cache = sandbox.path().join("cache");
+    for args in [&["profile", "--shim"][..], &["schema"], &["env"]] {
+        let run = sandbox.afterburner_into_closed_pipe(args, &[("XDG_CACHE_HOME", &cache)]);
+        run.assert_ok();
+        assert_eq!(run.stderr(), "", "afterburner {args:?} said something");
+    }
+    // The shim was built all the same.
+    assert!(shim(&sandbox).starts_with(&cache));
+}
+
 #[test]
 fn a_sampled_profile_of_a_running_server_holds_its_hot_function() {
     if !tools_or_skip(&["gcc", "perf"]) || !crate::support::perf_timer_or_skip() {
