@@ -480,7 +480,11 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
     };
     let outcome = crate::check::check(&options)?;
     crate::check::write_reports(&outcome, args.junit.as_deref(), args.markdown.as_deref())?;
-    print!("{}", crate::check::markdown::text(&outcome));
+    // A reader that hung up early does not change the verdict: the status.
+    crate::stdout::unless_closed(crate::stdout::print(format_args!(
+        "{}",
+        crate::check::markdown::text(&outcome)
+    )))?;
     Ok(if outcome.passed() {
         ExitCode::SUCCESS
     } else {
@@ -525,7 +529,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Status(a) => {
             let cx = open(&a.phase)?;
             let run_dir = run_dir_or_latest(&cx, a.run)?;
-            print!("{}", crate::cluster::status(&run_dir)?);
+            crate::stdout::print(format_args!("{}", crate::cluster::status(&run_dir)?))?;
             Ok(())
         }
         Command::Report(a) => {
@@ -540,7 +544,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Explain(a) => explain(&a),
         Command::Load(a) => crate::load::command::main(&a),
         Command::Schema => {
-            print!("{}", crate::report::schema());
+            crate::stdout::print(format_args!("{}", crate::report::schema()))?;
             Ok(())
         }
         Command::Compare { a, b } => {
@@ -554,15 +558,15 @@ fn dispatch(cli: Cli) -> Result<()> {
                 &a.display().to_string(),
                 &b.display().to_string(),
             )?;
-            print!("{table}");
+            crate::stdout::print(format_args!("{table}"))?;
             Ok(())
         }
         Command::Env { json } => {
             let env = crate::env::capture();
             if json {
-                println!("{}", serde_json::to_string_pretty(&env)?);
+                crate::stdout::line(format_args!("{}", serde_json::to_string_pretty(&env)?))?;
             } else {
-                print!("{}", env.render_text());
+                crate::stdout::print(format_args!("{}", env.render_text()))?;
             }
             Ok(())
         }
@@ -571,12 +575,12 @@ fn dispatch(cli: Cli) -> Result<()> {
             let sections = crate::doctor::diagnose(&env);
             if fix {
                 crate::doctor::fix(&env)?;
-                print!(
+                crate::stdout::print(format_args!(
                     "{}",
                     crate::doctor::render(&crate::doctor::diagnose(&crate::env::capture()))
-                );
+                ))?;
             } else {
-                print!("{}", crate::doctor::render(&sections));
+                crate::stdout::print(format_args!("{}", crate::doctor::render(&sections)))?;
             }
             Ok(())
         }
@@ -584,7 +588,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Export(a) => ship(&a),
         Command::LoadStep(a) => crate::bench::load_step(&a),
         Command::Cluster(a) => {
-            print!("{}", kubernetes(&a)?);
+            crate::stdout::print(format_args!("{}", kubernetes(&a)?))?;
             Ok(())
         }
         Command::Profile(a) => crate::profile::main(&a),
@@ -636,12 +640,12 @@ fn kubernetes(args: &ClusterPrintArgs) -> Result<String> {
 fn ship(args: &ShipArgs) -> Result<()> {
     if let Some(archive) = &args.verify {
         let (manifest, files) = crate::ship::verify(archive)?;
-        println!(
+        crate::stdout::line(format_args!(
             "OK: {} ({}-{}): {files} files match manifest.json",
             archive.display(),
             manifest.target,
             manifest.variant
-        );
+        ))?;
         return Ok(());
     }
     let (Some(variant), Some(out)) = (&args.variant, &args.out) else {
@@ -663,7 +667,7 @@ fn ship(args: &ShipArgs) -> Result<()> {
             eprintln!("warning: {}: {note}", binary.name);
         }
     }
-    println!(
+    crate::stdout::line(format_args!(
         "exported {}: {} binaries, {} profile files, {}",
         out.display(),
         manifest.binaries.len(),
@@ -672,7 +676,7 @@ fn ship(args: &ShipArgs) -> Result<()> {
             || "no bench run".to_owned(),
             |b| format!("verdicts of run {}", b.run_id)
         )
-    );
+    ))?;
     Ok(())
 }
 
@@ -723,8 +727,14 @@ fn explain(args: &ExplainArgs) -> Result<()> {
         top: args.top,
     };
     crate::explain::check_selection(&recorded.meta, &selection)?;
-    print!("{}", crate::explain::render::text(&explanation, &selection));
-    print!("{}", crate::explain::binary::text(&explanation.binaries));
+    crate::stdout::print(format_args!(
+        "{}",
+        crate::explain::render::text(&explanation, &selection)
+    ))?;
+    crate::stdout::print(format_args!(
+        "{}",
+        crate::explain::binary::text(&explanation.binaries)
+    ))?;
     Ok(())
 }
 
@@ -764,7 +774,10 @@ fn simulate(args: &ExplainArgs) -> Result<()> {
     simulation
         .runs
         .retain(|r| args.workload.as_deref().is_none_or(|w| w == r.workload));
-    print!("{}", crate::explain::render::simulation_text(&simulation));
+    crate::stdout::print(format_args!(
+        "{}",
+        crate::explain::render::simulation_text(&simulation)
+    ))?;
     for note in notes {
         crate::progress::warn(note);
     }
@@ -787,7 +800,10 @@ fn history(args: &HistoryArgs) -> Result<()> {
             anyhow::bail!("`history show` needs a run id\nhint: `afterburner history` lists them")
         }
         _ => {
-            print!("{}", crate::store::render(&crate::store::list(root)?));
+            crate::stdout::print(format_args!(
+                "{}",
+                crate::store::render(&crate::store::list(root)?)
+            ))?;
             Ok(())
         }
     }

@@ -19,7 +19,7 @@
 //! probes     env (the machine) · stats (verdicts)
 //! leaves     handle · units · digest · rng · pinning · process · guardian · interrupt · system
 //!            cpustat
-//!            lockfile · progress
+//!            lockfile · progress · stdout
 //! ```
 
 pub mod bench;
@@ -53,6 +53,7 @@ pub mod service;
 pub mod ship;
 pub mod source;
 pub mod stats;
+pub mod stdout;
 pub mod step;
 pub mod store;
 pub mod system;

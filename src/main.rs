@@ -8,6 +8,8 @@ fn main() -> ExitCode {
     let error_status = cli.error_status();
     match afterburner::cli::run(cli) {
         Ok(status) => status,
+        // `afterburner … | head -1`: the reader had what it wanted.
+        Err(err) if afterburner::stdout::closed(&err) => ExitCode::SUCCESS,
         Err(err) if afterburner::interrupt::requested() => {
             eprintln!("error: {}", afterburner::interrupt::Interrupted);
             eprintln!("(while: {err:#})");

@@ -203,7 +203,7 @@ pub fn main(args: &LoadArgs) -> Result<()> {
                 if p.met { "met" } else { "broken" }
             );
         })?;
-        println!(
+        crate::stdout::line(format_args!(
             "highest rate with p{percentile} <= {max_ms} ms: {:.1} requests/s ({})",
             found.rate_rps,
             if found.confirmed {
@@ -211,7 +211,7 @@ pub fn main(args: &LoadArgs) -> Result<()> {
             } else {
                 "NOT confirmed by the final run"
             }
-        );
+        ))?;
         found.confirm
     } else {
         run(&spec)?
@@ -240,7 +240,7 @@ pub fn main(args: &LoadArgs) -> Result<()> {
             spec.driver.name()
         );
     }
-    print!("{}", render(&args.url, &spec, s));
+    crate::stdout::print(format_args!("{}", render(&args.url, &spec, s)))?;
     Ok(())
 }
 

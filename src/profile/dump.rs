@@ -13,6 +13,8 @@ use super::shim;
 /// One finished dump of one process.
 #[derive(Debug)]
 pub struct Dumped {
+    /// The process that dumped.
+    pub pid: libc::pid_t,
     /// Its number among the process's dumps (1, 2, …).
     pub seq: u32,
     /// The directory the shim wrote it into.
@@ -136,6 +138,7 @@ pub fn dump(pid: libc::pid_t, timeout: Duration) -> Result<Dumped> {
                 );
             }
             return Ok(Dumped {
+                pid,
                 seq,
                 dir,
                 files,

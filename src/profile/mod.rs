@@ -73,33 +73,36 @@ fn duration(text: &str) -> Result<Duration, String> {
 /// Run `afterburner profile`; prints what it wrote.
 pub fn main(args: &ProfileArgs) -> Result<()> {
     if args.shim {
-        println!("{}", shim::build(&shim::default_dir())?.display());
+        crate::stdout::line(format_args!(
+            "{}",
+            shim::build(&shim::default_dir())?.display()
+        ))?;
         return Ok(());
     }
     let out = args.out.clone().context("invariant: clap requires --out")?;
     if let Some(url) = &args.pprof {
         let endpoint = pprof::parse(url)?;
         let bytes = pprof::fetch(&endpoint, args.duration, &out)?;
-        println!(
+        crate::stdout::line(format_args!(
             "{}: CPU profile of {:?}, {bytes} bytes",
             out.display(),
             args.duration
-        );
+        ))?;
         return Ok(());
     }
     let pid = args.pid.context("invariant: clap requires --pid")?;
     if args.dump {
         let dumped = dump::dump(pid, args.timeout)?;
         let copied = dump::copy_to(&dumped, &out)?;
-        println!(
+        crate::stdout::line(format_args!(
             "{}: dump {} of process {pid} ({} runtime): {} files",
             out.display(),
             dumped.seq,
             dumped.runtime,
             copied.len()
-        );
+        ))?;
         for file in copied {
-            println!("  {}", file.display());
+            crate::stdout::line(format_args!("  {}", file.display()))?;
         }
         return Ok(());
     }
@@ -121,18 +124,18 @@ pub fn main(args: &ProfileArgs) -> Result<()> {
         call_graph: args.call_graph,
         out: recording.clone(),
     })?;
-    println!(
+    crate::stdout::line(format_args!(
         "{}: {samples} samples of process {pid} over {:?}",
         recording.display(),
         args.duration
-    );
+    ))?;
     if let Some(binary) = binary {
         let functions = afdo::convert(&recording, &binary, &out)?;
-        println!(
+        crate::stdout::line(format_args!(
             "{}: gcc AutoFDO profile of {}, {functions} functions sampled",
             out.display(),
             binary.display()
-        );
+        ))?;
     }
     Ok(())
 }

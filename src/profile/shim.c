@@ -12,6 +12,8 @@
  * so that /proc/<pid>/fd names it), installs a
  * handler for the signal (AFTERBURNER_DUMP_SIGNAL, SIGUSR2 by default) that
  * only writes a byte to a pipe, and starts a thread that reads the pipe.
+ * A forked child gets a pipe, a thread and a ready note of its own
+ * (pthread_atfork), so each process dumps its own counters.
  * For each byte the thread dumps into DIR/<pid>/<n>/ (n = 1, 2, ...), resets
  * the counters (so each dump holds what ran since the one before), and then
  * writes DIR/<pid>.done ("<n> ok" or "<n> error: why"), renamed into place so
@@ -43,6 +45,7 @@ typedef int (*int_fn)(void);
 typedef const char *(*name_fn)(void);
 
 static int pipe_fds[2] = {-1, -1};
+static int dump_signal;
 static int ready_fd = -1;
 static char dump_dir[PATH_MAX];
 static void_fn gcov_dump, gcov_reset, llvm_reset;
@@ -241,28 +244,18 @@ static void *dumper(void *unused)
     }
 }
 
-__attribute__((constructor)) static void afterburner_dump_shim(void)
+/* The pipe, the thread and the ready note of this process (the constructor's,
+ * or a forked child's): 0 when all are in place. */
+static int start_dumping(void)
 {
-    const char *dir = getenv("AFTERBURNER_DUMP_DIR");
-    if (!dir || !*dir || strlen(dir) >= sizeof dump_dir)
-        return;
-    strcpy(dump_dir, dir);
-    const char *which = getenv("AFTERBURNER_DUMP_SIGNAL");
-    int sig = which && *which ? atoi(which) : SIGUSR2;
-    find_runtime();
-    char ready[128];
-    snprintf(ready, sizeof ready, "runtime=%s\nsignal=%d\n", runtime_name(), sig);
     if (pipe2(pipe_fds, O_CLOEXEC) != 0)
-        return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
+        return -1;
     pthread_t thread;
-    if (sigaction(sig, &sa, NULL) != 0 || pthread_create(&thread, NULL, dumper, NULL) != 0)
-        return;
+    if (pthread_create(&thread, NULL, dumper, NULL) != 0)
+        return -1;
     pthread_detach(thread);
+    char ready[128];
+    snprintf(ready, sizeof ready, "runtime=%s\nsignal=%d\n", runtime_name(), dump_signal);
     write_note(".ready", ready);
     /* Held open for the process's life: /proc/<pid>/fd shows afterburner
      * where the shim writes even when the program has written over its
@@ -270,4 +263,49 @@ __attribute__((constructor)) static void afterburner_dump_shim(void)
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%d.ready", dump_dir, (int)getpid());
     ready_fd = open(path, O_RDONLY | O_CLOEXEC);
+    return 0;
+}
+
+/* In a forked child (a pre-forking or fork-per-connection server's worker):
+ * a thread does not survive fork(), and the pipe is the parent's, whose
+ * thread would dump the parent on the child's signal. The child gets its own
+ * pipe, thread and ready note, so that it dumps its own counters into
+ * DIR/<its pid>/. Its counters start from zero, as gcc's own __gcov_fork
+ * (the fork() of instrumented code) has them "so that they are not counted
+ * twice": what ran before the fork is the parent's to dump, and dumps of
+ * several processes add up. clang's runtime does not reset them, so the
+ * shim does; gcc's reset is left to gcc, whose lock a dump the parent was
+ * writing at the fork could hold. */
+static void in_forked_child(void)
+{
+    int old_read = pipe_fds[0], old_write = pipe_fds[1];
+    if (ready_fd >= 0)
+        close(ready_fd);
+    ready_fd = -1;
+    /* Until the new pipe is there, a signal writes nowhere (EBADF). */
+    pipe_fds[1] = -1;
+    close(old_read);
+    close(old_write);
+    if (llvm_reset)
+        llvm_reset();
+    start_dumping();
+}
+
+__attribute__((constructor)) static void afterburner_dump_shim(void)
+{
+    const char *dir = getenv("AFTERBURNER_DUMP_DIR");
+    if (!dir || !*dir || strlen(dir) >= sizeof dump_dir)
+        return;
+    strcpy(dump_dir, dir);
+    const char *which = getenv("AFTERBURNER_DUMP_SIGNAL");
+    dump_signal = which && *which ? atoi(which) : SIGUSR2;
+    find_runtime();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(dump_signal, &sa, NULL) != 0 || start_dumping() != 0)
+        return;
+    pthread_atfork(NULL, NULL, in_forked_child);
 }

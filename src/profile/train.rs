@@ -2,9 +2,10 @@
 //! dump shim preloaded, and at the end of each training workload each
 //! service's processes dump their counters while they run; the dumps go
 //! where the round's profile is collected from (gcc: the `.gcda` tree of
-//! `-fprofile-dir`; clang: the raw directory's `.profraw` files). The
-//! service is stopped after, as before: what it counts from the dump to
-//! its exit adds to the dump.
+//! `-fprofile-dir`, a file some other process of the service wrote already
+//! added to with `gcov-tool merge`; clang: the raw directory's `.profraw`
+//! files). The service is stopped after, as before: what it counts from the
+//! dump to its exit adds to the dump.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,9 +43,10 @@ impl Dumping {
         out
     }
 
-    /// Dump every process of a service that has the shim and a runtime
-    /// (a shell in front of it has no runtime; a forked worker no shim
-    /// thread), and move the dumps into place; the files moved.
+    /// Dump every process of a service that has the shim and a runtime (a
+    /// shell in front of it has none; a forked worker has the shim too, its
+    /// counters from zero at the fork), and move the dumps into place; the
+    /// files moved.
     pub fn dump_service(&self, name: &str, pids: &[libc::pid_t]) -> Result<usize> {
         let mut moved = 0;
         let mut why = Vec::new();
@@ -78,16 +80,23 @@ impl Dumping {
                     );
                 }
                 if to.exists() {
-                    bail!(
-                        "{} exists already (another process of the service exited before the dump), and gcc's files cannot be added by moving\nhint: use train_stop = \"stop\" for this service",
-                        to.display()
-                    );
+                    // Written by another process of the service: a worker
+                    // that exited, or one dumped before this one.
+                    self.add_gcda(&from, &to)?;
+                    continue;
                 }
                 to
             } else {
+                // clang names a forked child's file by its parent's pid
+                // (`%p` is expanded once, at start): the dump's own pid
+                // keeps the two apart.
                 let file = relative.file_name().context("a dumped file has a name")?;
-                self.raw_dir
-                    .join(format!("dump-{}-{}", dumped.seq, file.to_string_lossy()))
+                self.raw_dir.join(format!(
+                    "dump-{}-{}-{}",
+                    dumped.pid,
+                    dumped.seq,
+                    file.to_string_lossy()
+                ))
             };
             if let Some(parent) = to.parent() {
                 fs_err::create_dir_all(parent)?;
@@ -97,5 +106,25 @@ impl Dumping {
             }
         }
         Ok(dumped.files.len())
+    }
+
+    /// Add the counters of the `.gcda` file `from` to those of `to` with
+    /// `gcov-tool merge` (gcc's files cannot be added by moving).
+    fn add_gcda(&self, from: &Path, to: &Path) -> Result<()> {
+        let name = to.file_name().context("a .gcda file has a name")?;
+        let scratch = self.dir.join("merging");
+        if scratch.exists() {
+            fs_err::remove_dir_all(&scratch)?;
+        }
+        let (a, b, out) = (scratch.join("a"), scratch.join("b"), scratch.join("out"));
+        fs_err::create_dir_all(&a)?;
+        fs_err::create_dir_all(&b)?;
+        fs_err::copy(to, a.join(name))?;
+        fs_err::copy(from, b.join(name))?;
+        crate::toolchain::merge_gcda_dirs(&a, &b, &out, &scratch.join("work"))
+            .with_context(|| format!("adding the dump {} to {}", from.display(), to.display()))?;
+        fs_err::copy(out.join(name), to)?;
+        fs_err::remove_dir_all(&scratch)?;
+        Ok(())
     }
 }

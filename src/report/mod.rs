@@ -91,10 +91,19 @@ pub fn report(run_dir: &Path) -> Result<Results> {
     fs_err::write(run_dir.join(REPORT_FILE), Markdown.render(&results)?)?;
     fs_err::write(run_dir.join(HTML_FILE), Html.render(&results)?)?;
     let summary = Terminal.render(&results)?;
-    print!("{}", String::from_utf8_lossy(&summary));
-    println!("results: {}", run_dir.join(RESULTS_FILE).display());
-    println!("report:  {}", run_dir.join(REPORT_FILE).display());
-    println!("html:    {}", run_dir.join(HTML_FILE).display());
+    crate::stdout::print(format_args!("{}", String::from_utf8_lossy(&summary)))?;
+    crate::stdout::line(format_args!(
+        "results: {}",
+        run_dir.join(RESULTS_FILE).display()
+    ))?;
+    crate::stdout::line(format_args!(
+        "report:  {}",
+        run_dir.join(REPORT_FILE).display()
+    ))?;
+    crate::stdout::line(format_args!(
+        "html:    {}",
+        run_dir.join(HTML_FILE).display()
+    ))?;
     Ok(results)
 }
 

@@ -52,7 +52,7 @@ fn copy_relative(from: &Path, to: &Path, relative: &Path) -> Result<()> {
 /// `gcov-tool merge a b -o out`. gcov-tool 12 copies files found only in
 /// `b` but crashes (in `write_topn_counters`) on files found only in `a`,
 /// so those are copied by hand and only the shared ones go through it.
-fn merge_two(a: &Path, b: &Path, out: &Path, scratch: &Path) -> Result<()> {
+pub(crate) fn merge_two(a: &Path, b: &Path, out: &Path, scratch: &Path) -> Result<()> {
     let in_b = profile_files_in(b);
     let shared = scratch.join("shared");
     for dir in [&shared, &out.to_path_buf()] {

@@ -37,6 +37,7 @@ pub use clang_pgo::{
     clang_major, clang_major_installed_or_candidate, find_llvm_profdata, ClangPgo, CLANG_CS_PGO,
     CLANG_FRONTEND_PGO, CLANG_IR_PGO,
 };
+pub(crate) use gcc_pgo::merge_two as merge_gcda_dirs;
 pub use gcc_pgo::GccPgo;
 pub use go_perf::GoPerfPgo;
 pub use go_pgo::{profile_path as go_profile_path, GoPgo};

@@ -34,17 +34,18 @@ fn files_with(dir: &Path, extension: &str) -> Vec<PathBuf> {
     afterburner::toolchain::find_files(dir, extension)
 }
 
-/// `handle_request`'s count in a gcc dump: its ident from the build's
-/// `.gcno` (which names functions), its one arc counter from `gcov-dump`.
-fn gcc_count(gcno: &Path, gcda: &Path) -> u64 {
+/// The sum of `function`'s arc counters in a gcc dump: its ident from the
+/// build's `.gcno` (which names functions), its counters from `gcov-dump`
+/// (`handle_request` has one: its calls).
+fn gcc_count(gcno: &Path, gcda: &Path, function: &str) -> u64 {
     let notes =
         String::from_utf8(Command::new("gcov-dump").arg(gcno).output().unwrap().stdout).unwrap();
     let ident = notes
         .lines()
-        .find(|l| l.contains("`handle_request'"))
+        .find(|l| l.contains(&format!("`{function}'")))
         .and_then(|l| l.split("ident=").nth(1))
         .and_then(|r| r.split(',').next())
-        .unwrap_or_else(|| panic!("no handle_request in {notes}"))
+        .unwrap_or_else(|| panic!("no {function} in {notes}"))
         .to_owned();
     let data = String::from_utf8(
         Command::new("gcov-dump")
@@ -71,8 +72,9 @@ fn gcc_count(gcno: &Path, gcda: &Path) -> u64 {
         .sum()
 }
 
-/// `handle_request`'s count in a clang raw profile (`llvm-profdata show`).
-fn clang_count(profraw: &Path) -> u64 {
+/// The sum of `function`'s block counts in a clang raw profile
+/// (`llvm-profdata show`; `handle_request` has one block: its calls).
+fn clang_count(profraw: &Path, function: &str) -> u64 {
     let tool = afterburner::toolchain::find_llvm_profdata().unwrap();
     let out = Command::new(tool)
         .args(["show", "--all-functions", "--counts"])
@@ -82,10 +84,10 @@ fn clang_count(profraw: &Path) -> u64 {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut lines = text
         .lines()
-        .skip_while(|l| !l.trim_end().ends_with(":handle_request:"));
+        .skip_while(|l| !l.trim_end().ends_with(&format!(":{function}:")));
     let counts = lines
         .find(|l| l.contains("Block counts:"))
-        .unwrap_or_else(|| panic!("no handle_request in {text}"));
+        .unwrap_or_else(|| panic!("no {function} in {text}"));
     counts
         .split(['[', ']'])
         .nth(1)
@@ -146,8 +148,8 @@ fn a_gcc_instrumented_server_dumps_twice_and_the_dumps_differ_by_the_requests_be
     assert_eq!(gcno.len(), 1, "{gcno:?}");
     let (a, b) = (files_with(&first, "gcda"), files_with(&second, "gcda"));
     assert_eq!((a.len(), b.len()), (1, 1), "{a:?} {b:?}");
-    assert_eq!(gcc_count(&gcno[0], &a[0]), 3);
-    assert_eq!(gcc_count(&gcno[0], &b[0]), 5);
+    assert_eq!(gcc_count(&gcno[0], &a[0], "handle_request"), 3);
+    assert_eq!(gcc_count(&gcno[0], &b[0], "handle_request"), 5);
 }
 
 #[test]
@@ -168,8 +170,157 @@ fn a_clang_instrumented_server_dumps_twice_and_the_dumps_differ_by_the_requests_
         files_with(&second, "profraw"),
     );
     assert_eq!((a.len(), b.len()), (1, 1), "{a:?} {b:?}");
-    assert_eq!(clang_count(&a[0]), 3);
-    assert_eq!(clang_count(&b[0]), 5);
+    assert_eq!(clang_count(&a[0], "handle_request"), 3);
+    assert_eq!(clang_count(&b[0], "handle_request"), 5);
+}
+
+/// `n` HTTP requests on `stream` (warmserver keeps the connection), each
+/// answered before the next is sent.
+fn http_requests(stream: &mut std::net::TcpStream, n: usize) {
+    use std::io::{Read as _, Write as _};
+    const ANSWER: &[u8] =
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok";
+    for _ in 0..n {
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let mut answer = vec![0; ANSWER.len()];
+        stream.read_exact(&mut answer).unwrap();
+        assert_eq!(answer, ANSWER);
+    }
+}
+
+/// The one worker a forking server has while one connection is open (the
+/// readiness probe's worker exits on its own).
+fn only_worker(served: &Served) -> i32 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let children = served.children();
+        if children.len() == 1 {
+            return children[0];
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not one worker: {children:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// warmserver (a child per connection, forked long after the shim started)
+/// built instrumented by `cc`: 3 then 5 requests on one connection, its
+/// worker dumped after each, then its parent; `count(sandbox, dump,
+/// function)` reads a dump. Regression: the shim's thread lived in the parent only, and a
+/// worker's signal went down the parent's pipe, so a worker could not dump.
+fn forked_worker_dumps_its_own_counters(
+    cc: &str,
+    flags: &str,
+    ldflags: &str,
+    count: &dyn Fn(&Sandbox, &Path, &str) -> u64,
+) {
+    let sandbox = Sandbox::with_fixture("warmserver");
+    let shim = shim(&sandbox);
+    let binary = make_fixture(
+        &sandbox,
+        "warmserver",
+        &[
+            ("CC", cc),
+            ("CFLAGS", &format!("-O1 -g {flags}")),
+            ("LDFLAGS", ldflags),
+        ],
+    );
+    let dumps = sandbox.path().join("dumps");
+    std::fs::create_dir_all(&dumps).unwrap();
+    let served = Served::start(
+        &binary,
+        &sandbox.path().join("src"),
+        &[
+            ("LD_PRELOAD", &shim),
+            ("AFTERBURNER_DUMP_DIR", &dumps),
+            ("LLVM_PROFILE_FILE", &sandbox.path().join("exit-%p.profraw")),
+        ],
+    );
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", served.port)).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    http_requests(&mut stream, 3);
+    let worker = only_worker(&served);
+    let first = dump_into(&sandbox, worker, "first");
+    http_requests(&mut stream, 5);
+    let second = dump_into(&sandbox, worker, "second");
+    let parent = dump_into(&sandbox, served.pid(), "parent");
+    // The same worker served all 8 requests and goes on serving.
+    http_requests(&mut stream, 1);
+    assert_eq!(served.children(), vec![worker]);
+    let (a, b, p) = (
+        count(&sandbox, &first, "request_burn"),
+        count(&sandbox, &second, "request_burn"),
+        count(&sandbox, &parent, "request_burn"),
+    );
+    // Each request runs request_burn's blocks alike: 3 and 5 requests.
+    assert!(a > 0 && a * 5 == b * 3, "request_burn: {a} then {b}");
+    assert_eq!(p, 0, "the parent served no request");
+    // The start-up ran before the fork: the parent's, not counted twice.
+    assert!(count(&sandbox, &parent, "startup_burn") > 0);
+    assert_eq!(count(&sandbox, &first, "startup_burn"), 0);
+}
+
+#[test]
+fn a_forked_worker_of_a_gcc_instrumented_server_dumps_its_own_counters() {
+    if !tools_or_skip(&["gcc", "gcov-dump"]) {
+        return;
+    }
+    forked_worker_dumps_its_own_counters(
+        "gcc",
+        "-fprofile-generate -ftest-coverage",
+        "-fprofile-generate -Wl,-u,__gcov_dump -Wl,-u,__gcov_reset",
+        &|sandbox, dump, f| {
+            let (gcno, gcda) = (
+                files_with(&sandbox.path().join("src"), "gcno"),
+                files_with(dump, "gcda"),
+            );
+            assert_eq!((gcno.len(), gcda.len()), (1, 1), "{gcno:?} {gcda:?}");
+            gcc_count(&gcno[0], &gcda[0], f)
+        },
+    );
+}
+
+#[test]
+fn a_forked_worker_of_a_clang_instrumented_server_dumps_its_own_counters() {
+    if !tools_or_skip(&["clang"]) || afterburner::toolchain::find_llvm_profdata().is_err() {
+        eprintln!("SKIP: clang or llvm-profdata missing");
+        return;
+    }
+    forked_worker_dumps_its_own_counters(
+        "clang",
+        "-fprofile-generate",
+        "-fprofile-generate",
+        &|_, dump, f| {
+            let raw = files_with(dump, "profraw");
+            assert_eq!(raw.len(), 1, "{raw:?}");
+            clang_count(&raw[0], f)
+        },
+    );
+}
+
+/// `afterburner profile --shim | head -1` and the like: the reader has gone
+/// before the command prints. Regression: `println!` panicked ("failed
+/// printing to stdout: Broken pipe") and the command exited with 101.
+#[test]
+fn a_command_whose_reader_hung_up_ends_quietly_with_status_0() {
+    if !tools_or_skip(&["cc"]) {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("dumpserver");
+    let cache = sandbox.path().join("cache");
+    for args in [&["profile", "--shim"][..], &["schema"], &["env"]] {
+        let run = sandbox.afterburner_into_closed_pipe(args, &[("XDG_CACHE_HOME", &cache)]);
+        run.assert_ok();
+        assert_eq!(run.stderr(), "", "afterburner {args:?} said something");
+    }
+    // The shim was built all the same.
+    assert!(shim(&sandbox).starts_with(&cache));
 }
 
 #[test]
@@ -316,4 +467,31 @@ fn training_with_train_stop_dump_takes_the_counters_of_a_service_that_is_killed(
         &KILLED_SERVICE.replace("TRAIN_STOP", "stop"),
     );
     stopped.afterburner(&["train"]).assert_fails_with("gcda");
+}
+
+#[test]
+fn training_with_train_stop_dump_adds_the_counters_of_forked_workers_that_exited() {
+    if !tools_or_skip(&["gcc", "bash", "gcov-tool", "gcov-dump"]) {
+        return;
+    }
+    // Each connection is served by a child that writes its counters as it
+    // exits: the first one's .gcda is in the profile directory before the
+    // parent dumps. Regression: that was "exists already", training failed.
+    let sandbox = Sandbox::with_fixture("dumpserver");
+    let experiment = KILLED_SERVICE
+        .replace("TRAIN_STOP", "dump")
+        .replace("{port}\"", "{port} fork\"")
+        .replace("optimize = [\"pgo\"]", "optimize = [\"pgo\"]\ncflags = \"-ftest-coverage\"")
+        .replace(
+            "done'\"",
+            "done; exec 3<&-; exec 3<>/dev/tcp/127.0.0.1/{port.srv}; echo hit >&3; read -r l <&3'\"",
+        );
+    sandbox.write("afterburner.toml", &experiment);
+    sandbox.afterburner(&["train"]).assert_ok();
+    let variant = sandbox.path().join(".afterburner/variants/pgo");
+    let gcno = files_with(&variant.join("build"), "gcno");
+    let gcda = files_with(&variant.join("profile/gcc-pgo/raw/hits"), "gcda");
+    assert_eq!((gcno.len(), gcda.len()), (1, 1), "{gcno:?} {gcda:?}");
+    // 7 requests on the first connection, 1 on the second, none in the parent.
+    assert_eq!(gcc_count(&gcno[0], &gcda[0], "handle_request"), 8);
 }

@@ -72,6 +72,42 @@ impl Sandbox {
         self.afterburner_with_env(args, &[])
     }
 
+    /// Run `afterburner ARGS` with its standard output a pipe whose reader
+    /// has closed already (as `| head -1` does once it has its line): every
+    /// write to it fails with EPIPE. Its stdout in the `Run` is empty.
+    pub fn afterburner_into_closed_pipe(
+        &self,
+        args: &[&str],
+        env: &[(&str, &dyn AsRef<std::ffi::OsStr>)],
+    ) -> Run {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut command = Command::new(env!("CARGO_BIN_EXE_afterburner"));
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command
+            .args(args)
+            .current_dir(self.path())
+            .env("NO_COLOR", "1")
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_mins(2);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("afterburner {args:?} did not exit within 2 minutes");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Run {
+            output: child.wait_with_output().unwrap(),
+            dir: self.path().to_path_buf(),
+        }
+    }
+
     /// Run `afterburner ARGS` with extra environment variables.
     pub fn afterburner_with_env(
         &self,
@@ -770,6 +806,16 @@ impl Served {
             reader.read_line(&mut answer).unwrap();
         }
         answer.trim().to_owned()
+    }
+
+    /// The pids of its child processes now (a forking server's workers).
+    pub fn children(&self) -> Vec<i32> {
+        let pid = self.pid();
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect()
     }
 
     /// Whether it still runs (not exited, not a zombie).
