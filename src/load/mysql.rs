@@ -1,31 +1,34 @@
-//! MySQL and MariaDB over the binary protocol, with the maintained
-//! `mysql_async` crate on a runtime of the client's own (as the postgres
-//! driver does): each client connects once, prepares the statement once
-//! (`COM_STMT_PREPARE`) and executes it with each request's values bound as
-//! parameters (`COM_STMT_EXECUTE`). Every step (connect, prepare, execute)
-//! has the load's timeout: a server that accepts connections and never
-//! answers costs a timeout, not a hang. In the request text `{name}`
-//! becomes `?` (MySQL's parameters are positional: a name used twice is
-//! bound twice, from the one value the request drew for it). A value that reads as an integer is sent as one, anything
-//! else as a string (MySQL converts it as the statement needs; the server
-//! tells no parameter types).
+//! MySQL and MariaDB over the binary protocol, spoken by the driver
+//! itself (`mysql/`): one thread per client with a blocking socket, as
+//! libmariadb's clients (sysbench) have, so a reply costs one `recv` and
+//! no event loop. Each client connects once, prepares the statement once
+//! (`COM_STMT_PREPARE`) and executes it with each request's values bound
+//! as parameters (`COM_STMT_EXECUTE`), reading each result set to its end.
+//! Every step (connect, login, prepare, execute) has the load's timeout: a
+//! server that accepts connections and never answers costs a timeout, not
+//! a hang. In the request text `{name}` becomes `?` (MySQL's parameters
+//! are positional: a name used twice is bound twice, from the one value
+//! the request drew for it). A value that reads as an integer is sent as
+//! one, anything else as a string (MySQL converts it as the statement
+//! needs; the server tells no parameter types).
 //!
 //! The URL is the address: `mysql://USER:PASS@HOST:PORT/DB`, or a unix
-//! socket with `?socket=/path/to/mysqld.sock`. A TCP URL stays on TCP
-//! (`mysql_async` would otherwise ask the server for its socket and move
-//! there, measuring another path than the one named).
+//! socket with `?socket=/path/to/mysqld.sock`. A TCP URL stays on TCP.
+
+mod auth;
+mod session;
+mod url;
+mod wire;
 
 use std::time::Duration;
 
-use mysql_async::prelude::Queryable as _;
-use mysql_async::{Conn, Opts, OptsBuilder, Statement, Value};
-use tokio::runtime::Runtime;
-
+use self::session::{Error, Session, Statement};
+use self::url::{redact, Target, FORM};
 use super::blocking::Call;
 use super::driver::DriverKind;
 use super::failure::Failure;
 use super::request::Words;
-use super::sql::{runtime, within, Sql, Style};
+use super::sql::{Sql, Style};
 use super::LoadSpec;
 
 /// The `mysql` driver.
@@ -37,7 +40,7 @@ impl DriverKind for MysqlDriver {
     }
 
     fn url_form(&self) -> &'static str {
-        "mysql://USER:PASS@HOST:PORT/DB"
+        FORM
     }
 
     fn default_port(&self) -> u16 {
@@ -76,27 +79,12 @@ impl DriverKind for MysqlDriver {
 
 /// One client connection with its prepared statement.
 pub struct Mysql {
-    runtime: Runtime,
     /// `None` only while being dropped.
-    conn: Option<Conn>,
+    session: Option<Session>,
     statement: Statement,
     /// For each `?`, which of the request's words it binds.
     slots: Vec<usize>,
     url: String,
-}
-
-/// The URL without its password, for messages.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let Some((auth, host)) = rest.rsplit_once('@') else {
-        return url.to_owned();
-    };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
-    }
 }
 
 impl Mysql {
@@ -104,107 +92,84 @@ impl Mysql {
     /// `?socket=PATH`) and prepare `sql`, each step within `timeout`.
     pub fn connect(url: &str, sql: &Sql, timeout: Duration) -> Result<Self, Failure> {
         let shown = redact(url);
-        let slots = sql.slots.clone();
-        let sql = sql.text.as_str();
-        let opts = Opts::from_url(url).map_err(|e| {
+        let target = Target::parse(url).map_err(|why| {
             Failure::Fatal(format!(
-                "MySQL URL `{shown}`: {e}\nhint: write mysql://USER:PASS@HOST:PORT/DB (a unix socket: append ?socket=/path/to/mysqld.sock)"
+                "MySQL URL `{shown}`: {why}\nhint: write {FORM} (a unix socket: append ?socket=/path/to/mysqld.sock)"
             ))
         })?;
-        let opts = OptsBuilder::from_opts(opts).prefer_socket(false);
-        let runtime = runtime("mysql")?;
-        let mut conn = within(&runtime, timeout, Conn::new(opts))
-            .ok_or_else(|| {
-                Failure::Connection(format!(
-                    "MySQL ({shown}): no answer to the handshake within {timeout:?}"
-                ))
-            })?
-            .map_err(|e| Failure::Connection(format!("MySQL ({shown}): {}", describe(&e))))?;
+        let mut session = Session::open(&target, timeout).map_err(|e| match e {
+            Error::TimedOut => Failure::Connection(format!(
+                "MySQL ({shown}): no answer to the handshake within {timeout:?}"
+            )),
+            Error::Unsupported(why) => Failure::Fatal(format!("MySQL ({shown}): {why}")),
+            e => Failure::Connection(format!("MySQL ({shown}): {}", describe(&e))),
+        })?;
+        let text = sql.text.as_str();
         // A statement the server refuses will never work: stop this client.
-        let prepared = within(&runtime, timeout, conn.prep(sql));
-        let statement = match prepared {
-            Some(Ok(statement)) => statement,
-            Some(Err(e)) if matches!(e, mysql_async::Error::Server(_)) => {
-                return Err(Failure::Fatal(format!("prepare `{sql}`: {}", describe(&e))))
+        let statement = session.prepare(text).map_err(|e| match e {
+            Error::Server(e) => Failure::Fatal(format!("prepare `{text}`: {e}")),
+            Error::TimedOut => {
+                Failure::Connection(format!("prepare `{text}`: no answer within {timeout:?}"))
             }
-            Some(Err(e)) => {
-                return Err(Failure::Connection(format!(
-                    "prepare `{sql}`: {}",
-                    describe(&e)
-                )))
-            }
-            None => {
-                return Err(Failure::Connection(format!(
-                    "prepare `{sql}`: no answer within {timeout:?}"
-                )))
-            }
-        };
+            e => Failure::Connection(format!("prepare `{text}`: {}", describe(&e))),
+        })?;
+        if statement.params() != sql.slots.len() {
+            let _ = session.quit();
+            return Err(Failure::Fatal(format!(
+                "prepare `{text}`: the server counts {} parameters (?) where the request binds {}\nhint: write each parameter as {{NAME}} with a --var NAME, and no ? of your own",
+                statement.params(),
+                sql.slots.len()
+            )));
+        }
         Ok(Self {
-            runtime,
-            conn: Some(conn),
+            session: Some(session),
             statement,
-            slots,
+            slots: sql.slots.clone(),
             url: shown,
         })
     }
 }
 
-/// The server's own words for an error, with its code and SQLSTATE.
-fn describe(e: &mysql_async::Error) -> String {
+/// What went wrong, in words (the server's own for its errors).
+fn describe(e: &Error) -> String {
     match e {
-        mysql_async::Error::Server(s) => {
-            format!("{} (error {}, SQLSTATE {})", s.message, s.code, s.state)
-        }
-        other => other.to_string(),
+        Error::Server(e) => e.to_string(),
+        Error::TimedOut => "timed out".to_owned(),
+        Error::Connection(why) | Error::Protocol(why) | Error::Unsupported(why) => why.clone(),
     }
-}
-
-/// A request's value as a parameter: an integer where it reads as one.
-fn value(word: &[u8]) -> Value {
-    std::str::from_utf8(word)
-        .ok()
-        .and_then(|text| text.parse::<i64>().ok())
-        .map_or_else(|| Value::Bytes(word.to_vec()), Value::Int)
 }
 
 impl Call for Mysql {
     fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, Failure> {
-        let params = self
-            .slots
-            .iter()
-            .map(|&i| {
-                if i < words.len() {
-                    Ok(value(words.get(i)))
-                } else {
-                    Err(Failure::Fatal(format!(
-                        "the request has no value for parameter {}",
-                        i + 1
-                    )))
-                }
-            })
-            .collect::<Result<Vec<Value>, Failure>>()?;
-        let Some(conn) = self.conn.as_mut() else {
+        if let Some(&missing) = self.slots.iter().find(|&&i| i >= words.len()) {
+            return Err(Failure::Fatal(format!(
+                "the request has no value for parameter {}",
+                missing + 1
+            )));
+        }
+        let Some(session) = self.session.as_mut() else {
             return Err(Failure::Connection(format!(
                 "MySQL ({}): the connection is closed",
                 self.url
             )));
         };
-        let Some(answer) = within(
-            &self.runtime,
-            timeout,
-            conn.exec_drop(&self.statement, params),
-        ) else {
-            // What the connection is waiting for is unknown now: drop it
-            // (a timeout drops the connection).
-            return Err(Failure::Timeout(format!(
-                "no answer to the query within {timeout:?}"
-            )));
-        };
+        let slots = &self.slots;
+        let answer = session
+            .set_timeout(timeout)
+            .and_then(|()| session.execute(&mut self.statement, |k| words.get(slots[k])));
         match answer {
-            Ok(()) => Ok(true),
+            Ok(_rows) => Ok(true),
             // The server answered with an error: a failed request on a
             // connection that still works.
-            Err(e @ mysql_async::Error::Server(_)) => Err(Failure::Server(describe(&e))),
+            Err(Error::Server(e)) => Err(Failure::Server(e.to_string())),
+            // What the connection is waiting for is unknown now: the
+            // engine drops it (a timeout drops the connection).
+            Err(Error::TimedOut) => Err(Failure::Timeout(format!(
+                "no answer to the query within {timeout:?}"
+            ))),
+            Err(Error::Protocol(why)) => {
+                Err(Failure::Protocol(format!("MySQL ({}): {why}", self.url)))
+            }
             Err(e) => Err(Failure::Connection(format!(
                 "MySQL ({}): {}",
                 self.url,
@@ -218,8 +183,10 @@ impl Drop for Mysql {
     /// Say goodbye (`COM_QUIT`) so the server logs no aborted connection;
     /// a server that does not take it within a second is left to notice.
     fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            let _ = within(&self.runtime, Duration::from_secs(1), conn.disconnect());
+        if let Some(mut session) = self.session.take() {
+            if session.set_timeout(Duration::from_secs(1)).is_ok() {
+                let _ = session.quit();
+            }
         }
     }
 }
@@ -245,19 +212,12 @@ mod tests {
 
     #[test]
     fn integers_are_sent_as_integers_and_the_rest_as_strings() {
-        assert_eq!(value(b"42"), Value::Int(42));
-        assert_eq!(value(b"-7"), Value::Int(-7));
-        assert_eq!(value(b"4.5"), Value::Bytes(b"4.5".to_vec()));
-        assert_eq!(value(b"key:1"), Value::Bytes(b"key:1".to_vec()));
-    }
-
-    #[test]
-    fn passwords_are_left_out_of_messages() {
-        assert_eq!(
-            redact("mysql://root:secret@127.0.0.1:3306/db"),
-            "mysql://root:***@127.0.0.1:3306/db"
-        );
-        assert_eq!(redact("mysql://root@h/db"), "mysql://root@h/db");
+        assert_eq!(session::integer(b"42"), Some(42));
+        assert_eq!(session::integer(b"-7"), Some(-7));
+        assert_eq!(session::integer(b"4.5"), None);
+        assert_eq!(session::integer(b"key:1"), None);
+        // Beyond a signed 64-bit integer: a string.
+        assert_eq!(session::integer(b"18446744073709551615"), None);
     }
 
     #[test]
@@ -267,6 +227,27 @@ mod tests {
             panic!("a bad URL must be fatal");
         };
         assert!(why.contains("mysql://USER:PASS@HOST:PORT/DB"), "{why}");
+    }
+
+    /// A listener that takes the connection and never greets: the
+    /// handshake's read times out, it does not hang.
+    #[test]
+    fn a_server_that_never_greets_costs_the_timeout() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let url = format!("mysql://root@127.0.0.1:{port}/db");
+        let began = std::time::Instant::now();
+        let sql = Sql::parse("SELECT 1", Style::Positional);
+        match Mysql::connect(&url, &sql, Duration::from_millis(300)) {
+            Err(Failure::Connection(why)) => {
+                assert!(why.contains("no answer to the handshake within 300ms"), "{why}");
+            }
+            Err(other) => panic!("expected a connection failure, got {other:?}"),
+            Ok(_) => panic!("nothing greets on {port}"),
+        }
+        let took = began.elapsed();
+        assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(3), "{took:?}");
+        drop(listener);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the SQL drivers (postgres, mysql) share: a request's `{name}`
-//! placeholders turned into the driver's parameters, and a runtime of the
-//! client's own on which every step runs under a deadline.
+//! placeholders turned into the driver's parameters; and, for postgres
+//! (mysql blocks on its socket), a runtime of the client's own on which
+//! every step runs under a deadline.
 
 use std::fmt::Write as _;
 use std::future::Future;

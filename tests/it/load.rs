@@ -1044,6 +1044,160 @@ fn mysql_driver_names_what_the_server_refuses_and_speaks_over_a_socket() {
     );
 }
 
+/// The driver speaks the protocol itself, so every shape of reply is read
+/// against the real server: parameters that change type between requests
+/// (strings and integers, sent again only when they change), results of
+/// many rows and rows beyond the read buffer and beyond one 16 MiB packet,
+/// and a procedure's result set with the OK after it.
+#[test]
+fn mysql_driver_reads_every_shape_of_reply() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let Some(db) = Mariadb::start(&sandbox) else {
+        return;
+    };
+    db.sql(
+        "SET GLOBAL max_allowed_packet = 64 * 1024 * 1024; CREATE DATABASE d; \
+         CREATE TABLE d.t (k INT PRIMARY KEY, v VARCHAR(32)); \
+         INSERT INTO d.t SELECT seq, concat('row ', seq) FROM d.seq_1_to_1000; \
+         CREATE TABLE d.s (k INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(32)); \
+         CREATE PROCEDURE d.p(IN x INT) SELECT v FROM d.t WHERE k <= x; \
+         CREATE USER ab@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON d.* TO ab@'127.0.0.1'",
+    );
+    let url = format!("mysql://ab:pw@127.0.0.1:{}/d", db.server.port);
+    // One client, values of alternating type: each a string or an integer
+    // as it reads, the server converting as the column needs.
+    let names = sandbox.write("names.csv", "name\n7\nseven\nkey:1\n-3\n");
+    let csv = format!("name=csv:{}:name", names.display());
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "INSERT INTO s (name) VALUES ({name})",
+            "--var",
+            &csv,
+            "-n",
+            "40",
+            "-c",
+            "1",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
+    assert_eq!(
+        db.sql("SELECT name, count(*) FROM d.s GROUP BY name ORDER BY name"),
+        "-3\t10\n7\t10\nkey:1\t10\nseven\t10"
+    );
+    // Up to 300 rows of up to 30 kB a reply, and a procedure's result set
+    // with the OK after it: no error, so every reply was read to its end
+    // (a packet left behind would be out of order for the next).
+    let executed = db.status("Com_stmt_execute");
+    for request in [
+        "SELECT k, REPEAT('x', {n} * 100) FROM t WHERE k <= {n}",
+        "CALL p({n})",
+    ] {
+        let out = load(
+            &sandbox,
+            &url,
+            &[
+                "-r",
+                request,
+                "--var",
+                "n=uniform:1:300",
+                "-n",
+                "200",
+                "-c",
+                "2",
+                "--warmup",
+                "0s",
+            ],
+        );
+        assert_eq!(u(&out["summary"]["errors"]), 0, "{request}: {out}");
+        assert_eq!(u(&out["summary"]["requests"]), 200, "{request}: {out}");
+    }
+    assert_eq!(db.status("Com_stmt_execute") - executed, 400);
+    // A row of 17 MB: two packets, the first of 16 MiB − 1 bytes.
+    let sent = db.status("Bytes_sent");
+    let out = load(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "SELECT LENGTH(REPEAT('y', {n})), REPEAT('y', {n})",
+            "--var",
+            "n=seq:17000000:17000001",
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
+    assert!(
+        db.status("Bytes_sent") - sent > 34_000_000,
+        "the rows were sent"
+    );
+}
+
+/// A wrong password ends in the server's words, a query that outlasts the
+/// timeout as a timeout: within the timeout, never a hang.
+#[test]
+fn mysql_driver_says_a_wrong_password_and_times_out_a_slow_query() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let Some(db) = Mariadb::start(&sandbox) else {
+        return;
+    };
+    db.sql("CREATE DATABASE d; CREATE USER ab@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON d.* TO ab@'127.0.0.1'");
+    let url = format!("mysql://ab:pw@127.0.0.1:{}/d", db.server.port);
+    let wrong = format!("mysql://ab:nope@127.0.0.1:{}/d", db.server.port);
+    sandbox
+        .afterburner(&[
+            "load",
+            &wrong,
+            "-n",
+            "1",
+            "-c",
+            "1",
+            "--timeout",
+            "1s",
+            "--warmup",
+            "0s",
+        ])
+        .assert_fails_with("Access denied for user 'ab'")
+        .assert_fails_with("1045");
+    // Each query sleeps past the timeout.
+    let began = Instant::now();
+    let out = load_failing(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "SELECT SLEEP({s})",
+            "--var",
+            "s=uniform:3:3",
+            "-d",
+            "1s",
+            "-c",
+            "1",
+            "--timeout",
+            "300ms",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(u(&out["summary"]["timeouts"]) >= 1, "{out}");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+}
+
 /// FeedSim's per-interval CSV (seed 004): its header, and byte counts that
 /// are exactly what memcached itself counted (`bytes_read`,
 /// `bytes_written` in `stats`).
