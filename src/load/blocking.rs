@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::failure::Failure;
 use super::gate::{Arrival, Gate};
-use super::recorder::Recorder;
+use super::recorder::{Recorder, Tallied};
 use super::request::{Generator, Words};
 use super::{Pace, Share};
 use crate::process::{capture_command, describe_status, ProcessError};
@@ -161,6 +161,12 @@ pub fn run_client(
         if result.as_ref().is_err_and(Failure::drops_connection) {
             client = None;
         }
+        let tallied = match &result {
+            Ok(true) => Tallied::Answered,
+            Err(Failure::Timeout(_)) => Tallied::Timeout,
+            _ => Tallied::Error,
+        };
+        recorder.tally(generator.chosen(), intended, tallied);
         match result {
             Ok(ok) => recorder.reply(intended, Instant::now(), ok),
             Err(Failure::Timeout(_)) => recorder.timeout(intended, Instant::now()),

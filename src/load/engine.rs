@@ -22,7 +22,7 @@ use super::connect;
 use super::failure::Failure;
 use super::gate::{Arrival, Gate};
 use super::protocol::{Protocol, Reply};
-use super::recorder::Recorder;
+use super::recorder::{Recorder, Tallied};
 use super::request::Generator;
 use super::{Pace, Share};
 
@@ -117,6 +117,8 @@ struct Pending {
     start: Instant,
     /// How many keys it looks up ([`Protocol::lookups`]).
     lookups: u32,
+    /// Which request of the mix it is.
+    template: u32,
 }
 
 /// Bytes read from a connection and not yet parsed: `buf[start..end]`,
@@ -584,9 +586,11 @@ impl Driver<'_> {
         let words = self.generator.next_request();
         let conn = &mut self.conns[i];
         self.protocol.encode(words, &mut conn.out);
+        let lookups = self.protocol.lookups(words);
         conn.inflight.push_back(Pending {
             start: intended,
-            lookups: self.protocol.lookups(words),
+            lookups,
+            template: u32::try_from(self.generator.chosen()).unwrap_or(u32::MAX),
         });
         self.inflight += 1;
     }
@@ -613,6 +617,8 @@ impl Driver<'_> {
                 self.inflight -= conn.inflight.len();
                 for pending in conn.inflight.drain(..) {
                     self.recorder.timeout(pending.start, now);
+                    self.recorder
+                        .tally(pending.template as usize, pending.start, Tallied::Timeout);
                 }
                 self.down(i, now);
             }
@@ -625,6 +631,8 @@ impl Driver<'_> {
         self.inflight -= conn.inflight.len();
         for pending in conn.inflight.drain(..) {
             self.recorder.error(pending.start, now, why);
+            self.recorder
+                .tally(pending.template as usize, pending.start, Tallied::Error);
         }
         self.down(i, now + RECONNECT_AFTER);
     }
@@ -810,6 +818,12 @@ fn parse_replies(
         let pending = inflight.pop_front().ok_or_else(|| {
             Failure::Protocol("a reply arrived with no request in flight".to_owned())
         })?;
+        let answered = if let Reply::Complete { ok: false, .. } = reply {
+            Tallied::Error
+        } else {
+            Tallied::Answered
+        };
+        recorder.tally(pending.template as usize, pending.start, answered);
         match reply {
             Reply::Complete { ok: false, .. } => {
                 recorder.error_reply(pending.start, now, || first_line(&rest[..len]));
