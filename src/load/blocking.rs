@@ -114,6 +114,8 @@ pub fn run_client(
     let mut due = start + share.offset(0);
     let mut remaining = share.requests;
     let mut client: Option<Box<dyn Call>> = first.ok();
+    // Counted requests answered successfully by this client.
+    let mut answered = 0u64;
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     loop {
         let now = Instant::now();
@@ -167,6 +169,7 @@ pub fn run_client(
             _ => Tallied::Error,
         };
         recorder.tally(generator.chosen(), intended, tallied);
+        answered += u64::from(tallied == Tallied::Answered && recorder.counts(intended));
         match result {
             Ok(ok) => recorder.reply(intended, Instant::now(), ok),
             Err(Failure::Timeout(_)) => recorder.timeout(intended, Instant::now()),
@@ -179,5 +182,6 @@ pub fn run_client(
             }
         }
     }
+    recorder.clients([answered]);
     Ok(recorder)
 }

@@ -220,6 +220,9 @@ struct Conn {
     /// Rate model: a request is due but the connection's pipeline is full;
     /// its next reply schedules it again.
     stalled: bool,
+    /// Counted requests answered successfully on this client (over its
+    /// reconnections).
+    answered: u64,
 }
 
 /// Due times (rate model) and reconnect times, soonest first.
@@ -279,14 +282,25 @@ pub fn run(
 ) -> Result<Recorder> {
     let mut poll = Poll::new().context("creating an epoll instance")?;
     let mut events = Events::with_capacity(1024);
-    let connected = connect::connect_all(
-        &mut poll,
-        &mut events,
+    // Each connection is confirmed by an answer before the clock: to the
+    // protocol's probe, else to this thread's first request (a copy of the
+    // generator draws it, so the counted sequence is the same).
+    let mut first = Vec::new();
+    let (what, request) = protocol.probe().unwrap_or_else(|| {
+        protocol.encode(generator.clone().next_request(), &mut first);
+        ("the load's first request", &first[..])
+    });
+    let wanted = connect::Wanted {
         addr,
-        share.clients,
-        share.timeout,
-        &mut recorder,
-    );
+        count: share.clients,
+        patience: share.timeout,
+        probe: connect::Probe {
+            request,
+            protocol,
+            what,
+        },
+    };
+    let connected = connect::connect_all(&mut poll, &mut events, &wanted, &mut recorder);
     let (streams, arrival) = match connected {
         Ok(streams) => (
             streams,
@@ -320,6 +334,7 @@ pub fn run(
             inflight: VecDeque::new(),
             due: clock.start + share.offset(i),
             stalled: false,
+            answered: 0,
         })
         .collect();
     let mut driver = Driver {
@@ -341,6 +356,8 @@ pub fn run(
         scratch: vec![0; WIDE_INBOX],
     };
     driver.drive(clock.start, &mut events)?;
+    let answered: Vec<u64> = driver.conns.iter().map(|c| c.answered).collect();
+    driver.recorder.clients(answered);
     Ok(driver.recorder)
 }
 
@@ -772,7 +789,7 @@ fn read_replies(
                     let inbox = &mut conn.input;
                     let used = parse_replies(
                         &inbox.buf[inbox.start..inbox.end],
-                        &mut conn.inflight,
+                        (&mut conn.inflight, &mut conn.answered),
                         protocol,
                         recorder,
                         now,
@@ -780,8 +797,13 @@ fn read_replies(
                     inbox.start += used;
                     inbox.release_if_empty();
                 } else {
-                    let used =
-                        parse_replies(&scratch[..n], &mut conn.inflight, protocol, recorder, now)?;
+                    let used = parse_replies(
+                        &scratch[..n],
+                        (&mut conn.inflight, &mut conn.answered),
+                        protocol,
+                        recorder,
+                        now,
+                    )?;
                     if used < n {
                         conn.input.keep(&scratch[used..n]);
                     }
@@ -798,11 +820,12 @@ fn read_replies(
 }
 
 /// Record every complete reply in `input`, which arrived at `now`,
-/// oldest request first; the
-/// bytes they took (the rest is the start of a reply).
+/// oldest request first of the connection's `inflight`, adding the counted
+/// successes to its `answered`; the bytes they took (the rest is the start
+/// of a reply).
 fn parse_replies(
     input: &[u8],
-    inflight: &mut VecDeque<Pending>,
+    (inflight, answered): (&mut VecDeque<Pending>, &mut u64),
     protocol: &dyn Protocol,
     recorder: &mut Recorder,
     now: Instant,
@@ -818,12 +841,13 @@ fn parse_replies(
         let pending = inflight.pop_front().ok_or_else(|| {
             Failure::Protocol("a reply arrived with no request in flight".to_owned())
         })?;
-        let answered = if let Reply::Complete { ok: false, .. } = reply {
+        let outcome = if let Reply::Complete { ok: false, .. } = reply {
             Tallied::Error
         } else {
+            *answered += u64::from(recorder.counts(pending.start));
             Tallied::Answered
         };
-        recorder.tally(pending.template as usize, pending.start, answered);
+        recorder.tally(pending.template as usize, pending.start, outcome);
         match reply {
             Reply::Complete { ok: false, .. } => {
                 recorder.error_reply(pending.start, now, || first_line(&rest[..len]));
