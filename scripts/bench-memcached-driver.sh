@@ -7,15 +7,17 @@
 # sends gets only, as the driver does (each reply parsed and checked:
 # VALUE ... END, hits and misses counted). Requests are counted by the
 # server (cmd_get + cmd_set before and after each client's run) over the
-# run time each client reports. MIX=9:1 gives memaslap its
-# default 9:1 get/set mix instead (the driver sends one request template,
-# so it stays on gets: that row is not like for like). Prints requests/s of
+# run time each client reports. MIX=9:1 gives both clients memaslap's
+# default 9:1 get/set mix instead, like for like: memaslap's cmd proportions
+# 0.9 get / 0.1 set, the driver's `-r get… -r set… --mix 9:1` (each request
+# draws get or set by weight; the sets write 32-byte values to the same
+# 100,000 keys the gets read). Prints requests/s of
 # each, the ratio afterburner / memaslap, the CPU time (user + sys) of each
 # client process per 1000 requests, the 1-minute load average after the
 # pass, and the medians over all passes.
 # With BASELINE=/path/to/another/afterburner, that build runs in every pass
 # too (columns base/s, base ratio, base cpu/1k): before and after a change,
-# measured side by side.
+# measured side by side (with MIX=9:1 that build must know --mix).
 # Usage: [AFTERBURNER=BIN] [BASELINE=BIN] [MIX=get|9:1] scripts/bench-memcached-driver.sh [SECONDS] [PASSES]   (default get, 5 6)
 set -euo pipefail
 seconds=${1:-5}
@@ -33,9 +35,13 @@ if [ -z "$ab" ]; then
   ab="${CARGO_TARGET_DIR:-$root/target}/release/afterburner"
 fi
 mix=${MIX:-get}
+# 64-byte keys: a 57-character prefix and a 7-digit number.
+prefix=$(printf 'k%.0s' $(seq 57))
+# The driver's requests: gets of the loaded keys, and for the mix sets of
+# the same keys with 32-byte values (25 v's and the 7-digit key number).
 case $mix in
-  get) sets=0.0 gets=1.0 ;;
-  9:1) sets=0.1 gets=0.9 ;;
+  get) sets=0.0 gets=1.0 requests=(-r "get $prefix{k}") ;;
+  9:1) sets=0.1 gets=0.9 requests=(-r "get $prefix{k}" -r "set $prefix{k} vvvvvvvvvvvvvvvvvvvvvvvvv{k}" --mix 9:1) ;;
   *) echo "MIX must be get or 9:1, not $mix" >&2; exit 1 ;;
 esac
 base=${BASELINE:-}
@@ -47,8 +53,6 @@ memcached -p "$port" -U 0 -l 127.0.0.1 -t 1 -m 1024 "${user[@]}" >"$work/memcach
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
 sleep 0.5
-# 64-byte keys: a 57-character prefix and a 7-digit number.
-prefix=$(printf 'k%.0s' $(seq 57))
 "$ab" load "memcached://127.0.0.1:$port" -r "set $prefix{k} vvvvvvvvvvvvvvvvvvvvvvvvv{k}" \
   --var k=seq:1000000:1099999 -c 10 -n 100000 --warmup 0s >/dev/null
 cat >"$work/memaslap.cnf" <<EOF
@@ -90,7 +94,7 @@ client() {
     bin=$ab
     [ "$1" = base ] && bin=$base
     /usr/bin/time -f "%U %S" -o "$work/$1.time" "$bin" load "memcached://127.0.0.1:$port" \
-      -r "get $prefix{k}" --var k=uniform:1000000:1099999 -c 50 -d "${seconds}s" --warmup 0s \
+      "${requests[@]}" --var k=uniform:1000000:1099999 -c 50 -d "${seconds}s" --warmup 0s \
       --json "$work/$1.json" >/dev/null
   fi
   after=$(served)
@@ -104,7 +108,7 @@ if [ -n "$base" ]; then
   clients+=(base)
   header+=$(printf ' %10s %10s %14s' "base/s" "base ratio" "base cpu/1k ms")
 fi
-echo "memaslap's mix: $mix (sets $sets, gets $gets); the driver: gets"
+echo "the mix: $mix (memaslap: sets $sets, gets $gets; the driver: ${requests[*]})"
 printf '%s %6s\n' "$header" load
 for pass in $(seq "$passes"); do
   k=$(((pass - 1) % ${#clients[@]}))

@@ -341,7 +341,7 @@ fn ping(driver: load::Driver, request: &str, host: std::net::IpAddr, port: u16) 
     let spec = LoadSpec {
         driver,
         address: Some(std::net::SocketAddr::new(host, port).to_string()),
-        request,
+        requests: load::RequestMix::one(request),
         model: Model::Iterations { requests: 1 },
         warmup: Duration::ZERO,
         timeout: Duration::from_millis(500),

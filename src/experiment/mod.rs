@@ -268,8 +268,8 @@ pub struct Load {
     /// `host:port`, templated (`{port}`, `{port.NAME}`).
     #[serde(serialize_with = "serialize_template")]
     pub address: Template,
-    #[serde(serialize_with = "serialize_request")]
-    pub request: crate::load::RequestTemplate,
+    /// The request, or a mix of them (`request = [A, B]`, `mix = [9, 1]`).
+    pub request: crate::load::RequestMix,
     pub model: LoadModel,
     pub warmup: Duration,
     pub timeout: Duration,
@@ -279,13 +279,6 @@ pub struct Load {
     /// Copies of the services and of this load run side by side; their
     /// rates add up, their latency percentiles are averaged.
     pub instances: usize,
-}
-
-fn serialize_request<S: serde::Serializer>(
-    t: &crate::load::RequestTemplate,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&t.text)
 }
 
 /// The load model of a workload.
@@ -319,7 +312,7 @@ impl Load {
         crate::load::LoadSpec {
             driver: self.driver,
             address: Some(address),
-            request: self.request.clone(),
+            requests: self.request.clone(),
             model,
             warmup: self.warmup,
             timeout: self.timeout,

@@ -131,7 +131,10 @@ pub struct RawLoad {
     pub driver: Spanned<String>,
     /// `host:port`; default `{host}:{port}` (the first service; `{host}` is 127.0.0.1 unless the load runs on a node of its own).
     pub address: Option<Spanned<String>>,
-    pub request: Option<Spanned<String>>,
+    /// One request, or a list of them drawn by `mix`.
+    pub request: Option<Spanned<RawRequest>>,
+    /// The weights of a list of requests, in its order (default: equal).
+    pub mix: Option<Spanned<Vec<i64>>>,
     #[serde(default)]
     pub vars: BTreeMap<String, Spanned<String>>,
     /// `iterations`, `closed` (default), `rate`, `sla`.
@@ -151,6 +154,33 @@ pub struct RawLoad {
     pub interval: Option<Spanned<String>>,
     /// Copies of the services and the load, run in parallel.
     pub instances: Option<Spanned<usize>>,
+}
+
+/// `request = "GET k"` or `request = ["get k{k}", "set k{k} v"]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawRequest {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl RawRequest {
+    /// The requests, in order.
+    pub fn texts(&self) -> Vec<String> {
+        match self {
+            RawRequest::One(text) => vec![text.clone()],
+            RawRequest::Many(list) => list.clone(),
+        }
+    }
+
+    /// The same requests, each rewritten by `f`.
+    #[must_use]
+    pub fn map(&self, f: impl Fn(&str) -> String) -> Self {
+        match self {
+            RawRequest::One(text) => RawRequest::One(f(text)),
+            RawRequest::Many(list) => RawRequest::Many(list.iter().map(|t| f(t)).collect()),
+        }
+    }
 }
 
 /// Exactly one of `path`, `apt`, `git` (+ `rev`), `url` (+ `sha256`).

@@ -194,6 +194,59 @@ fn service_and_load_mistakes_name_their_line() {
     assert!(error_of(&sla).contains(":29: percentile 97"));
 }
 
+/// A list of requests with `mix` weights resolves to a mix; a count that
+/// differs, a weight below 1, and a mix for a SQL driver name the line of
+/// `mix` or `request`.
+#[test]
+fn a_request_mix_resolves_and_its_mistakes_name_their_line() {
+    let mixed = SERVED.replace(
+        "request = \"GET key:{k}\"",
+        "request = [\"GET key:{k}\", \"SET key:{k} v\"]\nmix = [9, 1]",
+    );
+    let e = load_text(&mixed, false).unwrap();
+    let load = e.workloads[0].load.as_ref().unwrap();
+    let entries: Vec<(&str, u32)> = load.request.entries().collect();
+    assert_eq!(entries, [("GET key:{k}", 9), ("SET key:{k} v", 1)]);
+    assert_eq!(
+        serde_json::to_value(load).unwrap()["request"][1]["weight"],
+        1
+    );
+    // Equal weights without mix; one request stays one.
+    let even = mixed.replace("mix = [9, 1]\n", "");
+    let e = load_text(&even, false).unwrap();
+    let weights: Vec<u32> = e.workloads[0]
+        .load
+        .as_ref()
+        .unwrap()
+        .request
+        .entries()
+        .map(|(_, w)| w)
+        .collect();
+    assert_eq!(weights, [1, 1]);
+    let err = error_of(&mixed.replace("mix = [9, 1]", "mix = [9, 1, 1]"));
+    assert!(err.contains(":27: 3 weights for 2 requests"), "{err}");
+    assert!(err.contains("mix = [9, 1]"), "{err}");
+    let err = error_of(&mixed.replace("mix = [9, 1]", "mix = [9, 0]"));
+    assert!(err.contains(":27: weight 0, the 2nd of the mix"), "{err}");
+    let err = error_of(&mixed.replace("mix = [9, 1]", "mix = [-3, 1]"));
+    assert!(err.contains(":27: weight -3, the 1st"), "{err}");
+    let err = error_of(&mixed.replace("SET key:{k} v", "SET key:{key} v"));
+    assert!(
+        err.contains(":26: request `SET key:{key} v` uses `{key}`"),
+        "{err}"
+    );
+    let sql = mixed
+        .replace("driver = \"redis\"", "driver = \"postgres\"")
+        .replace("GET key:{k}", "SELECT {k}")
+        .replace("SET key:{k} v", "SELECT 2");
+    let err = error_of(&sql);
+    assert!(
+        err.contains(":26: the postgres driver prepares one statement"),
+        "{err}"
+    );
+    assert!(err.contains("hint: run one load per statement"), "{err}");
+}
+
 #[test]
 fn prebuilt_variants_and_variant_params() {
     let text = GOOD.replace(

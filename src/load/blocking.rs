@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::failure::Failure;
 use super::gate::{Arrival, Gate};
-use super::recorder::Recorder;
+use super::recorder::{Recorder, Tallied};
 use super::request::{Generator, Words};
 use super::{Pace, Share};
 use crate::process::{capture_command, describe_status, ProcessError};
@@ -114,6 +114,8 @@ pub fn run_client(
     let mut due = start + share.offset(0);
     let mut remaining = share.requests;
     let mut client: Option<Box<dyn Call>> = first.ok();
+    // Counted requests answered successfully by this client.
+    let mut answered = 0u64;
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     loop {
         let now = Instant::now();
@@ -161,6 +163,13 @@ pub fn run_client(
         if result.as_ref().is_err_and(Failure::drops_connection) {
             client = None;
         }
+        let tallied = match &result {
+            Ok(true) => Tallied::Answered,
+            Err(Failure::Timeout(_)) => Tallied::Timeout,
+            _ => Tallied::Error,
+        };
+        recorder.tally(generator.chosen(), intended, tallied);
+        answered += u64::from(tallied == Tallied::Answered && recorder.counts(intended));
         match result {
             Ok(ok) => recorder.reply(intended, Instant::now(), ok),
             Err(Failure::Timeout(_)) => recorder.timeout(intended, Instant::now()),
@@ -173,5 +182,6 @@ pub fn run_client(
             }
         }
     }
+    recorder.clients([answered]);
     Ok(recorder)
 }

@@ -10,7 +10,10 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 
 use super::sla::{self, Sla};
-use super::{parse_url, run, series_csv, template, LoadSpec, Model, Summary};
+use super::{
+    parse_url, parse_weights, request_template, run, series_csv, sources, LoadSpec, Model,
+    RequestMix, Summary,
+};
 use crate::units::parse_duration;
 
 /// Each driver's request syntax, with an example, from the drivers' own
@@ -21,9 +24,12 @@ pub use super::driver::request_syntax;
 pub struct LoadArgs {
     /// redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH, postgres://USER@HOST:PORT/DB, mysql://USER:PASS@HOST:PORT/DB, or exec.
     pub url: String,
-    /// The request, with {NAME} placeholders (default: PING, `get key`, GET PATH).
+    /// The request, with {NAME} placeholders (default: PING, `get key`, GET PATH); repeat it for a mix.
     #[arg(short, long)]
-    pub request: Option<String>,
+    pub request: Vec<String>,
+    /// Weights of the -r requests in their order, e.g. 9:1 for nine of the first to one of the second (default: equal).
+    #[arg(long, value_name = "W:W…")]
+    pub mix: Option<String>,
     /// A placeholder's source: NAME=uniform:LO:HI, zipf:LO:HI[:THETA], seq:LO:HI, csv:FILE:COLUMN.
     #[arg(long = "var", value_name = "NAME=SOURCE")]
     pub vars: Vec<String>,
@@ -106,11 +112,17 @@ pub fn parse_sla(text: &str) -> Result<(f64, f64)> {
 /// ([`super::limits`]) before anything connects.
 pub fn prepare(args: &LoadArgs) -> Result<LoadSpec> {
     let (driver, address, path) = parse_url(&args.url)?;
-    let request = match (&args.request, driver.default_request(&path)) {
-        (Some(r), _) => r.clone(),
-        (None, Some(r)) => r,
-        (None, None) => bail!("the exec driver needs --request COMMAND"),
+    let texts = match (args.request.as_slice(), driver.default_request(&path)) {
+        ([], Some(r)) => vec![r],
+        ([], None) => bail!("the exec driver needs --request COMMAND"),
+        (given, _) => given.to_vec(),
     };
+    let weights = args
+        .mix
+        .as_deref()
+        .map(parse_weights)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!(e))?;
     let vars = args
         .vars
         .iter()
@@ -141,16 +153,7 @@ pub fn prepare(args: &LoadArgs) -> Result<LoadSpec> {
     let spec = LoadSpec {
         driver,
         address,
-        request: template(driver, &request, &vars, &cwd).map_err(|e| {
-            let text = format!("{e:#}");
-            if text.contains("hint:") {
-                e
-            } else {
-                anyhow::anyhow!(
-                    "{text}\nhint: give each --var as NAME=SOURCE: uniform:LO:HI, zipf:LO:HI[:THETA], seq:LO:HI or csv:FILE:COLUMN (a readable file)"
-                )
-            }
-        })?,
+        requests: requests(driver, &texts, weights.as_deref(), &vars, &cwd)?,
         model,
         warmup: args.warmup,
         timeout: args.timeout,
@@ -161,6 +164,34 @@ pub fn prepare(args: &LoadArgs) -> Result<LoadSpec> {
         cwd: Some(cwd),
     };
     Ok(spec)
+}
+
+/// The requests of the load: each -r parsed against the variables, drawn by
+/// the --mix weights.
+fn requests(
+    driver: super::Driver,
+    texts: &[String],
+    weights: Option<&[i64]>,
+    vars: &BTreeMap<String, String>,
+    cwd: &std::path::Path,
+) -> Result<RequestMix> {
+    let hinted = |e: anyhow::Error| {
+        let text = format!("{e:#}");
+        if text.contains("hint:") {
+            e
+        } else {
+            anyhow::anyhow!(
+                "{text}\nhint: give each --var as NAME=SOURCE: uniform:LO:HI, zipf:LO:HI[:THETA], seq:LO:HI or csv:FILE:COLUMN (a readable file)"
+            )
+        }
+    };
+    let sources = sources(vars, cwd).map_err(hinted)?;
+    let templates = texts
+        .iter()
+        .map(|text| request_template(driver, text, &sources).map_err(hinted))
+        .collect::<Result<Vec<_>>>()?;
+    RequestMix::new(driver, templates, weights)
+        .map_err(|e| anyhow::anyhow!("--mix: {e}\nhint: {}", e.hint(true)))
 }
 
 /// The load model the arguments ask for.
@@ -260,7 +291,7 @@ pub fn render(url: &str, spec: &LoadSpec, s: &Summary) -> String {
             s.requested_rps.unwrap_or(*rate)
         ),
     };
-    let _ = writeln!(out, "{url}: `{}`, {model}", spec.request.text);
+    let _ = writeln!(out, "{url}: {}, {model}", spec.requests.describe());
     let _ = writeln!(
         out,
         "  {} requests in {:.2} s: {:.1} requests/s{}",
@@ -278,6 +309,25 @@ pub fn render(url: &str, spec: &LoadSpec, s: &Summary) -> String {
             "  keys looked up: {hits} hits, {misses} misses, hit rate {:.1}%",
             rate * 100.0
         );
+    }
+    if !s.mix.is_empty() {
+        let sent: u64 = s
+            .mix
+            .iter()
+            .map(|m| m.requests + m.errors + m.timeouts)
+            .sum();
+        for m in &s.mix {
+            let _ = writeln!(
+                out,
+                "  `{}` ×{}: {} requests ({:.1}%), errors {}, timeouts {}",
+                m.request,
+                m.weight,
+                m.requests,
+                (m.requests + m.errors + m.timeouts) as f64 * 100.0 / sent.max(1) as f64,
+                m.errors,
+                m.timeouts
+            );
+        }
     }
     if let Some(e) = &s.first_error {
         let _ = writeln!(out, "  first error: {e}");

@@ -134,6 +134,9 @@ pub fn request_syntax() -> String {
     out.push_str(
         "Variables: --var k=uniform:LO:HI | zipf:LO:HI[:THETA] | seq:LO:HI | csv:FILE:COLUMN\n",
     );
+    out.push_str(
+        "Mix: -r A -r B --mix 9:1 draws A or B per request by weight (equal without --mix); not postgres, mysql\n",
+    );
     out.push_str("Errors: the first error is printed in the server's own words (-ERR ..., CLIENT_ERROR ..., the SQL error).");
     out
 }

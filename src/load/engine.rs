@@ -22,7 +22,7 @@ use super::connect;
 use super::failure::Failure;
 use super::gate::{Arrival, Gate};
 use super::protocol::{Protocol, Reply};
-use super::recorder::Recorder;
+use super::recorder::{Recorder, Tallied};
 use super::request::Generator;
 use super::{Pace, Share};
 
@@ -117,6 +117,8 @@ struct Pending {
     start: Instant,
     /// How many keys it looks up ([`Protocol::lookups`]).
     lookups: u32,
+    /// Which request of the mix it is.
+    template: u32,
 }
 
 /// Bytes read from a connection and not yet parsed: `buf[start..end]`,
@@ -218,6 +220,9 @@ struct Conn {
     /// Rate model: a request is due but the connection's pipeline is full;
     /// its next reply schedules it again.
     stalled: bool,
+    /// Counted requests answered successfully on this client (over its
+    /// reconnections).
+    answered: u64,
 }
 
 /// Due times (rate model) and reconnect times, soonest first.
@@ -277,14 +282,25 @@ pub fn run(
 ) -> Result<Recorder> {
     let mut poll = Poll::new().context("creating an epoll instance")?;
     let mut events = Events::with_capacity(1024);
-    let connected = connect::connect_all(
-        &mut poll,
-        &mut events,
+    // Each connection is confirmed by an answer before the clock: to the
+    // protocol's probe, else to this thread's first request (a copy of the
+    // generator draws it, so the counted sequence is the same).
+    let mut first = Vec::new();
+    let (what, request) = protocol.probe().unwrap_or_else(|| {
+        protocol.encode(generator.clone().next_request(), &mut first);
+        ("the load's first request", &first[..])
+    });
+    let wanted = connect::Wanted {
         addr,
-        share.clients,
-        share.timeout,
-        &mut recorder,
-    );
+        count: share.clients,
+        patience: share.timeout,
+        probe: connect::Probe {
+            request,
+            protocol,
+            what,
+        },
+    };
+    let connected = connect::connect_all(&mut poll, &mut events, &wanted, &mut recorder);
     let (streams, arrival) = match connected {
         Ok(streams) => (
             streams,
@@ -318,6 +334,7 @@ pub fn run(
             inflight: VecDeque::new(),
             due: clock.start + share.offset(i),
             stalled: false,
+            answered: 0,
         })
         .collect();
     let mut driver = Driver {
@@ -339,6 +356,8 @@ pub fn run(
         scratch: vec![0; WIDE_INBOX],
     };
     driver.drive(clock.start, &mut events)?;
+    let answered: Vec<u64> = driver.conns.iter().map(|c| c.answered).collect();
+    driver.recorder.clients(answered);
     Ok(driver.recorder)
 }
 
@@ -584,9 +603,11 @@ impl Driver<'_> {
         let words = self.generator.next_request();
         let conn = &mut self.conns[i];
         self.protocol.encode(words, &mut conn.out);
+        let lookups = self.protocol.lookups(words);
         conn.inflight.push_back(Pending {
             start: intended,
-            lookups: self.protocol.lookups(words),
+            lookups,
+            template: u32::try_from(self.generator.chosen()).unwrap_or(u32::MAX),
         });
         self.inflight += 1;
     }
@@ -613,6 +634,8 @@ impl Driver<'_> {
                 self.inflight -= conn.inflight.len();
                 for pending in conn.inflight.drain(..) {
                     self.recorder.timeout(pending.start, now);
+                    self.recorder
+                        .tally(pending.template as usize, pending.start, Tallied::Timeout);
                 }
                 self.down(i, now);
             }
@@ -625,6 +648,8 @@ impl Driver<'_> {
         self.inflight -= conn.inflight.len();
         for pending in conn.inflight.drain(..) {
             self.recorder.error(pending.start, now, why);
+            self.recorder
+                .tally(pending.template as usize, pending.start, Tallied::Error);
         }
         self.down(i, now + RECONNECT_AFTER);
     }
@@ -764,7 +789,7 @@ fn read_replies(
                     let inbox = &mut conn.input;
                     let used = parse_replies(
                         &inbox.buf[inbox.start..inbox.end],
-                        &mut conn.inflight,
+                        (&mut conn.inflight, &mut conn.answered),
                         protocol,
                         recorder,
                         now,
@@ -772,8 +797,13 @@ fn read_replies(
                     inbox.start += used;
                     inbox.release_if_empty();
                 } else {
-                    let used =
-                        parse_replies(&scratch[..n], &mut conn.inflight, protocol, recorder, now)?;
+                    let used = parse_replies(
+                        &scratch[..n],
+                        (&mut conn.inflight, &mut conn.answered),
+                        protocol,
+                        recorder,
+                        now,
+                    )?;
                     if used < n {
                         conn.input.keep(&scratch[used..n]);
                     }
@@ -790,11 +820,12 @@ fn read_replies(
 }
 
 /// Record every complete reply in `input`, which arrived at `now`,
-/// oldest request first; the
-/// bytes they took (the rest is the start of a reply).
+/// oldest request first of the connection's `inflight`, adding the counted
+/// successes to its `answered`; the bytes they took (the rest is the start
+/// of a reply).
 fn parse_replies(
     input: &[u8],
-    inflight: &mut VecDeque<Pending>,
+    (inflight, answered): (&mut VecDeque<Pending>, &mut u64),
     protocol: &dyn Protocol,
     recorder: &mut Recorder,
     now: Instant,
@@ -810,6 +841,13 @@ fn parse_replies(
         let pending = inflight.pop_front().ok_or_else(|| {
             Failure::Protocol("a reply arrived with no request in flight".to_owned())
         })?;
+        let outcome = if let Reply::Complete { ok: false, .. } = reply {
+            Tallied::Error
+        } else {
+            *answered += u64::from(recorder.counts(pending.start));
+            Tallied::Answered
+        };
+        recorder.tally(pending.template as usize, pending.start, outcome);
         match reply {
             Reply::Complete { ok: false, .. } => {
                 recorder.error_reply(pending.start, now, || first_line(&rest[..len]));

@@ -115,6 +115,10 @@ impl Protocol for Memcached {
         }
     }
 
+    fn probe(&self) -> Option<(&'static str, &'static [u8])> {
+        Some(("version", b"version\r\n"))
+    }
+
     fn lookups(&self, words: &Words) -> u32 {
         let keys = match words.iter().next().unwrap_or_default() {
             b"get" | b"gets" => words.len().saturating_sub(1),

@@ -20,6 +20,7 @@ mod engine;
 mod failure;
 mod gate;
 pub mod limits;
+mod mix;
 mod protocol;
 mod recorder;
 pub mod request;
@@ -55,7 +56,8 @@ use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 pub use driver::Driver;
-pub use recorder::{feedsim_csv, series_csv, Latency, Percentile, SeriesRow, Summary};
+pub use mix::{parse_weights, MixError, RequestMix};
+pub use recorder::{feedsim_csv, series_csv, Latency, MixCount, Percentile, SeriesRow, Summary};
 pub use request::{RequestTemplate, Source};
 
 use recorder::Recorder;
@@ -87,7 +89,8 @@ pub struct LoadSpec {
     pub driver: Driver,
     /// `host:port` for network drivers.
     pub address: Option<String>,
-    pub request: RequestTemplate,
+    /// The request, or a mix of them each drawn by its weight.
+    pub requests: RequestMix,
     pub model: Model,
     /// Requests started in the warmup are sent but not counted.
     pub warmup: Duration,
@@ -118,15 +121,22 @@ pub fn template(
     vars: &BTreeMap<String, String>,
     dir: &std::path::Path,
 ) -> Result<RequestTemplate> {
-    let sources = vars
-        .iter()
+    request_template(driver, text, &sources(vars, dir)?)
+}
+
+/// The variables' sources from `NAME=SOURCE` pairs; relative CSV paths
+/// resolve against `dir`.
+pub fn sources(
+    vars: &BTreeMap<String, String>,
+    dir: &std::path::Path,
+) -> Result<BTreeMap<String, Source>> {
+    vars.iter()
         .map(|(name, spec)| {
             Source::parse(spec, dir)
                 .with_context(|| format!("variable `{name}`"))
                 .map(|s| (name.clone(), s))
         })
-        .collect::<Result<BTreeMap<_, _>>>()?;
-    request_template(driver, text, &sources)
+        .collect()
 }
 
 /// A request template as `driver` reads requests: SQL for postgres and mysql,
@@ -309,8 +319,8 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
     let each = |work: &(dyn Fn(&Share, request::Generator, Recorder) -> Result<Recorder>
                       + Sync)| {
         if let [share] = shares.as_slice() {
-            let generator = spec.request.generator(spec.seed, 0, 1);
-            let recorder = Recorder::new(from, spec.interval);
+            let generator = spec.requests.generator(spec.seed, 0, 1);
+            let recorder = Recorder::new(from, spec.interval).for_mix(&spec.requests);
             let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 work(share, generator, recorder)
             }));
@@ -321,8 +331,8 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
                 .iter()
                 .enumerate()
                 .map(|(w, share)| {
-                    let generator = spec.request.generator(spec.seed, w as u64, workers as u64);
-                    let recorder = Recorder::new(from, spec.interval);
+                    let generator = spec.requests.generator(spec.seed, w as u64, workers as u64);
+                    let recorder = Recorder::new(from, spec.interval).for_mix(&spec.requests);
                     scope.spawn(move || work(share, generator, recorder))
                 })
                 .collect();
@@ -349,7 +359,7 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
     };
     let recorders = recorders.into_iter().collect::<Result<Vec<_>>>()?;
     let from = gate.clock().map_or(from, |c| c.from);
-    let mut total = Recorder::new(from, spec.interval);
+    let mut total = Recorder::new(from, spec.interval).for_mix(&spec.requests);
     for recorder in &recorders {
         total.merge(recorder);
     }
@@ -490,13 +500,15 @@ mod tests {
         let spec = LoadSpec {
             driver: Driver::EXEC,
             address: None,
-            request: template(
-                Driver::EXEC,
-                "sh -c 'exit {code}'",
-                &BTreeMap::from([("code".to_owned(), "seq:0:1".to_owned())]),
-                std::path::Path::new("."),
-            )
-            .unwrap(),
+            requests: RequestMix::one(
+                template(
+                    Driver::EXEC,
+                    "sh -c 'exit {code}'",
+                    &BTreeMap::from([("code".to_owned(), "seq:0:1".to_owned())]),
+                    std::path::Path::new("."),
+                )
+                .unwrap(),
+            ),
             model: Model::Iterations { requests: 10 },
             warmup: Duration::ZERO,
             timeout: Duration::from_secs(10),

@@ -68,7 +68,7 @@ impl DriverKind for MysqlDriver {
     }
 
     fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<super::driver::Client<'a>> {
-        let sql = Sql::parse(&spec.request.text, Style::Positional);
+        let sql = Sql::parse(spec.requests.statement(self.name())?, Style::Positional);
         let url = spec.address.clone().unwrap_or_default();
         let timeout = spec.timeout;
         Ok(super::driver::Client::Blocking(Box::new(move || {

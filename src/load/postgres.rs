@@ -56,7 +56,7 @@ impl DriverKind for PostgresDriver {
     }
 
     fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<super::driver::Client<'a>> {
-        let sql = Sql::parse(&spec.request.text, Style::Numbered).text;
+        let sql = Sql::parse(spec.requests.statement(self.name())?, Style::Numbered).text;
         let conninfo = spec.address.clone().unwrap_or_default();
         let timeout = spec.timeout;
         Ok(super::driver::Client::Blocking(Box::new(move || {

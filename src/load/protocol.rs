@@ -44,6 +44,14 @@ pub trait Protocol: Send + Sync {
         let _ = words;
         0
     }
+    /// A cheap request every server of the protocol answers, its name and
+    /// its bytes (Redis `PING`, memcached `version`), sent once on each new
+    /// connection before the clock to confirm that the server holds it;
+    /// `None`: the load's first request is sent instead, its answer not
+    /// counted.
+    fn probe(&self) -> Option<(&'static str, &'static [u8])> {
+        None
+    }
 }
 
 /// The line at the start of `buf` without its `\r\n`, and the length

@@ -4,12 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::failure::{Failure, Kind};
+use super::mix::RequestMix;
 
 /// Longest latency the totals resolve: one hour, in µs.
 const MAX_US: u64 = 3_600_000_000;
@@ -71,6 +73,12 @@ pub struct Recorder {
     connect_failures: u64,
     /// Why the first connection attempt failed.
     connect_error: Option<String>,
+    /// A mix's requests (text, weight) and what became of the counted
+    /// requests that drew each; both empty for a load of one request.
+    mix: Arc<[(String, u32)]>,
+    tallies: Vec<Tally>,
+    /// The clients that ran and the counted requests each had answered.
+    clients: Option<Clients>,
     /// The bucket the last instant fell in, `(start, end, index)`: most
     /// instants fall in the same one as the last, found by two
     /// comparisons instead of a 128-bit division.
@@ -96,7 +104,52 @@ impl Recorder {
             connect: Histogram::new_with_max(MAX_US, 3).expect("invariant: valid bounds"),
             connect_failures: 0,
             connect_error: None,
+            mix: Arc::new([]),
+            tallies: Vec::new(),
+            clients: None,
             current: None,
+        }
+    }
+
+    /// Count what becomes of each request of `mix` apart, where it is one.
+    #[must_use]
+    pub fn for_mix(mut self, mix: &RequestMix) -> Self {
+        if mix.is_mix() {
+            self.mix = mix.entries().map(|(t, w)| (t.to_owned(), w)).collect();
+            self.tallies = vec![Tally::default(); self.mix.len()];
+        }
+        self
+    }
+
+    /// The clients of this recorder's thread, each by the counted requests
+    /// it had answered.
+    pub fn clients(&mut self, answered: impl IntoIterator<Item = u64>) {
+        for n in answered {
+            let c = self.clients.get_or_insert(Clients {
+                count: 0,
+                without_reply: 0,
+                min_requests: u64::MAX,
+                max_requests: 0,
+            });
+            c.count += 1;
+            c.without_reply += u64::from(n == 0);
+            c.min_requests = c.min_requests.min(n);
+            c.max_requests = c.max_requests.max(n);
+        }
+    }
+
+    /// What became of a counted request that drew template `template` of
+    /// the mix (nothing for a load of one request).
+    pub fn tally(&mut self, template: usize, start: Instant, outcome: Tallied) {
+        if self.tallies.is_empty() || !self.counts(start) {
+            return;
+        }
+        if let Some(t) = self.tallies.get_mut(template) {
+            match outcome {
+                Tallied::Answered => t.requests += 1,
+                Tallied::Error => t.errors += 1,
+                Tallied::Timeout => t.timeouts += 1,
+            }
         }
     }
 
@@ -276,6 +329,24 @@ impl Recorder {
         if self.connect_error.is_none() {
             self.connect_error.clone_from(&other.connect_error);
         }
+        self.clients = match (self.clients, other.clients) {
+            (Some(a), Some(b)) => Some(Clients {
+                count: a.count + b.count,
+                without_reply: a.without_reply + b.without_reply,
+                min_requests: a.min_requests.min(b.min_requests),
+                max_requests: a.max_requests.max(b.max_requests),
+            }),
+            (a, b) => a.or(b),
+        };
+        if self.tallies.len() < other.tallies.len() {
+            self.mix = other.mix.clone();
+            self.tallies.resize(other.tallies.len(), Tally::default());
+        }
+        for (mine, theirs) in self.tallies.iter_mut().zip(&other.tallies) {
+            mine.requests += theirs.requests;
+            mine.errors += theirs.errors;
+            mine.timeouts += theirs.timeouts;
+        }
     }
 
     /// The summary over a measured period of `measured` (the load's
@@ -326,6 +397,19 @@ impl Recorder {
             bytes_rx: (self.rx + self.tx > 0).then_some(self.rx),
             bytes_tx: (self.rx + self.tx > 0).then_some(self.tx),
             connects: self.connects(),
+            clients: self.clients,
+            mix: self
+                .mix
+                .iter()
+                .zip(&self.tallies)
+                .map(|((request, weight), t)| MixCount {
+                    request: request.clone(),
+                    weight: *weight,
+                    requests: t.requests,
+                    errors: t.errors,
+                    timeouts: t.timeouts,
+                })
+                .collect(),
         }
     }
 
@@ -458,16 +542,75 @@ pub struct Summary {
     /// failures are not in `errors`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connects: Option<Connects>,
+    /// The clients (connections; a blocking driver's threads) and the
+    /// counted requests each had answered: every client that connected
+    /// works in the measured window, so `without_reply` is 0 unless the
+    /// load was shorter than its clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Clients>,
+    /// A mix of requests (`-r A -r B --mix 9:1`): each request, its
+    /// weight, and the counted requests that drew it; absent for a load of
+    /// one request. A request that was never sent (its connection down)
+    /// drew none and is in `errors` only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<MixCount>,
+}
+
+/// The clients of a load and how evenly the counted requests were
+/// answered over them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clients {
+    /// Clients that ran.
+    pub count: u64,
+    /// Clients with no counted request answered.
+    pub without_reply: u64,
+    /// The fewest and the most counted requests one client had answered.
+    pub min_requests: u64,
+    pub max_requests: u64,
+}
+
+/// One request of a mix and what became of the counted requests that
+/// drew it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MixCount {
+    /// The request template, as written.
+    pub request: String,
+    /// Its weight in the mix (its share is weight / the sum of weights).
+    pub weight: u32,
+    /// Answered successfully.
+    pub requests: u64,
+    /// Failed (an error reply, a lost connection).
+    pub errors: u64,
+    /// Unanswered within the timeout.
+    pub timeouts: u64,
+}
+
+/// A mix request's counts in a [`Recorder`].
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    requests: u64,
+    errors: u64,
+    timeouts: u64,
+}
+
+/// What became of one request, for its mix's tally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tallied {
+    Answered,
+    Error,
+    Timeout,
 }
 
 /// How the load's connections were made, before the measured window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Connects {
-    /// Connections made.
+    /// Connections made, each confirmed by the server's answer.
     pub made: u64,
-    /// Attempts that failed (refused, timed out) and were retried.
+    /// Attempts that failed (refused, timed out, a probe the server never
+    /// took) and were retried.
     pub failed_attempts: u64,
-    /// Time from a connection's first attempt until it was made, in ms.
+    /// Time from a connection's first attempt until the server answered
+    /// on it (its probe), in ms.
     pub mean_ms: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,

@@ -101,6 +101,10 @@ impl Protocol for Redis {
         }
     }
 
+    fn probe(&self) -> Option<(&'static str, &'static [u8])> {
+        Some(("PING", b"*1\r\n$4\r\nPING\r\n"))
+    }
+
     fn parse(&self, buf: &[u8]) -> Result<Reply, Malformed> {
         Ok(match value(buf, 0)? {
             None => Reply::Incomplete,

@@ -237,13 +237,63 @@ impl RequestTemplate {
     /// A generator for one client thread: `index` of `count` threads, so
     /// sequences interleave instead of repeating.
     pub fn generator(&self, seed: u64, index: u64, count: u64) -> Generator {
-        Generator {
-            template: self.clone(),
+        Generator::new(std::slice::from_ref(self), &[1], seed, index, count)
+    }
+}
+
+/// Expands a template again and again; for a mix, first draws which.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    /// Each template's words (all bound to the same variables).
+    templates: Vec<Vec<Vec<Segment>>>,
+    sources: Vec<Source>,
+    /// A mix's running sums of the weights; empty for one template, which
+    /// draws nothing for its choice (a load of one request sends the
+    /// sequence it always sent).
+    cumulative: Vec<u64>,
+    /// The template of the last request.
+    chosen: usize,
+    rng: Rng,
+    position: Vec<u64>,
+    stride: u64,
+    zipf: Vec<Option<Zipf>>,
+    words: Words,
+    /// This request's value of each variable.
+    drawn: Vec<u64>,
+}
+
+impl Generator {
+    /// `templates` drawn by `weights` (as many, each at least 1; the
+    /// templates parsed against the same variables), for thread `index`
+    /// of `count`.
+    pub(super) fn new(
+        templates: &[RequestTemplate],
+        weights: &[u32],
+        seed: u64,
+        index: u64,
+        count: u64,
+    ) -> Self {
+        let sources = templates
+            .first()
+            .map(|t| t.sources.clone())
+            .unwrap_or_default();
+        let cumulative = if templates.len() > 1 {
+            weights
+                .iter()
+                .scan(0u64, |sum, w| {
+                    *sum += u64::from(*w);
+                    Some(*sum)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Self {
+            templates: templates.iter().map(|t| t.words.clone()).collect(),
             rng: Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-            position: vec![index; self.sources.len()],
+            position: vec![index; sources.len()],
             stride: count.max(1),
-            zipf: self
-                .sources
+            zipf: sources
                 .iter()
                 .map(|s| match s {
                     Source::Zipf {
@@ -255,30 +305,27 @@ impl RequestTemplate {
                     _ => None,
                 })
                 .collect(),
+            drawn: vec![0; sources.len()],
+            sources,
+            cumulative,
+            chosen: 0,
             words: Words::default(),
-            drawn: vec![0; self.sources.len()],
         }
     }
-}
 
-/// Expands a template again and again.
-#[derive(Debug, Clone)]
-pub struct Generator {
-    template: RequestTemplate,
-    rng: Rng,
-    position: Vec<u64>,
-    stride: u64,
-    zipf: Vec<Option<Zipf>>,
-    words: Words,
-    /// This request's value of each variable.
-    drawn: Vec<u64>,
-}
+    /// Which template the last request was (its index in the mix).
+    pub fn chosen(&self) -> usize {
+        self.chosen
+    }
 
-impl Generator {
     /// The next request's words.
     pub fn next_request(&mut self) -> &Words {
+        if let Some(&total) = self.cumulative.last() {
+            let pick = self.rng.below(usize::try_from(total).unwrap_or(usize::MAX)) as u64;
+            self.chosen = self.cumulative.partition_point(|&c| c <= pick);
+        }
         // One draw per variable per request, however often it appears.
-        for (i, source) in self.template.sources.iter().enumerate() {
+        for (i, source) in self.sources.iter().enumerate() {
             let position = self.position[i];
             self.position[i] += self.stride;
             self.drawn[i] = match source {
@@ -297,12 +344,12 @@ impl Generator {
             };
         }
         self.words.clear();
-        for segments in &self.template.words {
+        for segments in &self.templates[self.chosen] {
             for segment in segments {
                 match segment {
                     Segment::Literal(bytes) => self.words.buf.extend_from_slice(bytes),
                     Segment::Var(i) => {
-                        if let Source::Values(values) = &self.template.sources[*i] {
+                        if let Source::Values(values) = &self.sources[*i] {
                             let index = usize::try_from(self.drawn[*i]).unwrap_or(0);
                             self.words.buf.extend_from_slice(values[index].as_bytes());
                         } else {

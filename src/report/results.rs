@@ -111,6 +111,11 @@ pub struct LoadCurves {
     /// each CPU's (from /proc/stat).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu: Vec<crate::cpustat::Row>,
+    /// A load that mixes requests (`request = [A, B]`, `mix = [9, 1]`):
+    /// each request, its weight, and what became of the counted requests
+    /// that drew it; absent for a load of one request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<crate::load::MixCount>,
 }
 
 /// One variant's samples of one metric on one workload.
@@ -397,6 +402,7 @@ pub fn load_curves(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<LoadCurves> {
                 percentiles: outcome.summary.percentiles,
                 series: outcome.series,
                 cpu: read_cpu(&run.stdout_log),
+                mix: outcome.summary.mix,
             });
         }
     }

@@ -261,7 +261,13 @@ fn clients_that_cannot_connect_stop_the_load_before_the_clock() {
 
 /// 500 clients at once against a listen backlog of 8: the kernel drops
 /// the SYNs that overflow it, the connects are paced and retried before
-/// the clock, and the load starts with every client and no error.
+/// the clock, and the load starts with every client and no error. Some
+/// connects complete on the client's side only (the server's SYN cookie
+/// answered, the handshake's last ACK dropped by the full accept queue):
+/// each connection is confirmed by an answer before the clock, so every
+/// one of the 500 clients has its requests answered in the measured
+/// window (before, a few sat retransmitting their first request to a
+/// server that knew nothing of them: a load of fewer clients than asked).
 #[test]
 fn a_burst_of_clients_over_a_small_listen_backlog_all_connect_before_the_clock() {
     let _serial = exclusive();
@@ -284,6 +290,10 @@ fn a_burst_of_clients_over_a_small_listen_backlog_all_connect_before_the_clock()
     assert_eq!(u(&summary["timeouts"]), 0, "{summary}");
     let connects = &summary["connects"];
     assert_eq!(u(&connects["made"]), 500, "{summary}");
+    let clients = &summary["clients"];
+    assert_eq!(u(&clients["count"]), 500, "{summary}");
+    assert_eq!(u(&clients["without_reply"]), 0, "{summary}");
+    assert!(u(&clients["min_requests"]) >= 1, "{summary}");
     // Connect time is reported apart from the requests' latency.
     assert!(
         f(&connects["max_ms"]) >= f(&connects["p50_ms"]),
@@ -383,8 +393,9 @@ fn redis_driver_counts_exactly_what_the_server_processed() {
     );
     assert_eq!(u(&out["summary"]["requests"]), 5000);
     let after = stat(&info(server.port), "total_commands_processed");
-    // One INFO ran in between.
-    assert_eq!(after - before - 1, 5000);
+    // One INFO ran in between, and each of the 10 clients' connection was
+    // confirmed by a PING before the clock.
+    assert_eq!(after - before - 1 - 10, 5000);
     let dbsize = ask(server.port, b"*1\r\n$6\r\nDBSIZE\r\n", b"\r\n");
     assert_eq!(
         dbsize.trim(),
@@ -569,6 +580,152 @@ fn memcached_misses_are_a_hit_rate_not_errors() {
             .contains("100 hits, 100 misses, hit rate 50.0%"),
         "{}",
         run.stdout()
+    );
+}
+
+/// A 9:1 mix of gets and sets, as memaslap sends: memcached's own
+/// `cmd_get` and `cmd_set` match the per-request counts of the load's
+/// JSON exactly, only the gets are looked up (hits and misses), and the
+/// same seed draws the same sequence.
+#[test]
+fn a_memcached_mix_sends_each_request_by_its_weight_and_counts_it_apart() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = start(
+        "memcached",
+        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
+    );
+    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let stats = || ask(server.port, b"stats\r\n", b"END\r\n");
+    let run = |seed: &str| {
+        let before = stats();
+        let out = load(
+            &sandbox,
+            &url,
+            &[
+                "-r",
+                "get key:{k}",
+                "-r",
+                "set key:{k} v{k}",
+                "--mix",
+                "9:1",
+                "--var",
+                "k=uniform:1:100",
+                "-n",
+                "2000",
+                "-c",
+                "4",
+                "--warmup",
+                "0s",
+                "--seed",
+                seed,
+            ],
+        );
+        let after = stats();
+        let delta = |name| stat(&after, name) - stat(&before, name);
+        (out, delta("cmd_get"), delta("cmd_set"))
+    };
+    let (out, gets, sets) = run("5");
+    let s = &out["summary"];
+    let mix = s["mix"].as_array().unwrap_or_else(|| panic!("no mix: {s}"));
+    assert_eq!(mix.len(), 2, "{s}");
+    assert_eq!(
+        (mix[0]["request"].as_str(), u(&mix[0]["weight"])),
+        (Some("get key:{k}"), 9)
+    );
+    assert_eq!(
+        (mix[1]["request"].as_str(), u(&mix[1]["weight"])),
+        (Some("set key:{k} v{k}"), 1)
+    );
+    let (got, set) = (u(&mix[0]["requests"]), u(&mix[1]["requests"]));
+    assert_eq!(
+        (got + set, u(&s["requests"]), u(&s["errors"])),
+        (2000, 2000, 0),
+        "{s}"
+    );
+    // What the server ran, exactly.
+    assert_eq!((gets, sets), (got, set), "{s}");
+    // 200 sets expected; the standard deviation is sqrt(2000 · 0.1 · 0.9) ≈ 13.4.
+    assert!((130..=270).contains(&set), "{s}");
+    // Only the gets looked a key up.
+    assert_eq!(u(&s["hits"]) + u(&s["misses"]), got, "{s}");
+    let (again, ..) = run("5");
+    assert_eq!(
+        again["summary"]["mix"], s["mix"],
+        "the same seed, the same sequence"
+    );
+    let (other, ..) = run("6");
+    assert_ne!(
+        other["summary"]["mix"], s["mix"],
+        "another seed, another sequence"
+    );
+    // The terminal summary shows each request's share.
+    let shown = sandbox.afterburner(&[
+        "load", &url, "-r", "get a", "-r", "set a 1", "--mix", "3:1", "-n", "400", "--warmup", "0s",
+    ]);
+    shown.assert_ok();
+    assert!(
+        shown.stdout().contains("`get a` ×3, `set a 1` ×1"),
+        "{}",
+        shown.stdout()
+    );
+    assert!(
+        shown.stdout().contains("  `set a 1` ×1: "),
+        "{}",
+        shown.stdout()
+    );
+}
+
+/// `--mix` with a weight per `-r`, each at least 1; the SQL drivers take
+/// one statement. Refused before anything connects, with a way out.
+#[test]
+fn a_mix_that_does_not_fit_its_requests_is_refused_with_a_hint() {
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let refused = |args: &[&str], needle: &str| {
+        let mut all = vec!["load"];
+        all.extend_from_slice(args);
+        sandbox
+            .afterburner(&all)
+            .assert_fails_with(needle)
+            .assert_fails_with("hint:");
+    };
+    refused(
+        &[
+            "redis://127.0.0.1:1",
+            "-r",
+            "GET a",
+            "-r",
+            "GET b",
+            "--mix",
+            "9:1:1",
+        ],
+        "3 weights for 2 requests",
+    );
+    refused(
+        &[
+            "redis://127.0.0.1:1",
+            "-r",
+            "GET a",
+            "-r",
+            "GET b",
+            "--mix",
+            "9:0",
+        ],
+        "weight 0, the 2nd of the mix",
+    );
+    refused(
+        &["redis://127.0.0.1:1", "-r", "GET a", "--mix", "9:x"],
+        "`x` is not a whole number",
+    );
+    refused(
+        &[
+            "postgres://u@127.0.0.1:1/db",
+            "-r",
+            "SELECT 1",
+            "-r",
+            "SELECT 2",
+        ],
+        "the postgres driver prepares one statement",
     );
 }
 
@@ -1242,10 +1399,12 @@ fn feedsim_csv_counts_the_bytes_the_server_saw() {
     );
     let s = &out["summary"];
     // The server's counts include the second `stats` asked and the first
-    // one's reply.
-    assert_eq!(u(&s["bytes_tx"]) + 7, read, "{s}");
+    // one's reply, and each of the 3 clients' `version` (9 bytes) and its
+    // answer, which confirmed its connection before the clock.
+    let version = ask(server.port, b"version\r\n", b"\r\n").len() as u64;
+    assert_eq!(u(&s["bytes_tx"]) + 7 + 3 * 9, read, "{s}");
     assert_eq!(
-        u(&s["bytes_rx"]) + before_reply.len() as u64,
+        u(&s["bytes_rx"]) + before_reply.len() as u64 + 3 * version,
         written,
         "{s}"
     );

@@ -651,3 +651,50 @@ fn explains_the_window_per_request(sandbox: &Sandbox) {
     );
     assert!(!out.contains("add up to"), "{out}");
 }
+
+/// A workload's mix of requests (`request = [A, B]`, `mix = [3, 1]`)
+/// reaches the server by weight and is counted per request in the load's
+/// JSON and in `results.json`'s `loads[]`.
+#[test]
+fn a_mixed_load_is_counted_per_request_in_the_results() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let text = SERVED
+        .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"same\"")
+        .replace(
+            "driver = \"http\"\nclients = 2",
+            "driver = \"http\"\nrequest = [\"GET /a\", \"GET /b\"]\nmix = [3, 1]\nclients = 2",
+        )
+        .replace("repetitions = 3", "repetitions = 1")
+        .replace(
+            "metrics = [\"wall\", \"instructions\"]",
+            "metrics = [\"wall\"]",
+        );
+    sandbox.write("afterburner.toml", &text);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let loads = results["loads"].as_array().unwrap();
+    let closed: Vec<&serde_json::Value> =
+        loads.iter().filter(|l| l["workload"] == "closed").collect();
+    assert_eq!(closed.len(), 2, "{loads:#?}");
+    for load in closed {
+        let mix = load["mix"].as_array().unwrap_or_else(|| panic!("{load}"));
+        let requests: Vec<u64> = mix
+            .iter()
+            .map(|m| m["requests"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            (mix[0]["request"].as_str(), mix[0]["weight"].as_u64()),
+            (Some("GET /a"), Some(3)),
+            "{load}"
+        );
+        // 1000 requests, 750 of /a expected (standard deviation ≈ 13.7).
+        assert_eq!(requests.iter().sum::<u64>(), 1000, "{load}");
+        assert!((680..=820).contains(&requests[0]), "{load}");
+    }
+    // The paced workload sends its one default request: no mix.
+    assert!(loads
+        .iter()
+        .filter(|l| l["workload"] == "paced")
+        .all(|l| l.get("mix").is_none()));
+}

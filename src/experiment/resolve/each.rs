@@ -157,7 +157,10 @@ impl Cx<'_> {
         member.train_run = w.train_run.as_ref().map(fill_spanned);
         if let Some(load) = &w.load {
             let mut l = load.get_ref().clone();
-            l.request = l.request.as_ref().map(fill_spanned);
+            l.request = l
+                .request
+                .as_ref()
+                .map(|r| Spanned::new(r.span(), r.get_ref().map(substitute)));
             for value in l.vars.values_mut() {
                 *value = fill_spanned(value);
             }

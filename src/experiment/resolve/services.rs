@@ -14,7 +14,7 @@ use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::load::command::parse_sla;
 use crate::load::sla::Sla;
-use crate::load::{request_template, Driver, Model, Source};
+use crate::load::{request_template, Driver, MixError, Model, RequestMix, Source};
 
 const SIGNALS: [(&str, i32); 5] = [
     ("TERM", libc::SIGTERM),
@@ -211,24 +211,7 @@ impl Cx<'_> {
             })?;
             vars.insert(name.clone(), source);
         }
-        let request_text = match (&l.request, driver.default_request("/")) {
-            (Some(r), _) => r.clone(),
-            (None, Some(r)) => Spanned::new(l.driver.span(), r),
-            (None, None) => {
-                return Err(self.invalid(
-                    l.driver.span(),
-                    "the exec driver needs a request (the command to run)",
-                    "add request = \"{bin.client} --once\"-style command, without afterburner placeholders",
-                ))
-            }
-        };
-        let request = request_template(driver, request_text.get_ref(), &vars).map_err(|e| {
-            let text = format!("{e:#}");
-            let (message, hint) = text
-                .split_once("\nhint: ")
-                .unwrap_or((text.as_str(), "define each {name} the request uses in vars"));
-            self.invalid(request_text.span(), message.to_owned(), hint.to_owned())
-        })?;
+        let request = self.requests(l, driver, &vars)?;
         let positive = |v: &Option<Spanned<usize>>, default: usize, what: &str| match v {
             None => Ok(default),
             Some(v) if *v.get_ref() > 0 => Ok(*v.get_ref()),
@@ -327,6 +310,48 @@ impl Cx<'_> {
         };
         self.check_limits(l, &load)?;
         Ok(load)
+    }
+
+    /// The load's request, or its mix (`request = [A, B]`, `mix = [9, 1]`),
+    /// each parsed against `vars`; an error names the line of `request` or
+    /// of `mix`.
+    fn requests(
+        &self,
+        l: &RawLoad,
+        driver: Driver,
+        vars: &BTreeMap<String, Source>,
+    ) -> Result<RequestMix, ExperimentError> {
+        let (texts, span) = match (&l.request, driver.default_request("/")) {
+            (Some(r), _) => (r.get_ref().texts(), r.span()),
+            (None, Some(r)) => (vec![r], l.driver.span()),
+            (None, None) => {
+                return Err(self.invalid(
+                    l.driver.span(),
+                    "the exec driver needs a request (the command to run)",
+                    "add request = \"{bin.client} --once\"-style command, without afterburner placeholders",
+                ))
+            }
+        };
+        let templates = texts
+            .iter()
+            .map(|text| {
+                request_template(driver, text, vars).map_err(|e| {
+                    let text = format!("{e:#}");
+                    let (message, hint) = text
+                        .split_once("\nhint: ")
+                        .unwrap_or((text.as_str(), "define each {name} the request uses in vars"));
+                    self.invalid(span.clone(), message.to_owned(), hint.to_owned())
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let weights = l.mix.as_ref().map(|m| m.get_ref().as_slice());
+        RequestMix::new(driver, templates, weights).map_err(|e| {
+            let at = match (&e, &l.mix) {
+                (MixError::Counts { .. } | MixError::Weight { .. }, Some(m)) => m.span(),
+                _ => span.clone(),
+            };
+            self.invalid(at, e.to_string(), e.hint(false))
+        })
     }
 
     /// Every number of the load within its range ([`crate::load::limits`]),
