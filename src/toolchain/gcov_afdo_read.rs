@@ -53,9 +53,11 @@ pub fn read(bytes: &[u8]) -> Result<Vec<Instance>, String> {
     r.old = match version {
         AUTO_PROFILE_VERSION => false,
         OLD_VERSION | CREATE_GCOV_DEFAULT => true,
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "AutoFDO profile version {other}; versions 1 (create_gcov's) and 2 (gcc 12's) are read"
-        )),
+        ))
+        }
     };
     r.word()?;
     r.tag(TAG_FILE_NAMES, "the name table")?;
