@@ -159,7 +159,7 @@ fn convert_for_gcc(
 
 /// A text profile, its bytes read as UTF-8 where they are not (some names
 /// `create_llvm_prof` writes are garbage; `gcov_afdo` leaves them out).
-fn read_lossy(path: &Path) -> Result<String> {
+pub(super) fn read_lossy(path: &Path) -> Result<String> {
     Ok(String::from_utf8_lossy(&fs_err::read(path)?).into_owned())
 }
 
@@ -347,17 +347,26 @@ impl Pgo for AutoFdo {
 fn brought_gcc_profiles(dirs: &StageDirs) -> Result<Vec<Vec<super::gcov_afdo::Instance>>> {
     let mut profiles = Vec::new();
     for file in find_files(&super::raw_dir(dirs), GCC_BROUGHT_EXTENSION) {
-        let mut functions = super::gcov_afdo_read::read(&fs_err::read(&file)?)
+        let functions = super::gcov_afdo_read::read(&fs_err::read(&file)?)
             .map_err(|why| anyhow::anyhow!("reading {}: {why}", file.display()))?;
-        let weight = u64::from(super::weights::of(dirs, &file)?);
-        if weight != 1 {
-            for f in &mut functions {
-                f.scale(weight);
-            }
-        }
-        profiles.push(functions);
+        profiles.push(weighted(dirs, &file, functions)?);
     }
     Ok(profiles)
+}
+
+/// `functions`, read from `file`, scaled by the weight of its workload.
+fn weighted(
+    dirs: &StageDirs,
+    file: &Path,
+    mut functions: Vec<super::gcov_afdo::Instance>,
+) -> Result<Vec<super::gcov_afdo::Instance>> {
+    let weight = u64::from(super::weights::of(dirs, file)?);
+    if weight != 1 {
+        for f in &mut functions {
+            f.scale(weight);
+        }
+    }
+    Ok(functions)
 }
 
 impl Pgo for GccAutoFdo {
@@ -408,17 +417,10 @@ impl Pgo for GccAutoFdo {
         };
         let mut garbled = 0;
         for file in converted.iter().flat_map(|c| &c.profiles) {
-            let (mut functions, bad) =
-                super::gcov_afdo::parse_llvm_text_counting(&read_lossy(file)?)
-                    .with_context(|| format!("reading {}", file.display()))?;
+            let (functions, bad) = super::gcov_afdo::parse_llvm_text_counting(&read_lossy(file)?)
+                .with_context(|| format!("reading {}", file.display()))?;
             garbled += bad;
-            let weight = u64::from(super::weights::of(dirs, file)?);
-            if weight != 1 {
-                for f in &mut functions {
-                    f.scale(weight);
-                }
-            }
-            profiles.push(functions);
+            profiles.push(weighted(dirs, file, functions)?);
         }
         if garbled > 0 {
             crate::progress::warn(format_args!(

@@ -40,23 +40,15 @@ pub fn counts(round: &str, files: &[PathBuf]) -> Result<Option<Counts>> {
             "gcc-autofdo" => {
                 let functions = super::gcov_afdo_read::read(&fs_err::read(file)?)
                     .map_err(|why| anyhow::anyhow!("reading {}: {why}", file.display()))?;
-                for f in functions {
-                    *counts
-                        .entry(compared(round, &f.name).to_owned())
-                        .or_default() += f.total();
-                }
+                add_instances(round, functions, &mut counts);
             }
             "autofdo" => clang_sample_counts(file, &mut counts)?,
-            "bolt" | "bolt-perf" => fdata_counts(&read_lossy(file)?, &mut counts),
+            "bolt" | "bolt-perf" => fdata_counts(&super::autofdo::read_lossy(file)?, &mut counts),
             "go-pgo" | "go-pgo-perf" => pprof_counts(file, &mut counts)?,
             _ => return Ok(None),
         }
     }
     Ok(Some(counts))
-}
-
-fn read_lossy(file: &Path) -> Result<String> {
-    Ok(String::from_utf8_lossy(&fs_err::read(file)?).into_owned())
 }
 
 /// The names `binaries` define (`nm --defined-only`), compared as round
@@ -100,6 +92,16 @@ fn bolt_name(name: &str) -> &str {
     name.split('/').next().unwrap_or(name)
 }
 
+/// Each AutoFDO function's samples (its lines' and those of what it
+/// inlines) under its compared name.
+fn add_instances(round: &str, functions: Vec<super::gcov_afdo::Instance>, counts: &mut Counts) {
+    for f in functions {
+        *counts
+            .entry(compared(round, &f.name).to_owned())
+            .or_default() += f.total();
+    }
+}
+
 fn clang_sample_counts(file: &Path, counts: &mut Counts) -> Result<()> {
     let tool = super::find_llvm_profdata()?;
     let path = file.to_string_lossy();
@@ -118,11 +120,7 @@ fn clang_sample_counts(file: &Path, counts: &mut Counts) -> Result<()> {
     }
     let functions = super::gcov_afdo::parse_llvm_text(&out.stdout)
         .with_context(|| format!("reading {} as text", file.display()))?;
-    for f in functions {
-        *counts
-            .entry(compared("autofdo", &f.name).to_owned())
-            .or_default() += f.total();
-    }
+    add_instances("autofdo", functions, counts);
     Ok(())
 }
 
