@@ -123,7 +123,8 @@ impl Protocol for Http {
             let value = value.trim_ascii();
             if name.eq_ignore_ascii_case(b"content-length") {
                 let bad = || Malformed("bad Content-Length".to_owned());
-                length = Some(usize::try_from(integer(value).map_err(|_| bad())?).map_err(|_| bad())?);
+                length =
+                    Some(usize::try_from(integer(value).map_err(|_| bad())?).map_err(|_| bad())?);
             } else if name.eq_ignore_ascii_case(b"transfer-encoding")
                 && value.eq_ignore_ascii_case(b"chunked")
             {

@@ -23,8 +23,9 @@ mod wire;
 use std::time::Duration;
 
 use self::session::{Error, Session, Statement};
-use self::url::{redact, Target, FORM};
+use self::url::{Target, FORM};
 use super::blocking::Call;
+use super::dburl::redact;
 use super::driver::DriverKind;
 use super::failure::Failure;
 use super::request::Words;
@@ -102,6 +103,11 @@ impl Mysql {
                 "MySQL ({shown}): no answer to the handshake within {timeout:?}"
             )),
             Error::Unsupported(why) => Failure::Fatal(format!("MySQL ({shown}): {why}")),
+            // Access denied (to the server, the database), an unknown
+            // database: no retry mends them.
+            Error::Server(e) if matches!(e.code, 1044 | 1045 | 1049 | 1698) => {
+                Failure::Fatal(format!("MySQL ({shown}): {e}"))
+            }
             e => Failure::Connection(format!("MySQL ({shown}): {}", describe(&e))),
         })?;
         let text = sql.text.as_str();
@@ -222,8 +228,11 @@ mod tests {
 
     #[test]
     fn a_bad_url_is_fatal_and_names_the_form() {
-        let Err(Failure::Fatal(why)) = Mysql::connect("mysql://[::1", &Sql::parse("SELECT 1", Style::Positional), Duration::from_secs(1))
-        else {
+        let Err(Failure::Fatal(why)) = Mysql::connect(
+            "mysql://[::1",
+            &Sql::parse("SELECT 1", Style::Positional),
+            Duration::from_secs(1),
+        ) else {
             panic!("a bad URL must be fatal");
         };
         assert!(why.contains("mysql://USER:PASS@HOST:PORT/DB"), "{why}");
@@ -240,13 +249,19 @@ mod tests {
         let sql = Sql::parse("SELECT 1", Style::Positional);
         match Mysql::connect(&url, &sql, Duration::from_millis(300)) {
             Err(Failure::Connection(why)) => {
-                assert!(why.contains("no answer to the handshake within 300ms"), "{why}");
+                assert!(
+                    why.contains("no answer to the handshake within 300ms"),
+                    "{why}"
+                );
             }
             Err(other) => panic!("expected a connection failure, got {other:?}"),
             Ok(_) => panic!("nothing greets on {port}"),
         }
         let took = began.elapsed();
-        assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(3), "{took:?}");
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+            "{took:?}"
+        );
         drop(listener);
     }
 
@@ -257,7 +272,11 @@ mod tests {
             .and_then(|l| l.local_addr())
             .map_or(1, |a| a.port());
         let url = format!("mysql://root:pw@127.0.0.1:{port}/db");
-        match Mysql::connect(&url, &Sql::parse("SELECT 1", Style::Positional), Duration::from_secs(2)) {
+        match Mysql::connect(
+            &url,
+            &Sql::parse("SELECT 1", Style::Positional),
+            Duration::from_secs(2),
+        ) {
             Err(Failure::Connection(why)) => {
                 assert!(why.contains("root:***@127.0.0.1"), "{why}");
                 assert!(!why.contains("pw"), "{why}");

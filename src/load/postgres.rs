@@ -1,22 +1,32 @@
-//! PostgreSQL over the extended query protocol, with the maintained
-//! `tokio-postgres` crate on a runtime of the client's own: each client
-//! connects once, prepares the statement once, and binds each request's
-//! values as parameters. Every step (connect, start-up, prepare, query) has
-//! the load's timeout: a server that accepts connections and never answers
-//! (or answers garbage) costs a timeout, not a hang. In the request text
-//! `{name}` becomes `$1`, `$2`, … (the same name, the same number).
+//! PostgreSQL over the extended query protocol, spoken by the driver
+//! itself (`postgres/`): one thread per client with a blocking socket, as
+//! pgbench's clients have, so a reply costs one `recv` and no event loop.
+//! Each client connects once, parses the statement once and binds each
+//! request's values as text parameters (the server types them as the
+//! statement needs). Every step (connect, start-up, prepare, query) has
+//! the load's timeout, and the server's `statement_timeout` is set to it:
+//! a server that accepts connections and never answers (or answers
+//! garbage) costs a timeout, not a hang. In the request text `{name}`
+//! becomes `$1`, `$2`, … (the same name, the same number).
+//!
+//! The address is libpq's connection string, a URL
+//! (`postgres://USER:PASS@HOST:PORT/DB`) or keywords (`host=… user=…`); a
+//! host that begins with `/` is the unix socket's directory.
+
+mod auth;
+mod conninfo;
+mod message;
+mod session;
 
 use std::time::Duration;
 
-use tokio::runtime::Runtime;
-use tokio_postgres::types::Type;
-use tokio_postgres::{Client, NoTls, Statement};
-
+use self::conninfo::{redact, Target, FORM};
+use self::session::{Error, Session};
 use super::blocking::Call;
 use super::driver::DriverKind;
 use super::failure::Failure;
 use super::request::Words;
-use super::sql::{runtime, within, Sql, Style};
+use super::sql::{Sql, Style};
 use super::LoadSpec;
 
 /// The `postgres` driver.
@@ -28,7 +38,7 @@ impl DriverKind for PostgresDriver {
     }
 
     fn url_form(&self) -> &'static str {
-        "postgres://USER@HOST:PORT/DB"
+        FORM
     }
 
     fn default_port(&self) -> u16 {
@@ -56,7 +66,7 @@ impl DriverKind for PostgresDriver {
     }
 
     fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<super::driver::Client<'a>> {
-        let sql = Sql::parse(spec.requests.statement(self.name())?, Style::Numbered).text;
+        let sql = Sql::parse(spec.requests.statement(self.name())?, Style::Numbered);
         let conninfo = spec.address.clone().unwrap_or_default();
         let timeout = spec.timeout;
         Ok(super::driver::Client::Blocking(Box::new(move || {
@@ -67,109 +77,122 @@ impl DriverKind for PostgresDriver {
 
 /// One client connection with its prepared statement.
 pub struct Postgres {
-    runtime: Runtime,
-    client: Client,
-    statement: Statement,
+    /// `None` only while being dropped.
+    session: Option<Session>,
+    /// How many of the request's words the statement binds.
+    params: usize,
+    shown: String,
 }
 
 impl Postgres {
-    /// Connect with a libpq-style connection string (`host=… port=… user=…`
-    /// or `postgres://user@host:port/db`) and prepare `sql`, each step
-    /// within `timeout`.
-    pub fn connect(conninfo: &str, sql: &str, timeout: Duration) -> Result<Self, Failure> {
-        let mut config: tokio_postgres::Config = conninfo
-            .parse()
-            .map_err(|e| Failure::Fatal(format!("connection string `{conninfo}`: {e}")))?;
-        config.connect_timeout(timeout);
-        let runtime = runtime("postgres")?;
-        let (client, connection) = within(&runtime, timeout, config.connect(NoTls))
-            .ok_or_else(|| {
-                Failure::Connection(format!(
-                    "PostgreSQL ({conninfo}): no answer to the start-up within {timeout:?}"
-                ))
-            })?
-            .map_err(|e| Failure::Connection(format!("PostgreSQL ({conninfo}): {e}")))?;
-        // The connection's task runs whenever the client waits on it.
-        runtime.spawn(connection);
-        let set = format!("SET statement_timeout = {}", timeout.as_millis());
-        within(&runtime, timeout, client.batch_execute(&set))
-            .ok_or_else(|| {
-                Failure::Connection(format!(
-                    "SET statement_timeout: no answer within {timeout:?}"
-                ))
-            })?
-            .map_err(|e| Failure::Connection(format!("SET statement_timeout: {e}")))?;
+    /// Connect with a libpq connection string (`postgres://user@host:port/db`
+    /// or `host=… port=… user=…`), set the server's `statement_timeout`
+    /// and prepare `sql`, each step within `timeout`.
+    pub fn connect(conninfo: &str, sql: &Sql, timeout: Duration) -> Result<Self, Failure> {
+        let shown = redact(conninfo);
+        let target = Target::parse(conninfo).map_err(|why| {
+            Failure::Fatal(format!(
+                "connection string `{shown}`: {why}\nhint: write {FORM}, or keywords: host=HOST port=PORT user=USER dbname=DB"
+            ))
+        })?;
+        let failed = |step: &str, e: Error| match e {
+            Error::TimedOut => Failure::Connection(format!(
+                "PostgreSQL ({shown}): no answer to the {step} within {timeout:?}"
+            )),
+            Error::Unsupported(why) => Failure::Fatal(format!("PostgreSQL ({shown}): {why}")),
+            // A wrong password, a user without access, a database that is
+            // not there: no retry mends them.
+            Error::Server(e) if e.is_final() => {
+                Failure::Fatal(format!("PostgreSQL ({shown}): {e}"))
+            }
+            e => Failure::Connection(format!("PostgreSQL ({shown}): {step}: {}", describe(&e))),
+        };
+        let mut session = Session::open(&target, timeout).map_err(|e| failed("start-up", e))?;
+        session
+            .simple(&format!("SET statement_timeout = {}", timeout.as_millis()))
+            .map_err(|e| failed("SET statement_timeout", e))?;
+        let text = sql.text.as_str();
         // A statement the server refuses will never work: stop this client.
-        let statement = within(&runtime, timeout, client.prepare(sql))
-            .ok_or_else(|| {
-                Failure::Connection(format!("prepare `{sql}`: no answer within {timeout:?}"))
-            })?
-            .map_err(|e| Failure::Fatal(format!("prepare `{sql}`: {}", describe(&e))))?;
+        let params = session.prepare(text).map_err(|e| match e {
+            Error::Server(e) => Failure::Fatal(format!("prepare `{text}`: {e}")),
+            e => failed(&format!("prepare `{text}`"), e),
+        })?;
+        if params != sql.params.len() {
+            let _ = session.terminate();
+            return Err(Failure::Fatal(format!(
+                "prepare `{text}`: the server counts {params} parameters where the request binds {}\nhint: write each parameter as {{NAME}} with a --var NAME, and no $N of your own",
+                sql.params.len()
+            )));
+        }
         Ok(Self {
-            runtime,
-            client,
-            statement,
+            session: Some(session),
+            params,
+            shown,
         })
     }
 }
 
-/// The server's own words for an error, with its SQLSTATE.
-fn describe(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
-        None => e.to_string(),
+/// What went wrong, in words (the server's own for its errors).
+fn describe(e: &Error) -> String {
+    match e {
+        Error::Server(e) => e.to_string(),
+        Error::TimedOut => "timed out".to_owned(),
+        Error::Connection(why) | Error::Protocol(why) | Error::Unsupported(why) => why.clone(),
     }
-}
-
-/// A boxed SQL parameter value.
-type Param = Box<dyn tokio_postgres::types::ToSql + Sync>;
-
-fn convert(value: &[u8], ty: &Type) -> Result<Param, String> {
-    let text = std::str::from_utf8(value).map_err(|e| e.to_string())?;
-    let bad = |e: &dyn std::fmt::Display| format!("`{text}` as {ty}: {e}");
-    Ok(match *ty {
-        Type::INT2 => Box::new(text.parse::<i16>().map_err(|e| bad(&e))?),
-        Type::INT4 => Box::new(text.parse::<i32>().map_err(|e| bad(&e))?),
-        Type::INT8 => Box::new(text.parse::<i64>().map_err(|e| bad(&e))?),
-        Type::FLOAT4 => Box::new(text.parse::<f32>().map_err(|e| bad(&e))?),
-        Type::FLOAT8 => Box::new(text.parse::<f64>().map_err(|e| bad(&e))?),
-        Type::BOOL => Box::new(text.parse::<bool>().map_err(|e| bad(&e))?),
-        _ => Box::new(text.to_owned()),
-    })
 }
 
 impl Call for Postgres {
     fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, Failure> {
-        let types = self.statement.params();
-        let values: Vec<Param> = words
-            .iter()
-            .zip(types)
-            .map(|(w, ty)| convert(w, ty))
-            .collect::<Result<_, _>>()
-            .map_err(Failure::Fatal)?;
-        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-            values.iter().map(AsRef::as_ref).collect();
-        let Some(answer) = within(
-            &self.runtime,
-            timeout,
-            self.client.query(&self.statement, &refs),
-        ) else {
-            // What the connection is waiting for is unknown now: drop it
-            // (a timeout drops the connection).
-            return Err(Failure::Timeout(format!(
-                "no answer to the query within {timeout:?}"
+        if words.len() < self.params {
+            return Err(Failure::Fatal(format!(
+                "the request has no value for parameter ${}",
+                words.len() + 1
+            )));
+        }
+        let Some(session) = self.session.as_mut() else {
+            return Err(Failure::Connection(format!(
+                "PostgreSQL ({}): the connection is closed",
+                self.shown
             )));
         };
+        let answer = session
+            .set_timeout(timeout)
+            .and_then(|()| session.execute(|i| words.get(i)));
         match answer {
-            Ok(_) => Ok(true),
-            // Classified by SQLSTATE: 57014 is the statement_timeout.
-            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) => Err(
-                Failure::Server(format!("statement_timeout: {}", describe(&e))),
-            ),
+            Ok(_rows) => Ok(true),
+            // 57014: the statement_timeout ran out on the server.
+            Err(Error::Server(e)) if e.code == "57014" => {
+                Err(Failure::Server(format!("statement_timeout: {e}")))
+            }
             // The server answered with an error: a failed request on a
             // connection that still works.
-            Err(e) if e.as_db_error().is_some() => Err(Failure::Server(describe(&e))),
-            Err(e) => Err(Failure::Connection(format!("PostgreSQL: {e}"))),
+            Err(Error::Server(e)) => Err(Failure::Server(e.to_string())),
+            // What the connection is waiting for is unknown now: the
+            // engine drops it (a timeout drops the connection).
+            Err(Error::TimedOut) => Err(Failure::Timeout(format!(
+                "no answer to the query within {timeout:?}"
+            ))),
+            Err(Error::Protocol(why)) => Err(Failure::Protocol(format!(
+                "PostgreSQL ({}): {why}",
+                self.shown
+            ))),
+            Err(e) => Err(Failure::Connection(format!(
+                "PostgreSQL ({}): {}",
+                self.shown,
+                describe(&e)
+            ))),
+        }
+    }
+}
+
+impl Drop for Postgres {
+    /// Say goodbye (`Terminate`) so the server logs no lost connection; a
+    /// server that does not take it within a second is left to notice.
+    fn drop(&mut self) {
+        if let Some(mut session) = self.session.take() {
+            if session.set_timeout(Duration::from_secs(1)).is_ok() {
+                let _ = session.terminate();
+            }
         }
     }
 }
@@ -190,5 +213,47 @@ mod tests {
         );
         assert_eq!(sql.params, ["id", "step"]);
         assert!(Sql::parse("SELECT 1", Style::Numbered).params.is_empty());
+    }
+
+    #[test]
+    fn a_bad_connection_string_is_fatal_and_names_both_forms() {
+        let sql = Sql::parse("SELECT 1", Style::Numbered);
+        let Err(Failure::Fatal(why)) =
+            Postgres::connect("postgres://u:secret@h:x/d", &sql, Duration::from_secs(1))
+        else {
+            panic!("a bad string must be fatal");
+        };
+        assert!(why.contains(FORM) && why.contains("host=HOST"), "{why}");
+        assert!(!why.contains("secret"), "{why}");
+    }
+
+    /// A listener that takes the connection and never answers the
+    /// start-up: the read times out, it does not hang.
+    #[test]
+    fn a_server_that_never_answers_costs_the_timeout() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let began = std::time::Instant::now();
+        let sql = Sql::parse("SELECT 1", Style::Numbered);
+        match Postgres::connect(
+            &format!("postgres://u@127.0.0.1:{port}/d"),
+            &sql,
+            Duration::from_millis(300),
+        ) {
+            Err(Failure::Connection(why)) => {
+                assert!(
+                    why.contains("no answer to the start-up within 300ms"),
+                    "{why}"
+                );
+            }
+            Err(other) => panic!("expected a connection failure, got {other:?}"),
+            Ok(_) => panic!("nothing answers on {port}"),
+        }
+        let took = began.elapsed();
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+            "{took:?}"
+        );
+        drop(listener);
     }
 }

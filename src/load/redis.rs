@@ -44,7 +44,9 @@ impl DriverKind for Redis {
         timeout: std::time::Duration,
     ) -> Option<super::driver::ServerTime> {
         use std::io::{Read as _, Write as _};
-        let addr = std::net::ToSocketAddrs::to_socket_addrs(address).ok()?.next()?;
+        let addr = std::net::ToSocketAddrs::to_socket_addrs(address)
+            .ok()?
+            .next()?;
         let mut stream = std::net::TcpStream::connect_timeout(&addr, timeout).ok()?;
         stream.set_read_timeout(Some(timeout)).ok()?;
         stream.write_all(b"INFO commandstats\r\n").ok()?;
@@ -70,7 +72,10 @@ impl DriverKind for Redis {
 fn commandstats(text: &str) -> super::driver::ServerTime {
     let mut total = super::driver::ServerTime::default();
     for line in text.lines() {
-        let Some((name, fields)) = line.strip_prefix("cmdstat_").and_then(|l| l.split_once(':')) else {
+        let Some((name, fields)) = line
+            .strip_prefix("cmdstat_")
+            .and_then(|l| l.split_once(':'))
+        else {
             continue;
         };
         if name == "info" {
@@ -159,7 +164,10 @@ mod tests {
         let text = "$200\r\n# Commandstats\r\ncmdstat_get:calls=1000,usec=2500,usec_per_call=2.50,rejected_calls=0,failed_calls=0\r\ncmdstat_set:calls=10,usec=100,usec_per_call=10.00\r\ncmdstat_info:calls=3,usec=300,usec_per_call=100.00\r\n";
         let t = commandstats(text);
         assert_eq!((t.calls, t.busy_us), (1010, 2600));
-        let later = super::super::driver::ServerTime { calls: 2010, busy_us: 5600 };
+        let later = super::super::driver::ServerTime {
+            calls: 2010,
+            busy_us: 5600,
+        };
         assert_eq!(t.mean_us_until(later), Some(3.0));
         assert_eq!(later.mean_us_until(t), None);
     }

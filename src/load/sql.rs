@@ -1,15 +1,7 @@
 //! What the SQL drivers (postgres, mysql) share: a request's `{name}`
-//! placeholders turned into the driver's parameters; and, for postgres
-//! (mysql blocks on its socket), a runtime of the client's own on which
-//! every step runs under a deadline.
+//! placeholders turned into the driver's parameters.
 
 use std::fmt::Write as _;
-use std::future::Future;
-use std::time::Duration;
-
-use tokio::runtime::Runtime;
-
-use super::failure::Failure;
 
 /// How a driver writes its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,17 +63,4 @@ impl Sql {
             slots,
         }
     }
-}
-
-/// A client's own single-threaded runtime.
-pub fn runtime(driver: &str) -> Result<Runtime, Failure> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Fatal(format!("a runtime for the {driver} client: {e}")))
-}
-
-/// Run `work` on `runtime` for at most `timeout`; `None` when it ran out.
-pub fn within<T>(runtime: &Runtime, timeout: Duration, work: impl Future<Output = T>) -> Option<T> {
-    runtime.block_on(async { tokio::time::timeout(timeout, work).await.ok() })
 }

@@ -803,10 +803,22 @@ fn as_postgres(program: &std::path::Path) -> Command {
 struct Postgres {
     server: Server,
     bin: std::path::PathBuf,
+    /// The unix socket's directory.
+    data: std::path::PathBuf,
+    /// The superuser's password, where the server asks for one.
+    password: Option<&'static str>,
 }
 
 impl Postgres {
+    /// A server that trusts every connection.
     fn start(sandbox: &Sandbox) -> Self {
+        Self::start_with(sandbox, None)
+    }
+
+    /// A server that trusts every connection, or with `password` asks for
+    /// passwords (`md5` in `pg_hba.conf`, passwords stored as md5: SCRAM-SHA-256
+    /// for a user whose password is stored for it, md5 for the others).
+    fn start_with(sandbox: &Sandbox, password: Option<&'static str>) -> Self {
         let bin = postgres_bin();
         let data = sandbox.path().join("pgdata");
         std::fs::create_dir(&data).unwrap();
@@ -823,11 +835,17 @@ impl Postgres {
                 .status();
             assert!(chown.unwrap().success());
         }
-        let out = as_postgres(&bin.join("initdb"))
-            .args(["-A", "trust", "-U", "postgres", "-D"])
-            .arg(&data)
-            .output()
-            .unwrap();
+        let mut initdb = as_postgres(&bin.join("initdb"));
+        initdb.args(["-U", "postgres", "-D"]).arg(&data);
+        match password {
+            None => initdb.args(["-A", "trust"]),
+            Some(pw) => {
+                let file = sandbox.path().join("pwfile");
+                std::fs::write(&file, pw).unwrap();
+                initdb.args(["-A", "md5", "--pwfile"]).arg(file)
+            }
+        };
+        let out = initdb.output().unwrap();
         assert!(
             out.status.success(),
             "initdb: {}",
@@ -854,6 +872,8 @@ impl Postgres {
         let postgres = Self {
             server: Server { child, port },
             bin,
+            data,
+            password,
         };
         let deadline = Instant::now() + Duration::from_secs(20);
         while postgres.psql("SELECT 1") != "1" {
@@ -865,6 +885,7 @@ impl Postgres {
 
     fn psql(&self, sql: &str) -> String {
         let out = Command::new(self.bin.join("psql"))
+            .env("PGPASSWORD", self.password.unwrap_or_default())
             .args([
                 "-h",
                 "127.0.0.1",
@@ -950,6 +971,81 @@ fn postgres_driver_binds_parameters_and_counts_failures() {
     );
     assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
     assert!(u(&out["summary"]["requests"]) > 100, "{out}");
+}
+
+/// The driver logs in as PostgreSQL asks: SCRAM-SHA-256 (the default
+/// since 14), md5, over TCP and over the unix socket; a wrong password is
+/// the server's words at once, not retried until the timeout.
+#[test]
+fn postgres_driver_logs_in_with_scram_and_md5_and_stops_at_a_wrong_password() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let pg = Postgres::start_with(&sandbox, Some("pg pw"));
+    // initdb -A md5 stores passwords as md5; a role of SCRAM's beside.
+    pg.psql("SET password_encryption = 'scram-sha-256'; CREATE ROLE s LOGIN PASSWORD 's pw'");
+    let stored = |role: &str| {
+        pg.psql(&format!(
+            "SELECT rolpassword FROM pg_authid WHERE rolname = '{role}'"
+        ))
+    };
+    assert!(stored("s").starts_with("SCRAM-SHA-256$"), "{}", stored("s"));
+    assert!(
+        stored("postgres").starts_with("md5"),
+        "{}",
+        stored("postgres")
+    );
+    let port = pg.server.port;
+    let socket = pg.data.display();
+    for url in [
+        format!("postgres://postgres:pg%20pw@127.0.0.1:{port}/postgres"),
+        format!("postgres://s:s%20pw@127.0.0.1:{port}/postgres"),
+        format!("postgres:///postgres?host={socket}&port={port}&user=s&password=s%20pw"),
+    ] {
+        let out = load(
+            &sandbox,
+            &url,
+            &[
+                "-r",
+                "SELECT {k}::int + 1",
+                "--var",
+                "k=seq:1:100",
+                "-n",
+                "200",
+                "-c",
+                "2",
+                "--warmup",
+                "0s",
+            ],
+        );
+        let s = &out["summary"];
+        assert_eq!(
+            (u(&s["requests"]), u(&s["errors"])),
+            (200, 0),
+            "{url}: {out}"
+        );
+    }
+    let began = Instant::now();
+    let wrong = format!("postgres://s:nope@127.0.0.1:{port}/postgres");
+    sandbox
+        .afterburner(&[
+            "load",
+            &wrong,
+            "-n",
+            "1",
+            "-c",
+            "1",
+            "--timeout",
+            "20s",
+            "--warmup",
+            "0s",
+        ])
+        .assert_fails_with("password authentication failed for user \"s\"")
+        .assert_fails_with("28P01");
+    let took = began.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "a wrong password was retried: {took:?}"
+    );
 }
 
 /// A MariaDB server of the test's own (Debian's `mariadb-server`): a data
@@ -1312,6 +1408,7 @@ fn mysql_driver_says_a_wrong_password_and_times_out_a_slow_query() {
     db.sql("CREATE DATABASE d; CREATE USER ab@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON d.* TO ab@'127.0.0.1'");
     let url = format!("mysql://ab:pw@127.0.0.1:{}/d", db.server.port);
     let wrong = format!("mysql://ab:nope@127.0.0.1:{}/d", db.server.port);
+    let began = Instant::now();
     sandbox
         .afterburner(&[
             "load",
@@ -1321,12 +1418,18 @@ fn mysql_driver_says_a_wrong_password_and_times_out_a_slow_query() {
             "-c",
             "1",
             "--timeout",
-            "1s",
+            "20s",
             "--warmup",
             "0s",
         ])
         .assert_fails_with("Access denied for user 'ab'")
         .assert_fails_with("1045");
+    // Said at once, not retried until the timeout.
+    let took = began.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "a wrong password was retried: {took:?}"
+    );
     // Each query sleeps past the timeout.
     let began = Instant::now();
     let out = load_failing(

@@ -57,7 +57,10 @@ pub fn nonce(data: &[u8]) -> &[u8] {
 fn native(password: &[u8], nonce: &[u8]) -> Vec<u8> {
     let stage1 = Sha1::digest(password);
     let stage2 = Sha1::digest(stage1);
-    let mix = Sha1::new().chain_update(nonce).chain_update(stage2).finalize();
+    let mix = Sha1::new()
+        .chain_update(nonce)
+        .chain_update(stage2)
+        .finalize();
     stage1.iter().zip(mix.iter()).map(|(a, b)| a ^ b).collect()
 }
 
@@ -123,7 +126,10 @@ mod tests {
         let with_nul: Vec<u8> = (1..=21).map(|i| if i == 21 { 0 } else { i }).collect();
         assert_eq!(nonce(&with_nul), &with_nul[..20]);
         assert_eq!(nonce(b"short"), b"short");
-        assert_eq!(Plugin::named(b"caching_sha2_password"), Some(Plugin::CachingSha2));
+        assert_eq!(
+            Plugin::named(b"caching_sha2_password"),
+            Some(Plugin::CachingSha2)
+        );
         assert_eq!(Plugin::named(b"client_ed25519"), None);
     }
 }

@@ -13,13 +13,12 @@
 //! libmariadb asks too); both forms are read.
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use super::auth::{self, Plugin};
 use super::url::Target;
-use super::wire::{put_lenenc_bytes, Fields, Packets, Stream, WireError};
+use super::wire::{put_lenenc_bytes, Fields, Packets, WireError};
+use crate::load::socket::Stream;
 
 // Capability flags (MySQL's `CLIENT_*`).
 /// MySQL's `CLIENT_LONG_PASSWORD`; a MariaDB server leaves it unset, and
@@ -212,41 +211,13 @@ pub struct Session<S = Stream> {
     types: Vec<u8>,
 }
 
-/// Connect to `target` within `timeout` (each address in turn).
+/// Connect to `target` within `timeout`.
 fn connect(target: &Target, timeout: Duration) -> Result<Stream, Error> {
-    if let Some(path) = &target.socket {
-        return connect_unix(path, timeout).map_err(|e| {
-            Error::Connection(format!("connect to socket {}: {e}", path.display()))
-        });
+    match &target.socket {
+        Some(path) => Stream::unix(path, timeout),
+        None => Stream::tcp(&target.host, target.port, timeout),
     }
-    let addrs = (target.host.as_str(), target.port)
-        .to_socket_addrs()
-        .map_err(|e| Error::Connection(format!("resolve {}: {e}", target.host)))?;
-    let mut last = None;
-    for addr in addrs {
-        match TcpStream::connect_timeout(&addr, timeout) {
-            Ok(s) => {
-                s.set_nodelay(true)
-                    .map_err(|e| Error::Connection(format!("TCP_NODELAY: {e}")))?;
-                return Ok(Stream::Tcp(s));
-            }
-            Err(e) => last = Some(format!("connect to {addr}: {e}")),
-        }
-    }
-    Err(Error::Connection(last.unwrap_or_else(|| {
-        format!("{} has no address", target.host)
-    })))
-}
-
-/// A unix socket connected within `timeout`: a listener whose backlog is
-/// full makes a blocking `connect` wait without end, so it is made
-/// without blocking and waited for with `poll`.
-fn connect_unix(path: &std::path::Path, timeout: Duration) -> std::io::Result<Stream> {
-    let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None)?;
-    socket.connect_timeout(&socket2::SockAddr::unix(path)?, timeout)?;
-    Ok(Stream::Unix(UnixStream::from(std::os::fd::OwnedFd::from(
-        socket,
-    ))))
+    .map_err(Error::Connection)
 }
 
 impl Session {
@@ -328,7 +299,11 @@ impl<S: Read + Write> Session<S> {
             out.push(u8::try_from(proof.len()).expect("a proof is 20 or 32 bytes"));
             out.extend_from_slice(&proof);
         }
-        if let Some(db) = target.database.as_ref().filter(|_| caps & CLIENT_CONNECT_WITH_DB != 0) {
+        if let Some(db) = target
+            .database
+            .as_ref()
+            .filter(|_| caps & CLIENT_CONNECT_WITH_DB != 0)
+        {
             out.extend_from_slice(db.as_bytes());
             out.push(0);
         }
@@ -633,9 +608,7 @@ mod tests {
         assert_eq!(g.ext_caps & MARIADB_CACHE_METADATA, MARIADB_CACHE_METADATA);
         // "Too many connections" comes before any greeting.
         let e = Greeting::parse(b"\xff\x10\x04Too many connections").unwrap_err();
-        let Error::Server(e) = e else {
-            panic!("{e:?}")
-        };
+        let Error::Server(e) = e else { panic!("{e:?}") };
         assert_eq!(e.to_string(), "Too many connections (error 1040)");
     }
 
@@ -654,12 +627,18 @@ mod tests {
         assert_eq!(sent[3], 1, "the second packet of the exchange");
         let mut f = Fields::new(&sent[4..]);
         let caps = f.u32("caps").unwrap();
-        assert_eq!(caps & CLIENT_MYSQL, 0, "MariaDB's extended capabilities are used");
+        assert_eq!(
+            caps & CLIENT_MYSQL,
+            0,
+            "MariaDB's extended capabilities are used"
+        );
         f.bytes(4 + 1 + 19, "filler").unwrap();
         assert_eq!(f.u32("ext").unwrap(), MARIADB_CACHE_METADATA);
         assert_eq!(f.nul_terminated(), b"sb");
         let proof_len = f.lenenc("proof").unwrap();
-        let proof = f.bytes(usize::try_from(proof_len).unwrap(), "proof").unwrap();
+        let proof = f
+            .bytes(usize::try_from(proof_len).unwrap(), "proof")
+            .unwrap();
         assert_eq!(proof, Plugin::Native.proof(b"pw", b"8tbm}MId?J6pT18cjkZ_"));
         assert_eq!(f.nul_terminated(), b"sbtest");
         assert_eq!(f.nul_terminated(), b"mysql_native_password");
@@ -682,7 +661,10 @@ mod tests {
         let Error::Unsupported(why) = err else {
             panic!("{err:?}")
         };
-        assert!(why.contains("caching_sha2_password") && why.contains("hint:"), "{why}");
+        assert!(
+            why.contains("caching_sha2_password") && why.contains("hint:"),
+            "{why}"
+        );
         input.extend_from_slice(b"\x07\x00\x00\x04\x00\x00\x00\x02\x00\x00\x00");
         let mut s = session(&input, 64, 0, 0);
         s.login(&target, true).unwrap();
@@ -709,7 +691,10 @@ mod tests {
         let mut input = GREETING.to_vec();
         input.extend_from_slice(b"\x10\x00\x00\x02\xfeclient_ed25519\x00");
         let err = session(&input, 64, 0, 0).login(&target, false).unwrap_err();
-        assert!(matches!(&err, Error::Unsupported(w) if w.contains("`client_ed25519`")), "{err:?}");
+        assert!(
+            matches!(&err, Error::Unsupported(w) if w.contains("`client_ed25519`")),
+            "{err:?}"
+        );
     }
 
     #[test]
@@ -746,9 +731,17 @@ mod tests {
         };
         s.execute(&mut st, |_| b"7").unwrap();
         // 0 = no new types, then the value.
-        assert!(s.packets.stream().written.ends_with(b"\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00"));
+        assert!(s
+            .packets
+            .stream()
+            .written
+            .ends_with(b"\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00"));
         s.execute(&mut st, |_| b"key:1").unwrap();
-        assert!(s.packets.stream().written.ends_with(b"\x00\x01\xfd\x00\x05key:1"));
+        assert!(s
+            .packets
+            .stream()
+            .written
+            .ends_with(b"\x00\x01\xfd\x00\x05key:1"));
         assert_eq!(st.sent_types.as_deref(), Some(&[TYPE_VAR_STRING][..]));
     }
 
@@ -780,7 +773,10 @@ mod tests {
 
     #[test]
     fn an_err_packet_is_the_servers_words_and_a_cut_reply_times_out() {
-        let r = packet(1, b"\xff\x26\x04#23000Duplicate entry '1' for key 'PRIMARY'");
+        let r = packet(
+            1,
+            b"\xff\x26\x04#23000Duplicate entry '1' for key 'PRIMARY'",
+        );
         let mut s = session(&r, 64, CLIENT_PROTOCOL_41, 0);
         let mut st = Statement {
             id: 1,

@@ -2,25 +2,17 @@
 //! header (3 bytes of length, little-endian, and a sequence number that
 //! counts the packets of one exchange from 0), a payload of 16 MiB − 1 or
 //! more split over several packets; and the length-encoded integers and
-//! strings payloads are made of.
-//!
-//! Reads go through one buffer: a reply that arrives in one segment costs
-//! one `recv`, however many packets it holds. Every read and write has
-//! the socket's timeout, and a reply that keeps trickling in is cut off at
-//! the command's deadline: a silent server costs a timeout, never a hang.
+//! strings payloads are made of. Reads go through the socket's one
+//! buffer ([`Inbox`]), every exchange within its deadline.
 
-use std::io::{self, Read, Write};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use crate::load::socket::{Inbox, IoFailure};
 
 /// The largest payload one packet carries; a payload this long continues
 /// in the next packet.
 pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
-
-/// How much a read asks the kernel for at once (libmariadb's net buffer
-/// is as large).
-const READ_CHUNK: usize = 16 * 1024;
 
 /// Why reading or writing packets failed.
 #[derive(Debug)]
@@ -29,116 +21,51 @@ pub enum WireError {
     TimedOut,
     /// The server closed the connection.
     Closed,
-    Io(io::Error),
+    Io(std::io::Error),
     /// Bytes that are not MySQL's protocol.
     Malformed(String),
 }
 
-impl From<io::Error> for WireError {
-    fn from(e: io::Error) -> Self {
-        match e.kind() {
-            // SO_RCVTIMEO / SO_SNDTIMEO ran out.
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => WireError::TimedOut,
-            io::ErrorKind::UnexpectedEof
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::BrokenPipe => WireError::Closed,
-            _ => WireError::Io(e),
+impl From<IoFailure> for WireError {
+    fn from(e: IoFailure) -> Self {
+        match e {
+            IoFailure::TimedOut => WireError::TimedOut,
+            IoFailure::Closed => WireError::Closed,
+            IoFailure::Io(e) => WireError::Io(e),
         }
-    }
-}
-
-/// The connection to the server: TCP or a unix socket.
-#[derive(Debug)]
-pub enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    /// Every later read and write waits at most `timeout`.
-    pub fn set_timeout(&self, timeout: Duration) -> io::Result<()> {
-        // A zero timeout would mean "wait forever" to the kernel.
-        let timeout = Some(timeout.max(Duration::from_millis(1)));
-        match self {
-            Stream::Tcp(s) => {
-                s.set_read_timeout(timeout)?;
-                s.set_write_timeout(timeout)
-            }
-            Stream::Unix(s) => {
-                s.set_read_timeout(timeout)?;
-                s.set_write_timeout(timeout)
-            }
-        }
-    }
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 
 /// Packets over a stream: one exchange at a time.
 pub struct Packets<S> {
-    stream: S,
-    /// Bytes read and not yet taken: `buf[start..end]`.
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    inbox: Inbox<S>,
     /// A payload that spans several packets, joined.
     joined: Vec<u8>,
     /// The packet being written, its header first.
     out: Vec<u8>,
     /// The sequence number the next packet (either way) carries.
     seq: u8,
-    /// When the exchange under way must be over.
-    deadline: Option<Instant>,
-    /// Whether this exchange has read from the socket already (a second
-    /// read checks the deadline).
-    read_once: bool,
 }
 
 impl<S: Read + Write> Packets<S> {
     pub fn new(stream: S) -> Self {
         Self {
-            stream,
-            buf: vec![0; READ_CHUNK],
-            start: 0,
-            end: 0,
+            inbox: Inbox::new(stream),
             joined: Vec::new(),
             out: Vec::with_capacity(256),
             seq: 0,
-            deadline: None,
-            read_once: false,
         }
     }
 
     pub fn stream(&self) -> &S {
-        &self.stream
+        self.inbox.stream()
     }
 
     /// Start a new exchange (a command): sequence numbers from 0, the
     /// whole exchange within `timeout`. The payload to fill in.
     pub fn command(&mut self, timeout: Duration) -> &mut Vec<u8> {
         self.seq = 0;
-        self.deadline = Instant::now().checked_add(timeout);
-        self.read_once = false;
+        self.inbox.begin(timeout);
         self.packet()
     }
 
@@ -157,10 +84,10 @@ impl<S: Read + Write> Packets<S> {
         if len < MAX_PAYLOAD {
             self.out[..4].copy_from_slice(&header(len, self.seq));
             self.seq = self.seq.wrapping_add(1);
-            return Ok(self.stream.write_all(&self.out)?);
+            return Ok(self.inbox.send(&self.out)?);
         }
         let framed = frame(&self.out[4..], &mut self.seq);
-        Ok(self.stream.write_all(&framed)?)
+        Ok(self.inbox.send(&framed)?)
     }
 
     /// The next payload of this exchange (joined where it spans packets).
@@ -168,18 +95,15 @@ impl<S: Read + Write> Packets<S> {
         let (len, seq) = self.header()?;
         self.expect_seq(seq)?;
         if len < MAX_PAYLOAD {
-            self.fill(4 + len)?;
-            let at = self.start + 4;
-            self.start = at + len;
-            return Ok(&self.buf[at..at + len]);
+            self.inbox.fill(4 + len)?;
+            return Ok(&self.inbox.take(4 + len)[4..]);
         }
         self.joined.clear();
         let mut len = len;
         loop {
-            self.fill(4 + len)?;
-            let at = self.start + 4;
-            self.joined.extend_from_slice(&self.buf[at..at + len]);
-            self.start = at + len;
+            self.inbox.fill(4 + len)?;
+            self.joined
+                .extend_from_slice(&self.inbox.take(4 + len)[4..]);
             if len < MAX_PAYLOAD {
                 return Ok(&self.joined);
             }
@@ -191,8 +115,8 @@ impl<S: Read + Write> Packets<S> {
 
     /// The next packet's length and sequence number, read but not taken.
     fn header(&mut self) -> Result<(usize, u8), WireError> {
-        self.fill(4)?;
-        let h = &self.buf[self.start..self.start + 4];
+        self.inbox.fill(4)?;
+        let h = self.inbox.peek(4);
         let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
         Ok((len, h[3]))
     }
@@ -205,36 +129,6 @@ impl<S: Read + Write> Packets<S> {
             )));
         }
         self.seq = self.seq.wrapping_add(1);
-        Ok(())
-    }
-
-    /// Read until `buf[start..]` holds at least `need` bytes.
-    fn fill(&mut self, need: usize) -> Result<(), WireError> {
-        if self.start == self.end {
-            (self.start, self.end) = (0, 0);
-        }
-        while self.end - self.start < need {
-            if self.start + need > self.buf.len() {
-                // Move what is left to the front; grow for a long packet.
-                self.buf.copy_within(self.start..self.end, 0);
-                (self.start, self.end) = (0, self.end - self.start);
-                if need > self.buf.len() {
-                    self.buf.resize(need.next_power_of_two(), 0);
-                }
-            }
-            if self.read_once && self.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(WireError::TimedOut);
-            }
-            match self.stream.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Err(WireError::Closed),
-                Ok(n) => {
-                    self.end += n;
-                    self.read_once = true;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
         Ok(())
     }
 }
@@ -378,49 +272,7 @@ impl<'a> Fields<'a> {
 pub mod tests {
     use super::*;
 
-    /// Bytes a server sent, replayed, and what the client wrote: a socket
-    /// for parser tests. Reads hand out at most `chunk` bytes at a time, so
-    /// packets straddle reads.
-    pub struct Replay {
-        input: Vec<u8>,
-        at: usize,
-        chunk: usize,
-        pub written: Vec<u8>,
-    }
-
-    impl Replay {
-        pub fn new(input: &[u8], chunk: usize) -> Self {
-            Self {
-                input: input.to_vec(),
-                at: 0,
-                chunk,
-                written: Vec::new(),
-            }
-        }
-    }
-
-    impl Read for Replay {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            if self.at == self.input.len() {
-                // What a socket whose timeout ran out says.
-                return Err(io::ErrorKind::WouldBlock.into());
-            }
-            let n = buf.len().min(self.chunk).min(self.input.len() - self.at);
-            buf[..n].copy_from_slice(&self.input[self.at..self.at + n]);
-            self.at += n;
-            Ok(n)
-        }
-    }
-
-    impl Write for Replay {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.written.extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
+    pub use crate::load::socket::tests::Replay;
 
     /// `payload` as one packet numbered `seq`.
     pub fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
@@ -449,17 +301,37 @@ pub mod tests {
             lenenc(0x100_0000),
             [0xFE, 0x00, 0x00, 0x00, 0x01, 0, 0, 0, 0]
         );
-        for n in [0, 1, 250, 251, 252, 0xFFFF, 0x1_0000, 0xFF_FFFF, 1 << 24, u64::MAX] {
+        for n in [
+            0,
+            1,
+            250,
+            251,
+            252,
+            0xFFFF,
+            0x1_0000,
+            0xFF_FFFF,
+            1 << 24,
+            u64::MAX,
+        ] {
             let bytes = lenenc(n);
             let mut f = Fields::new(&bytes);
             assert_eq!(f.lenenc("n").unwrap(), n);
             assert!(f.is_empty(), "{n}");
         }
         // NULL and an ERR header are not integers; a cut one is short.
-        assert!(matches!(Fields::new(&[0xFB]).lenenc("n"), Err(WireError::Malformed(_))));
-        assert!(matches!(Fields::new(&[0xFF]).lenenc("n"), Err(WireError::Malformed(_))));
+        assert!(matches!(
+            Fields::new(&[0xFB]).lenenc("n"),
+            Err(WireError::Malformed(_))
+        ));
+        assert!(matches!(
+            Fields::new(&[0xFF]).lenenc("n"),
+            Err(WireError::Malformed(_))
+        ));
         let cut = Fields::new(&[0xFD, 1, 2]).lenenc("the count").unwrap_err();
-        assert!(matches!(&cut, WireError::Malformed(m) if m.contains("the count")), "{cut:?}");
+        assert!(
+            matches!(&cut, WireError::Malformed(m) if m.contains("the count")),
+            "{cut:?}"
+        );
     }
 
     #[test]
@@ -480,21 +352,31 @@ pub mod tests {
     #[test]
     fn a_packet_is_a_three_byte_length_and_a_sequence_number() {
         let mut p = Packets::new(Replay::new(b"", 1));
-        p.command(Duration::from_secs(1)).extend_from_slice(b"\x0eping");
+        p.command(Duration::from_secs(1))
+            .extend_from_slice(b"\x0eping");
         p.send().unwrap();
         p.packet().push(0x01);
         p.send().unwrap();
-        assert_eq!(p.stream().written, b"\x05\x00\x00\x00\x0eping\x01\x00\x00\x01\x01");
+        assert_eq!(
+            p.stream().written,
+            b"\x05\x00\x00\x00\x0eping\x01\x00\x00\x01\x01"
+        );
     }
 
     /// A payload of 16 MiB − 1 bytes fills one packet and needs an empty
     /// one after it; one byte more spills one byte into a second.
     #[test]
     fn long_payloads_are_split_at_16_mib_and_joined_again() {
-        for len in [MAX_PAYLOAD - 1, MAX_PAYLOAD, MAX_PAYLOAD + 1, 2 * MAX_PAYLOAD] {
+        for len in [
+            MAX_PAYLOAD - 1,
+            MAX_PAYLOAD,
+            MAX_PAYLOAD + 1,
+            2 * MAX_PAYLOAD,
+        ] {
             let payload: Vec<u8> = (0..=250u8).cycle().take(len).collect();
             let mut p = Packets::new(Replay::new(b"", 1));
-            p.command(Duration::from_secs(1)).extend_from_slice(&payload);
+            p.command(Duration::from_secs(1))
+                .extend_from_slice(&payload);
             p.send().unwrap();
             let wire = p.stream().written.clone();
             let packets = len / MAX_PAYLOAD + 1;

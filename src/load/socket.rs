@@ -1,0 +1,289 @@
+//! The socket of a driver that blocks on it (mysql, postgres): TCP or a
+//! unix socket, connected within a timeout; and the one buffer its
+//! replies are read through. A reply that arrives in one segment costs
+//! one `recv`, however many messages it holds; every read and write has
+//! the socket's timeout, and a reply that keeps trickling in is cut off at
+//! the exchange's deadline: a silent server costs a timeout, never a hang.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How much a read asks the kernel for at once (libmariadb's net buffer
+/// is as large; libpq's starts at 16 KiB too).
+const READ_CHUNK: usize = 16 * 1024;
+
+/// The connection to the server: TCP or a unix socket.
+#[derive(Debug)]
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    /// Connect to `host`:`port` within `timeout`, each of its addresses in
+    /// turn, with `TCP_NODELAY` (a request is one write). `Err` says why,
+    /// naming the address.
+    pub fn tcp(host: &str, port: u16, timeout: Duration) -> Result<Self, String> {
+        let addrs = (host, port)
+            .to_socket_addrs()
+            .map_err(|e| format!("resolve {host}: {e}"))?;
+        let mut last = None;
+        for addr in addrs {
+            match TcpStream::connect_timeout(&addr, timeout) {
+                Ok(s) => {
+                    s.set_nodelay(true)
+                        .map_err(|e| format!("TCP_NODELAY: {e}"))?;
+                    return Ok(Stream::Tcp(s));
+                }
+                Err(e) => last = Some(format!("connect to {addr}: {e}")),
+            }
+        }
+        Err(last.unwrap_or_else(|| format!("{host} has no address")))
+    }
+
+    /// Connect to the unix socket at `path` within `timeout`: a listener
+    /// whose backlog is full makes a blocking `connect` wait without end,
+    /// so it is made without blocking and waited for with `poll`.
+    pub fn unix(path: &Path, timeout: Duration) -> Result<Self, String> {
+        let connect = || -> io::Result<Self> {
+            let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None)?;
+            socket.connect_timeout(&socket2::SockAddr::unix(path)?, timeout)?;
+            Ok(Stream::Unix(UnixStream::from(std::os::fd::OwnedFd::from(
+                socket,
+            ))))
+        };
+        connect().map_err(|e| format!("connect to socket {}: {e}", path.display()))
+    }
+
+    /// Every later read and write waits at most `timeout`.
+    pub fn set_timeout(&self, timeout: Duration) -> io::Result<()> {
+        // A zero timeout would mean "wait forever" to the kernel.
+        let timeout = Some(timeout.max(Duration::from_millis(1)));
+        match self {
+            Stream::Tcp(s) => {
+                s.set_read_timeout(timeout)?;
+                s.set_write_timeout(timeout)
+            }
+            Stream::Unix(s) => {
+                s.set_read_timeout(timeout)?;
+                s.set_write_timeout(timeout)
+            }
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Why reading or writing failed.
+#[derive(Debug)]
+pub enum IoFailure {
+    /// Nothing (or not all of a reply) came within the timeout.
+    TimedOut,
+    /// The server closed the connection.
+    Closed,
+    Io(io::Error),
+}
+
+impl From<io::Error> for IoFailure {
+    fn from(e: io::Error) -> Self {
+        match e.kind() {
+            // SO_RCVTIMEO / SO_SNDTIMEO ran out.
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => IoFailure::TimedOut,
+            io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe => IoFailure::Closed,
+            _ => IoFailure::Io(e),
+        }
+    }
+}
+
+/// A stream and the bytes read from it and not yet taken.
+#[derive(Debug)]
+pub struct Inbox<S> {
+    stream: S,
+    /// Bytes read and not yet taken: `buf[start..end]`.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// When the exchange under way must be over.
+    deadline: Option<Instant>,
+    /// Whether this exchange has read from the socket already (a second
+    /// read checks the deadline).
+    read_once: bool,
+}
+
+impl<S: Read + Write> Inbox<S> {
+    pub fn new(stream: S) -> Self {
+        Self {
+            stream,
+            buf: vec![0; READ_CHUNK],
+            start: 0,
+            end: 0,
+            deadline: None,
+            read_once: false,
+        }
+    }
+
+    pub fn stream(&self) -> &S {
+        &self.stream
+    }
+
+    /// Start an exchange that must be over within `timeout`.
+    pub fn begin(&mut self, timeout: Duration) {
+        self.deadline = Instant::now().checked_add(timeout);
+        self.read_once = false;
+    }
+
+    /// Write all of `bytes` (each write within the socket's timeout).
+    pub fn send(&mut self, bytes: &[u8]) -> Result<(), IoFailure> {
+        Ok(self.stream.write_all(bytes)?)
+    }
+
+    /// The first `n` bytes not yet taken, once [`Inbox::fill`] has them.
+    pub fn peek(&self, n: usize) -> &[u8] {
+        &self.buf[self.start..self.start + n]
+    }
+
+    /// Take the first `n` bytes, once [`Inbox::fill`] has them.
+    pub fn take(&mut self, n: usize) -> &[u8] {
+        let at = self.start;
+        self.start += n;
+        &self.buf[at..at + n]
+    }
+
+    /// Read until at least `need` bytes are there to take.
+    pub fn fill(&mut self, need: usize) -> Result<(), IoFailure> {
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+        }
+        while self.end - self.start < need {
+            if self.start + need > self.buf.len() {
+                // Move what is left to the front; grow for a long message.
+                self.buf.copy_within(self.start..self.end, 0);
+                (self.start, self.end) = (0, self.end - self.start);
+                if need > self.buf.len() {
+                    self.buf.resize(need.next_power_of_two(), 0);
+                }
+            }
+            if self.read_once && self.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(IoFailure::TimedOut);
+            }
+            match self.stream.read(&mut self.buf[self.end..]) {
+                Ok(0) => return Err(IoFailure::Closed),
+                Ok(n) => {
+                    self.end += n;
+                    self.read_once = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    /// Bytes a server sent, replayed, and what the client wrote: a socket
+    /// for parser tests. Reads hand out at most `chunk` bytes at a time, so
+    /// messages straddle reads.
+    pub struct Replay {
+        input: Vec<u8>,
+        at: usize,
+        chunk: usize,
+        pub written: Vec<u8>,
+    }
+
+    impl Replay {
+        pub fn new(input: &[u8], chunk: usize) -> Self {
+            Self {
+                input: input.to_vec(),
+                at: 0,
+                chunk,
+                written: Vec::new(),
+            }
+        }
+    }
+
+    impl Read for Replay {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.at == self.input.len() {
+                // What a socket whose timeout ran out says.
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = buf.len().min(self.chunk).min(self.input.len() - self.at);
+            buf[..n].copy_from_slice(&self.input[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    impl Write for Replay {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.written.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn bytes_that_straddle_reads_are_taken_whole_and_growth_keeps_them() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(40_000).collect();
+        for chunk in [1, 7, 4096, 1 << 16] {
+            let mut inbox = Inbox::new(Replay::new(&data, chunk));
+            inbox.begin(Duration::from_secs(1));
+            inbox.fill(3).unwrap();
+            assert_eq!(inbox.peek(3), &data[..3]);
+            assert_eq!(inbox.take(3), &data[..3]);
+            // Longer than the buffer: it grows, and keeps what it had.
+            inbox.fill(39_000).unwrap();
+            assert_eq!(inbox.take(39_000), &data[3..39_003]);
+            inbox.fill(997).unwrap();
+            assert_eq!(inbox.take(997), &data[39_003..]);
+            // Nothing more comes: the socket's timeout.
+            assert!(matches!(inbox.fill(1), Err(IoFailure::TimedOut)));
+        }
+    }
+
+    #[test]
+    fn a_closed_socket_and_a_full_timeout_are_told_apart() {
+        let mut inbox = Inbox::new(std::io::Cursor::new(b"ab".to_vec()));
+        inbox.begin(Duration::from_secs(1));
+        assert!(matches!(inbox.fill(3), Err(IoFailure::Closed)));
+        assert!(matches!(
+            IoFailure::from(io::Error::from(io::ErrorKind::TimedOut)),
+            IoFailure::TimedOut
+        ));
+        assert!(matches!(
+            IoFailure::from(io::Error::from(io::ErrorKind::PermissionDenied)),
+            IoFailure::Io(_)
+        ));
+    }
+}
