@@ -1,7 +1,21 @@
 # shellcheck shell=bash
-# Shared by scripts/bench-*-driver.sh (sourced, not run): the CPU time a
-# client used, a process's CPU time so far, and the medians of the rows
-# each pass printed.
+# Shared by scripts/bench-*-driver.sh (sourced, not run): where the server
+# and the clients run, the CPU time a client used, a process's CPU time so
+# far, and the medians of the rows each pass printed.
+
+# PIN=1 (on two cores or more): the server on the last core and every
+# client on the first, so that a client never takes the server's core and
+# a server that one client saturates and the other does not tells them
+# apart. Unset, both share all cores as the scheduler likes.
+on_server_core=()
+on_client_core=()
+if [ "${PIN:-0}" = 1 ]; then
+  cores=$(nproc)
+  [ "$cores" -ge 2 ] || { echo "PIN=1 needs two cores; this machine has $cores" >&2; exit 1; }
+  on_server_core=(taskset -c $((cores - 1)))
+  on_client_core=(taskset -c 0)
+  echo "pinned: the server on core $((cores - 1)), the clients on core 0"
+fi
 
 # User + system seconds from a `/usr/bin/time -f "%U %S"` file.
 cpu() { awk '{ printf "%.3f", $1 + $2 }' "$1"; }

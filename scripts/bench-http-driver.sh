@@ -49,7 +49,7 @@ http {
   }
 }
 CONF
-nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
+"${on_server_core[@]}" nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
 wait_port "$port"
@@ -69,7 +69,7 @@ client() {
   local before after
   before=$(proc_cpu "$worker")
   if [ "$1" = wrk ]; then
-    /usr/bin/time -f "%U %S" -o "$work/wrk.time" wrk -t1 -c "$clients" -d "${seconds}s" "$url" >"$work/wrk.out"
+    /usr/bin/time -f "%U %S" -o "$work/wrk.time" "${on_client_core[@]}" wrk -t1 -c "$clients" -d "${seconds}s" "$url" >"$work/wrk.out"
     rps=$(awk '/^Requests\/sec:/ { print $2 }' "$work/wrk.out")
     n=$(awk '/requests in/ { print $1 }' "$work/wrk.out")
     [ -n "$rps" ] || { echo "wrk printed no Requests/sec:" >&2; cat "$work/wrk.out" >&2; exit 1; }
@@ -79,7 +79,7 @@ client() {
   else
     bin=$ab
     [ "$1" = base ] && bin=$base
-    /usr/bin/time -f "%U %S" -o "$work/$1.time" "$bin" load "$url" -c "$clients" -d "${seconds}s" \
+    /usr/bin/time -f "%U %S" -o "$work/$1.time" "${on_client_core[@]}" "$bin" load "$url" -c "$clients" -d "${seconds}s" \
       --warmup 0s --json "$work/$1.json" >/dev/null
     # The summary's fields come first; the time series repeats the names.
     rps=$(grep -o '"achieved_rps": *[0-9.]*' "$work/$1.json" | head -1 | grep -o '[0-9.]*$')

@@ -6,7 +6,7 @@
 # clients rotates from pass to pass). Like for like by default: memaslap
 # sends gets only, as the driver does (each reply parsed and checked:
 # VALUE ... END, hits and misses counted). Requests are counted by the
-# server (cmd_get + cmd_set before and after each client's run) over the
+# server (cmd_get, and cmd_set for the mix, before and after each client's run) over the
 # run time each client reports. MIX=9:1 gives both clients memaslap's
 # default 9:1 get/set mix instead, like for like: memaslap's cmd proportions
 # 0.9 get / 0.1 set, the driver's `-r get… -r set… --mix 9:1` (each request
@@ -49,7 +49,7 @@ work=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
 user=()
 [ "$(id -u)" -eq 0 ] && user=(-u root)
-memcached -p "$port" -U 0 -l 127.0.0.1 -t 1 -m 1024 "${user[@]}" >"$work/memcached.log" 2>&1 &
+"${on_server_core[@]}" memcached -p "$port" -U 0 -l 127.0.0.1 -t 1 -m 1024 "${user[@]}" >"$work/memcached.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
 sleep 0.5
@@ -65,16 +65,18 @@ cmd
 1 $gets
 EOF
 
-# cmd_get + cmd_set of the server so far: what it answered, counted the
-# same way for every client (memaslap's own TPS also counts the sets with
-# which it first fills its key window, -w: 1k keys a connection here).
+# The requests the server has answered so far, counted the same way for
+# every client: cmd_get alone for gets (memaslap also sends the sets with
+# which it first fills its key window, -w: 1k keys a connection here, and
+# they are not the gets being compared), cmd_get + cmd_set for the mix.
 served() {
   local line total=0
   exec 3<>"/dev/tcp/127.0.0.1/$port"
   printf 'stats\r\nquit\r\n' >&3
   while read -r line <&3; do
     case $line in
-      "STAT cmd_get "* | "STAT cmd_set "*) line=${line%$'\r'}; total=$((total + ${line##* })) ;;
+      "STAT cmd_get "*) line=${line%$'\r'}; total=$((total + ${line##* })) ;;
+      "STAT cmd_set "*) [ "$mix" = get ] || { line=${line%$'\r'}; total=$((total + ${line##* })); } ;;
     esac
   done
   exec 3<&-
@@ -86,14 +88,14 @@ client() {
   local before after took=$seconds
   before=$(served)
   if [ "$1" = ms ]; then
-    /usr/bin/time -f "%U %S" -o "$work/ms.time" memcaslap -s "127.0.0.1:$port" -T 1 -c 50 -w 1k \
+    /usr/bin/time -f "%U %S" -o "$work/ms.time" "${on_client_core[@]}" memcaslap -s "127.0.0.1:$port" -T 1 -c 50 -w 1k \
       -t "${seconds}s" -F "$work/memaslap.cnf" >"$work/ms.out" 2>&1
     took=$(awk '/^Run time/ { sub(/s$/, "", $3); print $3 }' "$work/ms.out" | tail -1)
     [ -n "$took" ] || { echo "memaslap printed no Run time:" >&2; cat "$work/ms.out" >&2; exit 1; }
   else
     bin=$ab
     [ "$1" = base ] && bin=$base
-    /usr/bin/time -f "%U %S" -o "$work/$1.time" "$bin" load "memcached://127.0.0.1:$port" \
+    /usr/bin/time -f "%U %S" -o "$work/$1.time" "${on_client_core[@]}" "$bin" load "memcached://127.0.0.1:$port" \
       "${requests[@]}" --var k=uniform:1000000:1099999 -c 50 -d "${seconds}s" --warmup 0s \
       --json "$work/$1.json" >/dev/null
   fi

@@ -513,7 +513,14 @@ impl Driver<'_> {
                         self.due.push(Reverse((conn.due, i)));
                     }
                 } else {
-                    self.ready.push(i);
+                    // The next request goes out at once, before the other
+                    // ready connections are read: the server has work while
+                    // the client reads on (sending after the whole batch is
+                    // read leaves a server on another core idle meanwhile).
+                    let now = Instant::now();
+                    if self.issuing(now) {
+                        self.send_closed(i, now);
+                    }
                 }
             }
         }
