@@ -6,15 +6,20 @@
 # clients rotates from pass to pass). Like for like by default: memaslap
 # sends gets only, as the driver does (each reply parsed and checked:
 # VALUE ... END, hits and misses counted). Requests are counted by the
-# server (cmd_get, and cmd_set for the mix, before and after each client's run) over the
-# run time each client reports. MIX=9:1 gives both clients memaslap's
+# server (cmd_get + cmd_set), its rate over a window of SECONDS in each
+# client's steady state: each client runs SECONDS + 3 s, and the window
+# opens 2 s after it starts (memaslap first fills its key window with
+# 51,200 sets, which its own "Run time" leaves out while its TPS counts
+# them: about a second here). CPU per request is each client's whole CPU
+# time over every request the server answered it. MIX=9:1 gives both clients memaslap's
 # default 9:1 get/set mix instead, like for like: memaslap's cmd proportions
 # 0.9 get / 0.1 set, the driver's `-r get… -r set… --mix 9:1` (each request
 # draws get or set by weight; the sets write 32-byte values to the same
 # 100,000 keys the gets read). Prints requests/s of
 # each, the ratio afterburner / memaslap, the CPU time (user + sys) of each
-# client process per 1000 requests, the 1-minute load average after the
-# pass, and the medians over all passes.
+# client process per 1000 requests and the ratio of the two, how busy
+# memcached's process was under each client (% of a core), the 1-minute
+# load average after the pass, and the medians over all passes.
 # With BASELINE=/path/to/another/afterburner, that build runs in every pass
 # too (columns base/s, base ratio, base cpu/1k): before and after a change,
 # measured side by side (with MIX=9:1 that build must know --mix).
@@ -65,78 +70,76 @@ cmd
 1 $gets
 EOF
 
-# The requests the server has answered so far, counted the same way for
-# every client: cmd_get alone for gets (memaslap also sends the sets with
-# which it first fills its key window, -w: 1k keys a connection here, and
-# they are not the gets being compared), cmd_get + cmd_set for the mix.
+# cmd_get + cmd_set of the server so far: every request it answered,
+# counted the same way for every client. memaslap's count so holds the
+# sets with which it first fills its key window (-w: 1k keys a connection
+# here, 51,200 sets) besides its gets, as its own TPS does: it spends the
+# start of its run on them.
 served() {
   local line total=0
   exec 3<>"/dev/tcp/127.0.0.1/$port"
   printf 'stats\r\nquit\r\n' >&3
   while read -r line <&3; do
     case $line in
-      "STAT cmd_get "*) line=${line%$'\r'}; total=$((total + ${line##* })) ;;
-      "STAT cmd_set "*) [ "$mix" = get ] || { line=${line%$'\r'}; total=$((total + ${line##* })); } ;;
+      "STAT cmd_get "* | "STAT cmd_set "*) line=${line%$'\r'}; total=$((total + ${line##* })) ;;
     esac
   done
   exec 3<&-
   echo "$total"
 }
+# How long after a client starts its measured window opens.
+lead=2
 # One pass of client NAME (ab, base or ms); leaves "requests/s requests
-# cpu-seconds" in $work/NAME.res, requests as the server counted them.
+# cpu-seconds server-busy%" in $work/NAME.res: the rate the server counted
+# over the steady window, the requests it answered over the whole run, and
+# how busy memcached's process was over the window.
 client() {
-  local before after took=$seconds
+  local before after pid t0 t1 w0 w1 busy0 busy1 run=$((seconds + lead + 1))
   before=$(served)
   if [ "$1" = ms ]; then
     /usr/bin/time -f "%U %S" -o "$work/ms.time" "${on_client_core[@]}" memcaslap -s "127.0.0.1:$port" -T 1 -c 50 -w 1k \
-      -t "${seconds}s" -F "$work/memaslap.cnf" >"$work/ms.out" 2>&1
-    took=$(awk '/^Run time/ { sub(/s$/, "", $3); print $3 }' "$work/ms.out" | tail -1)
-    [ -n "$took" ] || { echo "memaslap printed no Run time:" >&2; cat "$work/ms.out" >&2; exit 1; }
+      -t "${run}s" -F "$work/memaslap.cnf" >"$work/ms.out" 2>&1 &
   else
     bin=$ab
     [ "$1" = base ] && bin=$base
     /usr/bin/time -f "%U %S" -o "$work/$1.time" "${on_client_core[@]}" "$bin" load "memcached://127.0.0.1:$port" \
-      "${requests[@]}" --var k=uniform:1000000:1099999 -c 50 -d "${seconds}s" --warmup 0s \
-      --json "$work/$1.json" >/dev/null
+      "${requests[@]}" --var k=uniform:1000000:1099999 -c 50 -d "${run}s" --warmup 0s \
+      --json "$work/$1.json" >/dev/null &
   fi
+  pid=$!
+  sleep "$lead"
+  t0=$(date +%s.%N) w0=$(served) busy0=$(proc_cpu "$server")
+  sleep "$seconds"
+  t1=$(date +%s.%N) w1=$(served) busy1=$(proc_cpu "$server")
+  wait "$pid" || { echo "client $1 failed" >&2; cat "$work/ms.out" >&2 2>/dev/null; exit 1; }
   after=$(served)
-  awk -v n=$((after - before)) -v t="$took" -v c="$(cpu "$work/$1.time")" \
-    'BEGIN { printf "%.1f %d %s\n", n / t, n, c }' >"$work/$1.res"
+  awk -v w=$((w1 - w0)) -v n=$((after - before)) -v t0="$t0" -v t1="$t1" -v c="$(cpu "$work/$1.time")" -v b0="$busy0" -v b1="$busy1" \
+    'BEGIN { t = t1 - t0; printf "%.1f %d %s %.0f\n", w / t, n, c, (b1 - b0) * 100 / t }' >"$work/$1.res"
 }
 
 clients=(ab ms)
-header=$(printf '%-5s %14s %14s %7s %14s %14s' pass "afterburner/s" "memaslap/s" ratio "ab cpu/1k ms" "ms cpu/1k ms")
+header=$(printf '%-5s %14s %14s %7s %14s %14s %9s %6s %6s' pass "afterburner/s" "memaslap/s" ratio "ab cpu/1k ms" "ms cpu/1k ms" "cpu ratio" "mc ab%" "mc ms%")
+formats="%-5s %14.0f %14.0f %7.3f %14.4f %14.4f %9.3f %6.0f %6.0f"
 if [ -n "$base" ]; then
   clients+=(base)
   header+=$(printf ' %10s %10s %14s' "base/s" "base ratio" "base cpu/1k ms")
+  formats+=" %10.0f %10.3f %14.4f"
 fi
 echo "the mix: $mix (memaslap: sets $sets, gets $gets; the driver: ${requests[*]})"
 printf '%s %6s\n' "$header" load
 for pass in $(seq "$passes"); do
   k=$(((pass - 1) % ${#clients[@]}))
   for c in "${clients[@]:$k}" "${clients[@]:0:$k}"; do client "$c"; done
-  read -r ab_rps ab_n ab_cpu <"$work/ab.res"
-  read -r ms_rps ms_n ms_cpu <"$work/ms.res"
+  read -r ab_rps ab_n ab_cpu ab_busy <"$work/ab.res"
+  read -r ms_rps ms_n ms_cpu ms_busy <"$work/ms.res"
   line=$(awk -v p="$pass" -v a="$ab_rps" -v b="$ms_rps" -v ac="$ab_cpu" -v bc="$ms_cpu" -v an="$ab_n" -v bn="$ms_n" \
-    'BEGIN { printf "%-5s %14.0f %14.0f %7.3f %14.4f %14.4f", p, a, b, a / b, ac * 1e6 / an, bc * 1e6 / bn }')
+    -v ab="$ab_busy" -v mb="$ms_busy" \
+    'BEGIN { x = ac * 1e6 / an; y = bc * 1e6 / bn; printf "%-5s %14.0f %14.0f %7.3f %14.4f %14.4f %9.3f %6.0f %6.0f", p, a, b, a / b, x, y, x / y, ab, mb }')
   if [ -n "$base" ]; then
-    read -r b_rps b_n b_cpu <"$work/base.res"
+    read -r b_rps b_n b_cpu _ <"$work/base.res"
     line+=$(awk -v a="$b_rps" -v b="$ms_rps" -v c="$b_cpu" -v n="$b_n" \
       'BEGIN { printf " %10.0f %10.3f %14.4f", a, a / b, c * 1e6 / n }')
   fi
   printf '%s %6s\n' "$line" "$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$work/rows"
 done
-# Medians of every column but the pass number and the load.
-awk '{ for (i = 2; i < NF; i++) v[i, NR] = $i; cols = NF - 1 }
-  END {
-    split("- %14.0f %14.0f %7.3f %14.4f %14.4f %10.0f %10.3f %14.4f", f, " ")
-    for (i = 2; i <= 9; i++) fmt[i] = " " f[i]
-    printf "%-5s", "med"
-    for (i = 2; i <= cols; i++) {
-      n = 0; for (r = 1; r <= NR; r++) a[++n] = v[i, r]
-      for (x = 2; x <= n; x++) { t = a[x]; for (y = x - 1; y >= 1 && a[y] > t; y--) a[y + 1] = a[y]; a[y + 1] = t }
-      m = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-      printf fmt[i], m
-    }
-    printf "\n"
-  }' "$work/rows"
+medians "$work/rows" "$formats"

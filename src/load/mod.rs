@@ -6,8 +6,8 @@
 //! [`driver::DriverKind`] — its name (the URL scheme and `driver = "…"`),
 //! URL form, default port and request, request syntax, and its `client`:
 //! a [`protocol::Protocol`] (encode a request, find where a reply ends) for
-//! the event loop, or a blocking call per request — and add
-//! `<name>::<Struct>` to the `drivers!` list below. `afterburner load URL`,
+//! the event loop, or a blocking call per request — then declare
+//! `mod <name>;` and add `<name>::<Struct>` to the `drivers!` list below. `afterburner load URL`,
 //! experiments, `load --help` and every hint then know it. Written by hand
 //! besides: the README's table, and a readiness check by the driver
 //! (`ready = "redis"`, in `experiment/resolve/services.rs`) if it wants one.
