@@ -108,7 +108,7 @@ impl Mysql {
             Error::Server(e) if matches!(e.code, 1044 | 1045 | 1049 | 1698) => {
                 Failure::Fatal(format!("MySQL ({shown}): {e}"))
             }
-            e => Failure::Connection(format!("MySQL ({shown}): {}", describe(&e))),
+            e => Failure::Connection(format!("MySQL ({shown}): {e}")),
         })?;
         let text = sql.text.as_str();
         // A statement the server refuses will never work: stop this client.
@@ -117,7 +117,7 @@ impl Mysql {
             Error::TimedOut => {
                 Failure::Connection(format!("prepare `{text}`: no answer within {timeout:?}"))
             }
-            e => Failure::Connection(format!("prepare `{text}`: {}", describe(&e))),
+            e => Failure::Connection(format!("prepare `{text}`: {e}")),
         })?;
         if statement.params() != sql.slots.len() {
             let _ = session.quit();
@@ -133,15 +133,6 @@ impl Mysql {
             slots: sql.slots.clone(),
             url: shown,
         })
-    }
-}
-
-/// What went wrong, in words (the server's own for its errors).
-fn describe(e: &Error) -> String {
-    match e {
-        Error::Server(e) => e.to_string(),
-        Error::TimedOut => "timed out".to_owned(),
-        Error::Connection(why) | Error::Protocol(why) | Error::Unsupported(why) => why.clone(),
     }
 }
 
@@ -176,11 +167,7 @@ impl Call for Mysql {
             Err(Error::Protocol(why)) => {
                 Err(Failure::Protocol(format!("MySQL ({}): {why}", self.url)))
             }
-            Err(e) => Err(Failure::Connection(format!(
-                "MySQL ({}): {}",
-                self.url,
-                describe(&e)
-            ))),
+            Err(e) => Err(Failure::Connection(format!("MySQL ({}): {}", self.url, e))),
         }
     }
 }

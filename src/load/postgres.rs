@@ -105,7 +105,7 @@ impl Postgres {
             Error::Server(e) if e.is_final() => {
                 Failure::Fatal(format!("PostgreSQL ({shown}): {e}"))
             }
-            e => Failure::Connection(format!("PostgreSQL ({shown}): {step}: {}", describe(&e))),
+            e => Failure::Connection(format!("PostgreSQL ({shown}): {step}: {e}")),
         };
         let mut session = Session::open(&target, timeout).map_err(|e| failed("start-up", e))?;
         session
@@ -129,15 +129,6 @@ impl Postgres {
             params,
             shown,
         })
-    }
-}
-
-/// What went wrong, in words (the server's own for its errors).
-fn describe(e: &Error) -> String {
-    match e {
-        Error::Server(e) => e.to_string(),
-        Error::TimedOut => "timed out".to_owned(),
-        Error::Connection(why) | Error::Protocol(why) | Error::Unsupported(why) => why.clone(),
     }
 }
 
@@ -178,8 +169,7 @@ impl Call for Postgres {
             ))),
             Err(e) => Err(Failure::Connection(format!(
                 "PostgreSQL ({}): {}",
-                self.shown,
-                describe(&e)
+                self.shown, e
             ))),
         }
     }

@@ -4,6 +4,7 @@
 //! one `recv`, however many messages it holds; every read and write has
 //! the socket's timeout, and a reply that keeps trickling in is cut off at
 //! the exchange's deadline: a silent server costs a timeout, never a hang.
+//! And why an exchange failed, the same for both protocols.
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -97,25 +98,69 @@ impl Write for Stream {
     }
 }
 
-/// Why reading or writing failed.
+/// Why reading or writing a protocol's messages failed.
 #[derive(Debug)]
-pub enum IoFailure {
+pub enum WireError {
     /// Nothing (or not all of a reply) came within the timeout.
     TimedOut,
     /// The server closed the connection.
     Closed,
     Io(io::Error),
+    /// Bytes that are not the protocol.
+    Malformed(String),
 }
 
-impl From<io::Error> for IoFailure {
+impl From<io::Error> for WireError {
     fn from(e: io::Error) -> Self {
         match e.kind() {
             // SO_RCVTIMEO / SO_SNDTIMEO ran out.
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => IoFailure::TimedOut,
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => WireError::TimedOut,
             io::ErrorKind::UnexpectedEof
             | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::BrokenPipe => IoFailure::Closed,
-            _ => IoFailure::Io(e),
+            | io::ErrorKind::BrokenPipe => WireError::Closed,
+            _ => WireError::Io(e),
+        }
+    }
+}
+
+/// Why a step of a session (log in, prepare, execute) failed; `E` is the
+/// server's error answer.
+#[derive(Debug)]
+pub enum SessionError<E> {
+    /// The server answered with an error.
+    Server(E),
+    /// Nothing (or not enough) came within the timeout.
+    TimedOut,
+    /// The connection failed or closed.
+    Connection(String),
+    /// The server sent something that is not the protocol.
+    Protocol(String),
+    /// Nothing can mend it (an authentication the driver cannot do).
+    Unsupported(String),
+}
+
+impl<E> From<WireError> for SessionError<E> {
+    fn from(e: WireError) -> Self {
+        match e {
+            WireError::TimedOut => SessionError::TimedOut,
+            WireError::Closed => {
+                SessionError::Connection("the server closed the connection".to_owned())
+            }
+            WireError::Io(e) => SessionError::Connection(e.to_string()),
+            WireError::Malformed(why) => SessionError::Protocol(why),
+        }
+    }
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for SessionError<E> {
+    /// What went wrong, in words (the server's own for its errors).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::Server(e) => e.fmt(f),
+            SessionError::TimedOut => f.write_str("timed out"),
+            SessionError::Connection(why)
+            | SessionError::Protocol(why)
+            | SessionError::Unsupported(why) => f.write_str(why),
         }
     }
 }
@@ -158,7 +203,7 @@ impl<S: Read + Write> Inbox<S> {
     }
 
     /// Write all of `bytes` (each write within the socket's timeout).
-    pub fn send(&mut self, bytes: &[u8]) -> Result<(), IoFailure> {
+    pub fn send(&mut self, bytes: &[u8]) -> Result<(), WireError> {
         Ok(self.stream.write_all(bytes)?)
     }
 
@@ -175,7 +220,7 @@ impl<S: Read + Write> Inbox<S> {
     }
 
     /// Read until at least `need` bytes are there to take.
-    pub fn fill(&mut self, need: usize) -> Result<(), IoFailure> {
+    pub fn fill(&mut self, need: usize) -> Result<(), WireError> {
         if self.start == self.end {
             (self.start, self.end) = (0, 0);
         }
@@ -189,10 +234,10 @@ impl<S: Read + Write> Inbox<S> {
                 }
             }
             if self.read_once && self.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(IoFailure::TimedOut);
+                return Err(WireError::TimedOut);
             }
             match self.stream.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Err(IoFailure::Closed),
+                Ok(0) => return Err(WireError::Closed),
                 Ok(n) => {
                     self.end += n;
                     self.read_once = true;
@@ -268,7 +313,7 @@ pub mod tests {
             inbox.fill(997).unwrap();
             assert_eq!(inbox.take(997), &data[39_003..]);
             // Nothing more comes: the socket's timeout.
-            assert!(matches!(inbox.fill(1), Err(IoFailure::TimedOut)));
+            assert!(matches!(inbox.fill(1), Err(WireError::TimedOut)));
         }
     }
 
@@ -276,14 +321,14 @@ pub mod tests {
     fn a_closed_socket_and_a_full_timeout_are_told_apart() {
         let mut inbox = Inbox::new(std::io::Cursor::new(b"ab".to_vec()));
         inbox.begin(Duration::from_secs(1));
-        assert!(matches!(inbox.fill(3), Err(IoFailure::Closed)));
+        assert!(matches!(inbox.fill(3), Err(WireError::Closed)));
         assert!(matches!(
-            IoFailure::from(io::Error::from(io::ErrorKind::TimedOut)),
-            IoFailure::TimedOut
+            WireError::from(io::Error::from(io::ErrorKind::TimedOut)),
+            WireError::TimedOut
         ));
         assert!(matches!(
-            IoFailure::from(io::Error::from(io::ErrorKind::PermissionDenied)),
-            IoFailure::Io(_)
+            WireError::from(io::Error::from(io::ErrorKind::PermissionDenied)),
+            WireError::Io(_)
         ));
     }
 }

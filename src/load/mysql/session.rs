@@ -18,7 +18,7 @@ use std::time::Duration;
 use super::auth::{self, Plugin};
 use super::url::Target;
 use super::wire::{put_lenenc_bytes, Fields, Packets, WireError};
-use crate::load::socket::Stream;
+use crate::load::socket::{SessionError, Stream};
 
 // Capability flags (MySQL's `CLIENT_*`).
 /// MySQL's `CLIENT_LONG_PASSWORD`; a MariaDB server leaves it unset, and
@@ -54,30 +54,7 @@ const TYPE_LONGLONG: u8 = 0x08;
 const TYPE_VAR_STRING: u8 = 0xFD;
 
 /// Why a step failed.
-#[derive(Debug)]
-pub enum Error {
-    /// The server answered with an ERR packet.
-    Server(ServerError),
-    /// Nothing (or not enough) came within the timeout.
-    TimedOut,
-    /// The connection failed or closed.
-    Connection(String),
-    /// The server sent something that is not this protocol.
-    Protocol(String),
-    /// Nothing can mend it (an authentication the driver cannot do).
-    Unsupported(String),
-}
-
-impl From<WireError> for Error {
-    fn from(e: WireError) -> Self {
-        match e {
-            WireError::TimedOut => Error::TimedOut,
-            WireError::Closed => Error::Connection("the server closed the connection".to_owned()),
-            WireError::Io(e) => Error::Connection(e.to_string()),
-            WireError::Malformed(why) => Error::Protocol(why),
-        }
-    }
-}
+pub type Error = SessionError<ServerError>;
 
 /// An ERR packet.
 #[derive(Debug, Clone, PartialEq, Eq)]

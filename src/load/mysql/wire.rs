@@ -8,33 +8,12 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use crate::load::socket::{Inbox, IoFailure};
+use crate::load::socket::Inbox;
+pub use crate::load::socket::WireError;
 
 /// The largest payload one packet carries; a payload this long continues
 /// in the next packet.
 pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
-
-/// Why reading or writing packets failed.
-#[derive(Debug)]
-pub enum WireError {
-    /// Nothing (or not all of a reply) came within the timeout.
-    TimedOut,
-    /// The server closed the connection.
-    Closed,
-    Io(std::io::Error),
-    /// Bytes that are not MySQL's protocol.
-    Malformed(String),
-}
-
-impl From<IoFailure> for WireError {
-    fn from(e: IoFailure) -> Self {
-        match e {
-            IoFailure::TimedOut => WireError::TimedOut,
-            IoFailure::Closed => WireError::Closed,
-            IoFailure::Io(e) => WireError::Io(e),
-        }
-    }
-}
 
 /// Packets over a stream: one exchange at a time.
 pub struct Packets<S> {
@@ -84,10 +63,10 @@ impl<S: Read + Write> Packets<S> {
         if len < MAX_PAYLOAD {
             self.out[..4].copy_from_slice(&header(len, self.seq));
             self.seq = self.seq.wrapping_add(1);
-            return Ok(self.inbox.send(&self.out)?);
+            return self.inbox.send(&self.out);
         }
         let framed = frame(&self.out[4..], &mut self.seq);
-        Ok(self.inbox.send(&framed)?)
+        self.inbox.send(&framed)
     }
 
     /// The next payload of this exchange (joined where it spans packets).

@@ -7,33 +7,12 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use crate::load::socket::{Inbox, IoFailure};
+use crate::load::socket::Inbox;
+pub use crate::load::socket::WireError;
 
 /// The longest message the driver takes: PostgreSQL's own limit on a
 /// field is 1 GB, and a row is at most a few of them.
 const MAX_MESSAGE: usize = 1 << 30;
-
-/// Why reading or writing messages failed.
-#[derive(Debug)]
-pub enum WireError {
-    /// Nothing (or not all of a reply) came within the timeout.
-    TimedOut,
-    /// The server closed the connection.
-    Closed,
-    Io(std::io::Error),
-    /// Bytes that are not PostgreSQL's protocol.
-    Malformed(String),
-}
-
-impl From<IoFailure> for WireError {
-    fn from(e: IoFailure) -> Self {
-        match e {
-            IoFailure::TimedOut => WireError::TimedOut,
-            IoFailure::Closed => WireError::Closed,
-            IoFailure::Io(e) => WireError::Io(e),
-        }
-    }
-}
 
 /// Messages over a stream.
 pub struct Messages<S> {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::auth::{self, Scram};
 use super::conninfo::{socket_in, Host, Target};
 use super::message::{put, put_str, Fields, Messages, WireError};
-use crate::load::socket::Stream;
+use crate::load::socket::{SessionError, Stream};
 
 /// Protocol 3.0.
 const PROTOCOL: u32 = 3 << 16;
@@ -22,30 +22,7 @@ const PROTOCOL: u32 = 3 << 16;
 const STATEMENT: &[u8] = b"ab";
 
 /// Why a step failed.
-#[derive(Debug)]
-pub enum Error {
-    /// The server answered with an `ErrorResponse`.
-    Server(ServerError),
-    /// Nothing (or not enough) came within the timeout.
-    TimedOut,
-    /// The connection failed or closed.
-    Connection(String),
-    /// The server sent something that is not this protocol.
-    Protocol(String),
-    /// Nothing can mend it (an authentication the driver cannot do).
-    Unsupported(String),
-}
-
-impl From<WireError> for Error {
-    fn from(e: WireError) -> Self {
-        match e {
-            WireError::TimedOut => Error::TimedOut,
-            WireError::Closed => Error::Connection("the server closed the connection".to_owned()),
-            WireError::Io(e) => Error::Connection(e.to_string()),
-            WireError::Malformed(why) => Error::Protocol(why),
-        }
-    }
-}
+pub type Error = SessionError<ServerError>;
 
 /// An `ErrorResponse`: its severity, SQLSTATE and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
