@@ -35,7 +35,8 @@ pub fn split_port(hostport: &str, default: u16) -> Result<(String, u16), String>
     Ok((host.to_owned(), port))
 }
 
-/// `%XX` escapes decoded; the result must be UTF-8.
+/// `%XX` escapes decoded (two hex digits, not `%00`, as libpq has it);
+/// the result must be UTF-8.
 pub fn decode(text: &str, what: &str) -> Result<String, String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -44,8 +45,13 @@ pub fn decode(text: &str, what: &str) -> Result<String, String> {
         if bytes[i] == b'%' {
             let hex = text
                 .get(i + 1..i + 3)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
                 .ok_or_else(|| format!("{what}: `%` is not followed by two hex digits"))?;
+            if hex == 0 {
+                // A NUL would end the string where the protocol puts it.
+                return Err(format!("{what}: %00 is not allowed"));
+            }
             out.push(hex);
             i += 3;
         } else {
@@ -88,6 +94,8 @@ mod tests {
         assert!(decode("%g0", "the user")
             .unwrap_err()
             .contains("the user: `%`"));
+        assert!(decode("%+5", "x").unwrap_err().contains("two hex digits"));
+        assert!(decode("a%00b", "x").unwrap_err().contains("%00"));
     }
 
     #[test]

@@ -4,13 +4,14 @@
 //! Each client connects once, parses the statement once and binds each
 //! request's values as text parameters (the server types them as the
 //! statement needs). Every step (connect, start-up, prepare, query) has
-//! the load's timeout, and the server's `statement_timeout` is set to it:
-//! a server that accepts connections and never answers (or answers
-//! garbage) costs a timeout, not a hang. In the request text `{name}`
-//! becomes `$1`, `$2`, … (the same name, the same number).
+//! the load's timeout: a server that accepts connections and never
+//! answers (or answers garbage) costs a timeout, not a hang. The server's
+//! `statement_timeout` is a little longer ([`statement_timeout`]): the
+//! client's deadline alone decides what is a timeout, and the server
+//! cancels a query the client gave up on soon after. In the request text
+//! `{name}` becomes `$1`, `$2`, … (the same name, the same number).
 //!
-//! The address is libpq's connection string, a URL
-//! (`postgres://USER:PASS@HOST:PORT/DB`) or keywords (`host=… user=…`); a
+//! The address is a libpq URL (`postgres://USER:PASS@HOST:PORT/DB`); a
 //! host that begins with `/` is the unix socket's directory.
 
 mod auth;
@@ -92,7 +93,7 @@ impl Postgres {
         let shown = redact(conninfo);
         let target = Target::parse(conninfo).map_err(|why| {
             Failure::Fatal(format!(
-                "connection string `{shown}`: {why}\nhint: write {FORM}, or keywords: host=HOST port=PORT user=USER dbname=DB"
+                "connection string `{shown}`: {why}\nhint: write {FORM} (a unix socket: postgres:///DB?host=/var/run/postgresql&user=USER)"
             ))
         })?;
         let failed = |step: &str, e: Error| match e {
@@ -109,11 +110,19 @@ impl Postgres {
         };
         let mut session = Session::open(&target, timeout).map_err(|e| failed("start-up", e))?;
         session
-            .simple(&format!("SET statement_timeout = {}", timeout.as_millis()))
+            .simple(&format!(
+                "SET statement_timeout = {}",
+                statement_timeout(timeout).as_millis()
+            ))
             .map_err(|e| failed("SET statement_timeout", e))?;
         let text = sql.text.as_str();
         // A statement the server refuses will never work: stop this client.
         let params = session.prepare(text).map_err(|e| match e {
+            // A lock, a deadlock, a cancel, the server short of resources:
+            // another try may prepare it.
+            Error::Server(e) if e.is_transient() => {
+                Failure::Connection(format!("prepare `{text}`: {e}"))
+            }
             Error::Server(e) => Failure::Fatal(format!("prepare `{text}`: {e}")),
             e => failed(&format!("prepare `{text}`"), e),
         })?;
@@ -130,6 +139,13 @@ impl Postgres {
             shown,
         })
     }
+}
+
+/// The server's `statement_timeout` for a load's `timeout`: a tenth
+/// longer, at least 100 ms, so that the client's deadline (which starts
+/// before the query is sent) always comes first.
+fn statement_timeout(timeout: Duration) -> Duration {
+    timeout + (timeout / 10).max(Duration::from_millis(100))
 }
 
 impl Call for Postgres {
@@ -151,9 +167,10 @@ impl Call for Postgres {
             .and_then(|()| session.execute(|i| words.get(i)));
         match answer {
             Ok(_rows) => Ok(true),
-            // 57014: the statement_timeout ran out on the server.
+            // 57014: the server cancelled the query (an administrator, a
+            // lower statement_timeout of the role's own).
             Err(Error::Server(e)) if e.code == "57014" => {
-                Err(Failure::Server(format!("statement_timeout: {e}")))
+                Err(Failure::Server(format!("cancelled: {e}")))
             }
             // The server answered with an error: a failed request on a
             // connection that still works.
@@ -206,14 +223,17 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_connection_string_is_fatal_and_names_both_forms() {
+    fn a_bad_url_is_fatal_and_names_the_form() {
         let sql = Sql::parse("SELECT 1", Style::Numbered);
         let Err(Failure::Fatal(why)) =
             Postgres::connect("postgres://u:secret@h:x/d", &sql, Duration::from_secs(1))
         else {
             panic!("a bad string must be fatal");
         };
-        assert!(why.contains(FORM) && why.contains("host=HOST"), "{why}");
+        assert!(
+            why.contains(FORM) && why.contains("?host=/var/run/postgresql"),
+            "{why}"
+        );
         assert!(!why.contains("secret"), "{why}");
     }
 

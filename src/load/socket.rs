@@ -2,8 +2,10 @@
 //! unix socket, connected within a timeout; and the one buffer its
 //! replies are read through. A reply that arrives in one segment costs
 //! one `recv`, however many messages it holds; every read and write has
-//! the socket's timeout, and a reply that keeps trickling in is cut off at
-//! the exchange's deadline: a silent server costs a timeout, never a hang.
+//! the socket's timeout, and a reply that keeps trickling in is cut off
+//! once the exchange's deadline has passed (checked before each read after
+//! the first, so at most one socket timeout late): a silent server costs a
+//! timeout, never a hang.
 //! And why an exchange failed, the same for both protocols.
 
 use std::io::{self, Read, Write};
@@ -261,6 +263,9 @@ pub mod tests {
         input: Vec<u8>,
         at: usize,
         chunk: usize,
+        /// Whether the server closes once its bytes are read (else it
+        /// goes silent).
+        closes: bool,
         pub written: Vec<u8>,
     }
 
@@ -270,7 +275,16 @@ pub mod tests {
                 input: input.to_vec(),
                 at: 0,
                 chunk,
+                closes: false,
                 written: Vec::new(),
+            }
+        }
+
+        /// A server that closes the connection after `input`.
+        pub fn closing(input: &[u8], chunk: usize) -> Self {
+            Self {
+                closes: true,
+                ..Self::new(input, chunk)
             }
         }
     }
@@ -278,6 +292,9 @@ pub mod tests {
     impl Read for Replay {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             if self.at == self.input.len() {
+                if self.closes {
+                    return Ok(0);
+                }
                 // What a socket whose timeout ran out says.
                 return Err(io::ErrorKind::WouldBlock.into());
             }

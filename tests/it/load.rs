@@ -971,6 +971,35 @@ fn postgres_driver_binds_parameters_and_counts_failures() {
     );
     assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
     assert!(u(&out["summary"]["requests"]) > 100, "{out}");
+    // Each query sleeps past the timeout: a timeout (the client's deadline
+    // comes before the server's statement_timeout), within the timeout.
+    let began = Instant::now();
+    let out = load_failing(
+        &sandbox,
+        &url,
+        &[
+            "-r",
+            "SELECT pg_sleep({s})",
+            "--var",
+            "s=uniform:3:3",
+            "-d",
+            "1s",
+            "-c",
+            "1",
+            "--timeout",
+            "300ms",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let s = &out["summary"];
+    assert!(u(&s["timeouts"]) >= 1, "{out}");
+    assert_eq!(u(&s["errors"]), 0, "only timeouts: {out}");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
 }
 
 /// The driver logs in as PostgreSQL asks: SCRAM-SHA-256 (the default

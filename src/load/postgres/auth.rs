@@ -47,6 +47,8 @@ pub struct Scram {
     /// The server's signature the exchange must end with, once the
     /// client's proof is made.
     server_signature: Option<[u8; 32]>,
+    /// Whether the server's signature was checked.
+    verified: bool,
 }
 
 /// A channel without binding: the GS2 header `n,,`, and its base64 in the
@@ -68,6 +70,7 @@ impl Scram {
             nonce: nonce.to_owned(),
             first_bare: format!("n={user},r={nonce}"),
             server_signature: None,
+            verified: false,
         }
     }
 
@@ -89,6 +92,11 @@ impl Scram {
             }
         }
         Ok(STANDARD.encode(bytes))
+    }
+
+    /// Whether the server's final message carried its right signature.
+    pub fn verified(&self) -> bool {
+        self.verified
     }
 
     /// The client's first message.
@@ -139,7 +147,7 @@ impl Scram {
 
     /// Check the server's final message (`v=SIGNATURE`): a server that
     /// does not know the password cannot sign.
-    pub fn verify(&self, server_final: &[u8]) -> Result<(), String> {
+    pub fn verify(&mut self, server_final: &[u8]) -> Result<(), String> {
         let text = String::from_utf8_lossy(server_final);
         if let Some(error) = text.strip_prefix("e=") {
             return Err(format!("the server ended SCRAM with the error `{error}`"));
@@ -149,7 +157,10 @@ impl Scram {
             .and_then(|v| STANDARD.decode(v.trim_end()).ok())
             .ok_or("the server's final SCRAM message has no signature (v=)")?;
         match self.server_signature {
-            Some(expected) if signature == expected => Ok(()),
+            Some(expected) if signature == expected => {
+                self.verified = true;
+                Ok(())
+            }
             Some(_) => Err(
                 "the server's SCRAM signature is wrong: it does not know the password".to_owned(),
             ),
@@ -196,9 +207,11 @@ mod tests {
             scram.client_final(server_first).unwrap(),
             "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
         );
+        assert!(!scram.verified());
         scram
             .verify(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")
             .unwrap();
+        assert!(scram.verified());
         let why = scram
             .verify(b"v=AAAATRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")
             .unwrap_err();

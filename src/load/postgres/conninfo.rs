@@ -1,4 +1,6 @@
-//! The server a PostgreSQL URL names, read as libpq reads one:
+//! The server a PostgreSQL URL names, read as libpq reads the URL itself
+//! (no `PG*` environment variables, no `~/.pgpass`; the host and the user
+//! must be named):
 //! `postgres://USER:PASS@HOST:PORT/DB?KEY=VALUE&…` (or `postgresql://`),
 //! each part percent-decoded, and a keyword in the query (`host`, `port`,
 //! `user`, `password`, `dbname`, …) above the part it names. A host that

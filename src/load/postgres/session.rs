@@ -57,10 +57,21 @@ impl ServerError {
         }
     }
 
-    /// An error no retry mends: the password, the user's access or the
-    /// database (SQLSTATE class 28, and 3D000).
+    /// An error at the start-up no retry mends: the password, the user's
+    /// access (SQLSTATE class 28, and 42501 for a database the user may
+    /// not connect to), the database (3D000), the start-up itself (08P01).
     pub fn is_final(&self) -> bool {
-        self.code.starts_with("28") || self.code == "3D000"
+        self.code.starts_with("28") || matches!(self.code.as_str(), "3D000" | "42501" | "08P01")
+    }
+
+    /// An error another try may not meet: a cancel (57014), a lock not
+    /// granted (55P03), a deadlock or serialization failure (class 40), the
+    /// server short of resources (class 53) or shutting down (class 57).
+    pub fn is_transient(&self) -> bool {
+        ["40", "53", "57"]
+            .iter()
+            .any(|class| self.code.starts_with(class))
+            || self.code == "55P03"
     }
 }
 
@@ -183,8 +194,15 @@ impl<S: Read + Write> Session<S> {
             })
         };
         match request {
-            // AuthenticationOk.
-            0 => Ok(()),
+            // AuthenticationOk; after SASL, only once the server has
+            // signed (a server that skips its signature may not know the
+            // password).
+            0 => match scram {
+                Some(s) if !s.verified() => Err(Error::Protocol(
+                    "the server accepted the login without its SCRAM signature".to_owned(),
+                )),
+                _ => Ok(()),
+            },
             // Clear text.
             3 => {
                 let password = password()?;
@@ -231,7 +249,7 @@ impl<S: Read + Write> Session<S> {
             }
             // SASLFinal: the server's signature.
             12 => {
-                let s = scram.as_ref().ok_or_else(|| Error::Protocol("SASLFinal before SASL".to_owned()))?;
+                let s = scram.as_mut().ok_or_else(|| Error::Protocol("SASLFinal before SASL".to_owned()))?;
                 s.verify(data).map_err(Error::Protocol)
             }
             other => Err(Error::Unsupported(format!(
@@ -278,7 +296,7 @@ impl<S: Read + Write> Session<S> {
         let mut params = None;
         let mut error = None;
         loop {
-            let (tag, body) = self.messages.read()?;
+            let (tag, body) = read_after(&mut self.messages, &mut error)?;
             match tag {
                 b't' => params = Some(usize::from(Fields::new(body).u16("parameter count")?)),
                 b'E' => error = Some(ServerError::parse(body)?),
@@ -335,7 +353,7 @@ impl<S: Read + Write> Session<S> {
         let mut rows = 0;
         let mut error = None;
         loop {
-            let (tag, body) = self.messages.read()?;
+            let (tag, body) = read_after(&mut self.messages, &mut error)?;
             match tag {
                 b'D' => rows += 1,
                 b'E' => error = Some(ServerError::parse(body)?),
@@ -358,6 +376,23 @@ impl<S: Read + Write> Session<S> {
         let out = self.messages.begin(self.timeout);
         put(out, Some(b'X'), |_| {});
         Ok(self.messages.send()?)
+    }
+}
+
+/// The next message; where the server closes the connection after an
+/// error (a FATAL one: an administrator's shutdown, an idle timeout), that
+/// error, in its words.
+fn read_after<'m, S: Read + Write>(
+    messages: &'m mut Messages<S>,
+    error: &mut Option<ServerError>,
+) -> Result<(u8, &'m [u8]), Error> {
+    match messages.read() {
+        Ok(message) => Ok(message),
+        Err(WireError::Closed) if error.is_some() => Err(Error::Connection(format!(
+            "the server closed the connection: {}",
+            error.take().map(|e| e.to_string()).unwrap_or_default()
+        ))),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -452,6 +487,52 @@ mod tests {
         // Too many connections is worth another try.
         let e = ServerError::parse(&error("53300", "sorry, too many clients")[5..]).unwrap();
         assert!(!e.is_final());
+        let code = |c: &str| ServerError {
+            severity: "ERROR".into(),
+            code: c.into(),
+            message: String::new(),
+        };
+        assert!(code("42501").is_final() && code("3D000").is_final());
+        for transient in ["57014", "55P03", "40P01", "40001", "53300", "57P03"] {
+            assert!(code(transient).is_transient(), "{transient}");
+        }
+        for lasting in ["42P01", "42601", "22P02", "28P01"] {
+            assert!(!code(lasting).is_transient(), "{lasting}");
+        }
+    }
+
+    #[test]
+    fn after_scram_the_login_is_accepted_only_once_the_server_has_signed() {
+        let mut s = session(b"", 64);
+        let mut scram = Some(Scram::new("", "pw", "abc"));
+        let Err(Error::Protocol(why)) = s.authenticate(&target(Some("pw")), 0, &[], &mut scram)
+        else {
+            panic!("an unsigned SCRAM login must be refused");
+        };
+        assert!(why.contains("without its SCRAM signature"), "{why}");
+        // Without SASL, AuthenticationOk is the login.
+        assert!(s.authenticate(&target(None), 0, &[], &mut None).is_ok());
+    }
+
+    #[test]
+    fn a_fatal_error_before_the_server_closes_is_told_in_its_words() {
+        let mut input = message(b'1', b"");
+        input.extend(message(b't', b"\x00\x00"));
+        input.extend(message(b'n', b""));
+        input.extend(message(b'Z', b"I"));
+        input.extend(error(
+            "57P01",
+            "terminating connection due to administrator command",
+        ));
+        let mut s = Session::new(Replay::closing(&input, 64), Duration::from_secs(1));
+        s.prepare("SELECT 1").unwrap();
+        let Err(Error::Connection(why)) = s.execute(|_| b"") else {
+            panic!("the server closed the connection");
+        };
+        assert!(
+            why.contains("administrator command (SQLSTATE 57P01)"),
+            "{why}"
+        );
     }
 
     #[test]
