@@ -2,10 +2,10 @@
 //! unix socket, connected within a timeout; and the one buffer its
 //! replies are read through. A reply that arrives in one segment costs
 //! one `recv`, however many messages it holds; every read and write has
-//! the socket's timeout, and a reply that keeps trickling in is cut off
-//! once the exchange's deadline has passed (checked before each read after
-//! the first, so at most one socket timeout late): a silent server costs a
-//! timeout, never a hang.
+//! the socket's timeout, and a reply that keeps trickling in is cut off at
+//! the exchange's deadline (each read after the first waits, with `poll`,
+//! only for what is left of it): a silent server costs a timeout, never a
+//! hang.
 //! And why an exchange failed, the same for both protocols.
 
 use std::io::{self, Read, Write};
@@ -100,6 +100,42 @@ impl Write for Stream {
     }
 }
 
+/// A byte stream whose next read can be waited for with a limit: what
+/// [`Inbox`] reads from.
+pub trait Socket: Read + Write {
+    /// Whether there is something to read (bytes, or the end) within
+    /// `wait`.
+    fn readable_within(&self, wait: Duration) -> io::Result<bool>;
+}
+
+impl Socket for Stream {
+    fn readable_within(&self, wait: Duration) -> io::Result<bool> {
+        use std::os::fd::AsRawFd as _;
+        let fd = match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        };
+        let mut pollfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // Rounded up: a wait of 0.4 ms is 1 ms, not none.
+        let ms = libc::c_int::try_from(wait.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
+        loop {
+            // SAFETY: `pollfd` is one valid pollfd, ours, for the call.
+            let rc = unsafe { libc::poll(&raw mut pollfd, 1, ms) };
+            if rc >= 0 {
+                return Ok(rc > 0);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
 /// Why reading or writing a protocol's messages failed.
 #[derive(Debug)]
 pub enum WireError {
@@ -182,7 +218,7 @@ pub struct Inbox<S> {
     read_once: bool,
 }
 
-impl<S: Read + Write> Inbox<S> {
+impl<S: Socket> Inbox<S> {
     pub fn new(stream: S) -> Self {
         Self {
             stream,
@@ -235,8 +271,13 @@ impl<S: Read + Write> Inbox<S> {
                     self.buf.resize(need.next_power_of_two(), 0);
                 }
             }
-            if self.read_once && self.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(WireError::TimedOut);
+            // A reply that trickles in: each further read waits only for
+            // what is left of the exchange's time.
+            if let Some(deadline) = self.deadline.filter(|_| self.read_once) {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() || !self.stream.readable_within(left)? {
+                    return Err(WireError::TimedOut);
+                }
             }
             match self.stream.read(&mut self.buf[self.end..]) {
                 Ok(0) => return Err(WireError::Closed),
@@ -305,6 +346,18 @@ pub mod tests {
         }
     }
 
+    impl Socket for Replay {
+        fn readable_within(&self, _: Duration) -> io::Result<bool> {
+            Ok(true)
+        }
+    }
+
+    impl Socket for std::io::Cursor<Vec<u8>> {
+        fn readable_within(&self, _: Duration) -> io::Result<bool> {
+            Ok(true)
+        }
+    }
+
     impl Write for Replay {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
             self.written.extend_from_slice(buf);
@@ -332,6 +385,37 @@ pub mod tests {
             // Nothing more comes: the socket's timeout.
             assert!(matches!(inbox.fill(1), Err(WireError::TimedOut)));
         }
+    }
+
+    /// A server that sends a byte of its reply and then stalls: the
+    /// second read waits only for what is left of the exchange's time, so
+    /// the exchange ends at its deadline, not a socket timeout after it.
+    #[test]
+    fn a_reply_that_stalls_midway_ends_at_the_exchanges_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            conn.write_all(b"x").unwrap();
+            // Hold the connection open, silent, past the client's wait.
+            std::thread::sleep(Duration::from_millis(2500));
+        });
+        let timeout = Duration::from_secs(1);
+        let stream = Stream::tcp("127.0.0.1", port, timeout).unwrap();
+        stream.set_timeout(timeout).unwrap();
+        let mut inbox = Inbox::new(stream);
+        let began = Instant::now();
+        inbox.begin(timeout);
+        assert!(matches!(inbox.fill(2), Err(WireError::TimedOut)));
+        let took = began.elapsed();
+        // The first read's byte came at 0.2 s; a second read with the
+        // socket's whole timeout would end near 1.2 s.
+        assert!(
+            took >= timeout && took < Duration::from_millis(1150),
+            "{took:?}"
+        );
+        server.join().unwrap();
     }
 
     #[test]

@@ -12,13 +12,12 @@
 //! without its column definitions once the client has them, as
 //! libmariadb asks too); both forms are read.
 
-use std::io::{Read, Write};
 use std::time::Duration;
 
 use super::auth::{self, Plugin};
 use super::url::Target;
 use super::wire::{put_lenenc_bytes, Fields, Packets, WireError};
-use crate::load::socket::{SessionError, Stream};
+use crate::load::socket::{SessionError, Socket, Stream};
 
 // Capability flags (MySQL's `CLIENT_*`).
 /// MySQL's `CLIENT_LONG_PASSWORD`; a MariaDB server leaves it unset, and
@@ -224,7 +223,7 @@ impl Session {
     }
 }
 
-impl<S: Read + Write> Session<S> {
+impl<S: Socket> Session<S> {
     fn new(stream: S, timeout: Duration) -> Self {
         Self {
             packets: Packets::new(stream),

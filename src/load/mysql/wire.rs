@@ -5,11 +5,10 @@
 //! strings payloads are made of. Reads go through the socket's one
 //! buffer ([`Inbox`]), every exchange within its deadline.
 
-use std::io::{Read, Write};
 use std::time::Duration;
 
-use crate::load::socket::Inbox;
 pub use crate::load::socket::WireError;
+use crate::load::socket::{Inbox, Socket};
 
 /// The largest payload one packet carries; a payload this long continues
 /// in the next packet.
@@ -26,7 +25,7 @@ pub struct Packets<S> {
     seq: u8,
 }
 
-impl<S: Read + Write> Packets<S> {
+impl<S: Socket> Packets<S> {
     pub fn new(stream: S) -> Self {
         Self {
             inbox: Inbox::new(stream),

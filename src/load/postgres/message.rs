@@ -4,11 +4,10 @@
 //! socket's one buffer ([`Inbox`]), every exchange within its deadline;
 //! the messages of one exchange are written with one `send`.
 
-use std::io::{Read, Write};
 use std::time::Duration;
 
-use crate::load::socket::Inbox;
 pub use crate::load::socket::WireError;
+use crate::load::socket::{Inbox, Socket};
 
 /// The longest message the driver takes: PostgreSQL's own limit on a
 /// field is 1 GB, and a row is at most a few of them.
@@ -21,7 +20,7 @@ pub struct Messages<S> {
     out: Vec<u8>,
 }
 
-impl<S: Read + Write> Messages<S> {
+impl<S: Socket> Messages<S> {
     pub fn new(stream: S) -> Self {
         Self {
             inbox: Inbox::new(stream),

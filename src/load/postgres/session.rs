@@ -7,13 +7,12 @@
 //! `PQexecPrepared` with text values does), and the rows come back as
 //! text, counted, not decoded.
 
-use std::io::{Read, Write};
 use std::time::Duration;
 
 use super::auth::{self, Scram};
 use super::conninfo::{socket_in, Host, Target};
 use super::message::{put, put_str, Fields, Messages, WireError};
-use crate::load::socket::{SessionError, Stream};
+use crate::load::socket::{SessionError, Socket, Stream};
 
 /// Protocol 3.0.
 const PROTOCOL: u32 = 3 << 16;
@@ -125,7 +124,7 @@ impl Session {
     }
 }
 
-impl<S: Read + Write> Session<S> {
+impl<S: Socket> Session<S> {
     fn new(stream: S, timeout: Duration) -> Self {
         Self {
             messages: Messages::new(stream),
@@ -382,7 +381,7 @@ impl<S: Read + Write> Session<S> {
 /// The next message; where the server closes the connection after an
 /// error (a FATAL one: an administrator's shutdown, an idle timeout), that
 /// error, in its words.
-fn read_after<'m, S: Read + Write>(
+fn read_after<'m, S: Socket>(
     messages: &'m mut Messages<S>,
     error: &mut Option<ServerError>,
 ) -> Result<(u8, &'m [u8]), Error> {
