@@ -87,6 +87,65 @@ fn load_failing(sandbox: &Sandbox, url: &str, args: &[&str]) -> serde_json::Valu
     read_json(&sandbox.path().join("out.json"))
 }
 
+/// A login the server refuses for good (`url`'s password is wrong) ends
+/// the load at once, saying each of `says`, with a 20 s timeout it would
+/// otherwise retry for.
+fn refused_at_once(sandbox: &Sandbox, url: &str, says: &[&str]) {
+    let began = Instant::now();
+    let run = sandbox.afterburner(&[
+        "load",
+        url,
+        "-n",
+        "1",
+        "-c",
+        "1",
+        "--timeout",
+        "20s",
+        "--warmup",
+        "0s",
+    ]);
+    for words in says {
+        run.assert_fails_with(words);
+    }
+    let took = began.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "a wrong password was retried: {took:?}"
+    );
+}
+
+/// `request` (a query that sleeps for `{s}` = 3 s) against a 300 ms
+/// timeout for a second: counted as timeouts, within the timeout. The
+/// load's JSON.
+fn slow_query_times_out(sandbox: &Sandbox, url: &str, request: &str) -> serde_json::Value {
+    let began = Instant::now();
+    let out = load_failing(
+        sandbox,
+        url,
+        &[
+            "-r",
+            request,
+            "--var",
+            "s=uniform:3:3",
+            "-d",
+            "1s",
+            "-c",
+            "1",
+            "--timeout",
+            "300ms",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(u(&out["summary"]["timeouts"]) >= 1, "{out}");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    out
+}
+
 fn u(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
@@ -972,34 +1031,9 @@ fn postgres_driver_binds_parameters_and_counts_failures() {
     assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
     assert!(u(&out["summary"]["requests"]) > 100, "{out}");
     // Each query sleeps past the timeout: a timeout (the client's deadline
-    // comes before the server's statement_timeout), within the timeout.
-    let began = Instant::now();
-    let out = load_failing(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "SELECT pg_sleep({s})",
-            "--var",
-            "s=uniform:3:3",
-            "-d",
-            "1s",
-            "-c",
-            "1",
-            "--timeout",
-            "300ms",
-            "--warmup",
-            "0s",
-        ],
-    );
-    let s = &out["summary"];
-    assert!(u(&s["timeouts"]) >= 1, "{out}");
-    assert_eq!(u(&s["errors"]), 0, "only timeouts: {out}");
-    assert!(
-        began.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        began.elapsed()
-    );
+    // comes before the server's statement_timeout), and no other failure.
+    let out = slow_query_times_out(&sandbox, &url, "SELECT pg_sleep({s})");
+    assert_eq!(u(&out["summary"]["errors"]), 0, "only timeouts: {out}");
 }
 
 /// The driver logs in as PostgreSQL asks: SCRAM-SHA-256 (the default
@@ -1053,27 +1087,11 @@ fn postgres_driver_logs_in_with_scram_and_md5_and_stops_at_a_wrong_password() {
             "{url}: {out}"
         );
     }
-    let began = Instant::now();
     let wrong = format!("postgres://s:nope@127.0.0.1:{port}/postgres");
-    sandbox
-        .afterburner(&[
-            "load",
-            &wrong,
-            "-n",
-            "1",
-            "-c",
-            "1",
-            "--timeout",
-            "20s",
-            "--warmup",
-            "0s",
-        ])
-        .assert_fails_with("password authentication failed for user \"s\"")
-        .assert_fails_with("28P01");
-    let took = began.elapsed();
-    assert!(
-        took < Duration::from_secs(10),
-        "a wrong password was retried: {took:?}"
+    refused_at_once(
+        &sandbox,
+        &wrong,
+        &["password authentication failed for user \"s\"", "28P01"],
     );
 }
 
@@ -1437,54 +1455,10 @@ fn mysql_driver_says_a_wrong_password_and_times_out_a_slow_query() {
     db.sql("CREATE DATABASE d; CREATE USER ab@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON d.* TO ab@'127.0.0.1'");
     let url = format!("mysql://ab:pw@127.0.0.1:{}/d", db.server.port);
     let wrong = format!("mysql://ab:nope@127.0.0.1:{}/d", db.server.port);
-    let began = Instant::now();
-    sandbox
-        .afterburner(&[
-            "load",
-            &wrong,
-            "-n",
-            "1",
-            "-c",
-            "1",
-            "--timeout",
-            "20s",
-            "--warmup",
-            "0s",
-        ])
-        .assert_fails_with("Access denied for user 'ab'")
-        .assert_fails_with("1045");
     // Said at once, not retried until the timeout.
-    let took = began.elapsed();
-    assert!(
-        took < Duration::from_secs(10),
-        "a wrong password was retried: {took:?}"
-    );
+    refused_at_once(&sandbox, &wrong, &["Access denied for user 'ab'", "1045"]);
     // Each query sleeps past the timeout.
-    let began = Instant::now();
-    let out = load_failing(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "SELECT SLEEP({s})",
-            "--var",
-            "s=uniform:3:3",
-            "-d",
-            "1s",
-            "-c",
-            "1",
-            "--timeout",
-            "300ms",
-            "--warmup",
-            "0s",
-        ],
-    );
-    assert!(u(&out["summary"]["timeouts"]) >= 1, "{out}");
-    assert!(
-        began.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        began.elapsed()
-    );
+    slow_query_times_out(&sandbox, &url, "SELECT SLEEP({s})");
 }
 
 /// FeedSim's per-interval CSV (seed 004): its header, and byte counts that
