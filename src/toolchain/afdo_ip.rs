@@ -39,11 +39,10 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 
 use super::gcov_afdo::{gcc_name, Instance};
+use super::perf_script;
 use super::symbolize::{self, Frame, Segment};
 use crate::process::{capture_command, quote_output};
 
-/// How long `perf script` may take over one recording.
-const SCRIPT_TIMEOUT: Duration = Duration::from_mins(10);
 /// gcc keeps 16 bits for a line offset.
 const MAX_LINE_OFFSET: i64 = 0xffff;
 
@@ -54,8 +53,8 @@ const MAX_LINE_OFFSET: i64 = 0xffff;
 pub fn convert(recording: &Path, binary: &Path, out: &Path) -> Result<Option<PathBuf>> {
     let path = fs_err::canonicalize(binary)?;
     let segments = symbolize::load_segments(binary)?;
-    let text = perf_script(recording)?;
-    let samples = read_samples(&text, &path, &segments);
+    let text = perf_script::run(recording, false)?;
+    let samples = read_samples(&perf_script::parse(&text), &path, &segments);
     if samples.counts.is_empty() {
         return Ok(None);
     }
@@ -144,40 +143,6 @@ fn disassembly_blocks(text: &str) -> Vec<(&str, Vec<u64>)> {
     blocks
 }
 
-/// `perf script` with the process events that place each sample: per line
-/// a sample's pid, address and object, or a mapping or fork.
-fn perf_script(recording: &Path) -> Result<String> {
-    let mut command = Command::new("perf");
-    command
-        .args([
-            "script",
-            "--show-mmap-events",
-            "--show-task-events",
-            "-F",
-            "pid,ip,dso",
-            "-i",
-        ])
-        .arg(recording);
-    let out = capture_command(&mut command, SCRIPT_TIMEOUT).context("running perf script")?;
-    if !out.success() {
-        bail!(
-            "perf script could not read {}:\n{}\nhint: a recording cut short (the machine ran out of disk, perf was killed) cannot be read; train again",
-            recording.display(),
-            quote_output(&out.stderr)
-        );
-    }
-    Ok(out.stdout)
-}
-
-/// One mapping of a file into a process.
-#[derive(Debug, Clone)]
-struct Mapping {
-    start: u64,
-    len: u64,
-    pgoff: u64,
-    file: String,
-}
-
 /// The samples of one recording that lie in the binary, per linked
 /// address.
 #[derive(Debug, Default)]
@@ -189,9 +154,10 @@ struct Samples {
     kept: u64,
 }
 
-/// Read `perf script`'s lines (see [`perf_script`]) for the samples in the
-/// binary at `path`.
-fn read_samples(text: &str, path: &Path, segments: &[Segment]) -> Samples {
+/// The samples of `recording` (`perf script`'s text, see
+/// [`perf_script::run`]) whose own address lies in the binary at `path`.
+/// A recording with call chains is read by its leaves.
+fn read_samples(recording: &perf_script::Recording, path: &Path, segments: &[Segment]) -> Samples {
     let wanted = path.to_string_lossy();
     // A recording brought from another machine names the binary where it
     // ran there: the same file name is taken for the same program.
@@ -199,93 +165,21 @@ fn read_samples(text: &str, path: &Path, segments: &[Segment]) -> Samples {
     let is_binary = |object: &str| {
         object == wanted || (name.is_some() && Path::new(object).file_name() == name)
     };
-    let mut maps: HashMap<u32, Vec<Mapping>> = HashMap::new();
     let mut samples = Samples::default();
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        let (Some(pid), Some(what)) = (words.next(), words.next()) else {
+    for placement in recording.placed() {
+        samples.total += 1;
+        let Some(Some((file, offset))) = placement.frames.first().map(|f| f.at) else {
             continue;
         };
-        let Ok(pid) = pid.parse::<u32>() else {
+        if !is_binary(file) {
             continue;
-        };
-        if what.starts_with("PERF_RECORD_MMAP") {
-            // The leading pid of a mapping perf synthesized when it
-            // attached (`perf record -p`) is 0: the event's own names it.
-            let owner = words
-                .next()
-                .and_then(|w| w.split('/').next()?.parse::<u32>().ok())
-                .unwrap_or(pid);
-            if let Some(mapping) = parse_mapping(line) {
-                let list = maps.entry(owner).or_default();
-                list.retain(|m| {
-                    m.start + m.len <= mapping.start || mapping.start + mapping.len <= m.start
-                });
-                list.push(mapping);
-            }
-        } else if what.starts_with("PERF_RECORD_FORK") {
-            if let Some((child, parent)) = parse_fork(what) {
-                if child != parent {
-                    let inherited = maps.get(&parent).cloned().unwrap_or_default();
-                    maps.insert(child, inherited);
-                }
-            }
-        } else if what.starts_with("PERF_RECORD_COMM") && line.contains("COMM exec") {
-            maps.remove(&pid);
-        } else if !what.starts_with("PERF_RECORD") {
-            let Ok(ip) = u64::from_str_radix(what, 16) else {
-                continue;
-            };
-            samples.total += 1;
-            let object = words.collect::<Vec<_>>().join(" ");
-            if !object
-                .strip_prefix('(')
-                .and_then(|o| o.strip_suffix(')'))
-                .is_some_and(is_binary)
-            {
-                continue;
-            }
-            let address = maps.get(&pid).and_then(|list| {
-                let m = list
-                    .iter()
-                    .find(|m| is_binary(&m.file) && ip >= m.start && ip - m.start < m.len)?;
-                let offset = ip - m.start + m.pgoff;
-                segments.iter().find_map(|s| s.address_of(offset))
-            });
-            if let Some(address) = address {
-                samples.kept += 1;
-                *samples.counts.entry(address).or_default() += 1;
-            }
+        }
+        if let Some(address) = segments.iter().find_map(|s| s.address_of(offset)) {
+            samples.kept += 1;
+            *samples.counts.entry(address).or_default() += 1;
         }
     }
     samples
-}
-
-/// `… PERF_RECORD_MMAP2 1/1: [0xSTART(0xLEN) @ 0xPGOFF …]: r-xp /path`.
-fn parse_mapping(line: &str) -> Option<Mapping> {
-    let (_, rest) = line.split_once('[')?;
-    let (range, rest) = rest.split_once('(')?;
-    let (len, rest) = rest.split_once(')')?;
-    let rest = rest.trim_start().strip_prefix('@')?.trim_start();
-    let pgoff = rest.split_whitespace().next()?.trim_end_matches(']');
-    let (_, tail) = rest.split_once("]: ")?;
-    let (_perms, file) = tail.split_once(' ')?;
-    let hex = |s: &str| u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
-    Some(Mapping {
-        start: hex(range)?,
-        len: hex(len)?,
-        pgoff: hex(pgoff)?,
-        file: file.trim().to_owned(),
-    })
-}
-
-/// `PERF_RECORD_FORK(child:tid):(parent:tid)` → (child, parent) pids.
-fn parse_fork(word: &str) -> Option<(u32, u32)> {
-    let mut pids = word
-        .split('(')
-        .skip(1)
-        .map(|p| p.split(':').next()?.parse::<u32>().ok());
-    Some((pids.next()??, pids.next()??))
 }
 
 /// The profile of `counts` (samples per linked address), each address
@@ -329,21 +223,25 @@ fn line_offset(frame: &Frame) -> Option<u32> {
 mod tests {
     use super::*;
 
-    /// `perf script --show-mmap-events --show-task-events -F pid,ip,dso` of
-    /// a PIE that forks and burns in both processes (gcc 12 -O2, perf 6.1,
-    /// cpu-clock), cut down.
+    /// `perf script --show-mmap-events --show-task-events -F
+    /// pid,period,ip,dso -G` of a PIE that forks and burns in both
+    /// processes (gcc 12 -O2, perf 6.1, cpu-clock), cut down.
     const SCRIPT: &str = "    0 PERF_RECORD_COMM: perf-exec:16807/16807
 16807 PERF_RECORD_COMM exec: fork:16807/16807
 16807 PERF_RECORD_MMAP2 16807/16807: [0x555583cb0000(0x1000) @ 0x1000 fe:00 10469939 2958782907]: r-xp /tmp/ipx/fork
 16807 PERF_RECORD_MMAP2 16807/16807: [0x7f0afe9f9000(0x156000) @ 0x26000 fe:00 326269 0]: r-xp /usr/lib/x86_64-linux-gnu/libc.so.6
-16807      ffffffff81249aa6 ([kernel.kallsyms])
+16807     250000      ffffffff81249aa6 ([kernel.kallsyms])
 16807 PERF_RECORD_FORK(16809:16809):(16807:16807)
-16809      555583cb0192 (/tmp/ipx/fork)
-16809      555583cb0192 (/tmp/ipx/fork)
-16807      555583cb019d (/tmp/ipx/fork)
-16807      7f0afea01000 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+16809     250000      555583cb0192 (/tmp/ipx/fork)
+16809     250000      555583cb0192 (/tmp/ipx/fork)
+16807     250000      555583cb019d (/tmp/ipx/fork)
+16807     250000      7f0afea01000 (/usr/lib/x86_64-linux-gnu/libc.so.6)
 16809 PERF_RECORD_EXIT(16809:16809):(16807:16807)
 ";
+
+    fn read(script: &str, binary: &str, segments: &[Segment]) -> Samples {
+        read_samples(&perf_script::parse(script), Path::new(binary), segments)
+    }
 
     fn text_segment() -> Vec<Segment> {
         vec![Segment {
@@ -356,7 +254,7 @@ mod tests {
 
     #[test]
     fn samples_are_placed_through_the_mappings_a_forked_child_inherits() {
-        let s = read_samples(SCRIPT, Path::new("/tmp/ipx/fork"), &text_segment());
+        let s = read(SCRIPT, "/tmp/ipx/fork", &text_segment());
         assert_eq!((s.total, s.kept), (5, 3));
         // 0x555583cb0192 − 0x555583cb0000 + 0x1000 = file offset 0x1192,
         // linked at 0x1192 (the text segment's offset is its address).
@@ -369,14 +267,14 @@ mod tests {
     /// synthesized, with 0 for the leading pid (perf 6.1, redis-server).
     #[test]
     fn mappings_synthesized_on_attach_belong_to_the_pid_they_name() {
-        let script = "    0 PERF_RECORD_MMAP2 7965/7965: [0x555bb5b52000(0x107000) @ 0x5d000 fe:00 10528067 0]: r-xp /b/redis-server\n    0 PERF_RECORD_COMM: bio_close_file:7965/7966\n 7965      555bb5b593cb (/b/redis-server)\n";
+        let script = "    0 PERF_RECORD_MMAP2 7965/7965: [0x555bb5b52000(0x107000) @ 0x5d000 fe:00 10528067 0]: r-xp /b/redis-server\n    0 PERF_RECORD_COMM: bio_close_file:7965/7966\n 7965     250000      555bb5b593cb (/b/redis-server)\n";
         let segments = vec![Segment {
             offset: 0x5d000,
             vaddr: 0x5d000,
             size: 0x0010_7000,
             executable: true,
         }];
-        let s = read_samples(script, Path::new("/b/redis-server"), &segments);
+        let s = read(script, "/b/redis-server", &segments);
         assert_eq!((s.total, s.kept), (1, 1));
         assert_eq!(
             s.counts
@@ -388,31 +286,71 @@ mod tests {
     #[test]
     fn a_recording_from_another_machine_is_matched_by_the_binarys_file_name() {
         let script = SCRIPT.replace("/tmp/ipx/fork", "/srv/prod/fork");
-        let s = read_samples(&script, Path::new("/tmp/ipx/fork"), &text_segment());
+        let s = read(&script, "/tmp/ipx/fork", &text_segment());
         assert_eq!((s.total, s.kept), (5, 3));
-        let other = read_samples(SCRIPT, Path::new("/tmp/ipx/other"), &text_segment());
+        let other = read(SCRIPT, "/tmp/ipx/other", &text_segment());
         assert_eq!(other.kept, 0);
     }
 
     #[test]
     fn a_sample_of_a_process_whose_mapping_was_never_seen_is_not_guessed() {
-        let script = "42      555583cb0192 (/tmp/ipx/fork)\n";
-        let s = read_samples(script, Path::new("/tmp/ipx/fork"), &text_segment());
+        let script = "42     250000      555583cb0192 (/tmp/ipx/fork)\n";
+        let s = read(script, "/tmp/ipx/fork", &text_segment());
         assert_eq!((s.total, s.kept), (1, 0));
     }
 
+    /// The same fork fixture recorded by perf 6.1 and perf 6.12, with and
+    /// without call chains (`-g`): every recording is read by its leaves,
+    /// which lie in `burn`'s loop of the one text segment.
     #[test]
-    fn reads_mappings_and_forks() {
-        let m = parse_mapping("16807 PERF_RECORD_MMAP2 16807/16807: [0x555583cb0000(0x1000) @ 0x1000 fe:00 10469939 2958782907]: r-xp /a b/fork").unwrap();
-        assert_eq!(
-            (m.start, m.len, m.pgoff),
-            (0x5555_83cb_0000, 0x1000, 0x1000)
-        );
-        assert_eq!(m.file, "/a b/fork");
-        assert_eq!(
-            parse_fork("PERF_RECORD_FORK(16809:16809):(16807:16807)"),
-            Some((16809, 16807))
-        );
+    fn recordings_of_perf_6_1_and_6_12_with_and_without_call_chains_are_read_alike() {
+        let segments = vec![Segment {
+            offset: 0x1000,
+            vaddr: 0x1000,
+            size: 0x209,
+            executable: true,
+        }];
+        let fixtures = [
+            (
+                include_str!("../../tests/fixtures/perf-script/perf6.1-fork.txt"),
+                "/var/tmp/fx/fork",
+            ),
+            (
+                include_str!("../../tests/fixtures/perf-script/perf6.1-fork-g.txt"),
+                "/var/tmp/fx/fork",
+            ),
+            (
+                include_str!("../../tests/fixtures/perf-script/perf6.12-fork.txt"),
+                "/tmp/fork",
+            ),
+            (
+                include_str!("../../tests/fixtures/perf-script/perf6.12-fork-g.txt"),
+                "/tmp/fork",
+            ),
+        ];
+        for (script, binary) in fixtures {
+            let in_binary = script
+                .lines()
+                .filter(|l| !l.contains("PERF_RECORD") && l.ends_with(&format!("({binary})")))
+                .count() as u64;
+            let s = read(script, binary, &segments);
+            assert!(in_binary > 150, "{binary}: {in_binary}");
+            // With call chains a sample's return addresses are in the
+            // binary too: only the leaves count.
+            assert!(
+                s.kept <= in_binary && s.kept * 10 >= s.total * 9,
+                "{binary}: {} of {} ({in_binary} lines)",
+                s.kept,
+                s.total
+            );
+            let hottest = s
+                .counts
+                .iter()
+                .max_by_key(|(_, c)| **c)
+                .map(|(a, _)| *a)
+                .unwrap();
+            assert!((0x11d0..0x1200).contains(&hottest), "{hottest:#x}");
+        }
     }
 
     #[test]

@@ -17,24 +17,21 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 
+use super::perf_script::{self, PlacedFrame};
 use super::pprof_write::{Line, LocationId, Mapping, Profile};
 use super::sampling::{self, Sampler, RAW_EXTENSION};
 use super::symbolize::{self, Frame, Segment};
 use super::{find_files, raw_dir, require_merged, Flags, Pgo, StageDirs};
-use crate::process::{capture_command, quote_output};
 
 /// Go's PGO from perf samples.
 pub struct GoPerfPgo;
 
 /// What the merged profile is called, as Go's own PGO round's.
 const MERGED_EXTENSION: &str = "pprof";
-/// How long `perf script` may take over one recording.
-const SCRIPT_TIMEOUT: Duration = Duration::from_mins(10);
 
 /// Go PGO's part in the messages about sampling: a timer by default, which
 /// needs no PMU (Go's own profiler samples a timer too).
@@ -130,8 +127,8 @@ pub fn convert(recordings: &[PathBuf], binaries: &[PathBuf], event: &str) -> Res
         .collect::<Result<_>>()?;
     let mut stacks = Stacks::default();
     for recording in recordings {
-        let text = perf_script(recording)?;
-        read_samples(&text, &trained, &mut stacks);
+        let text = perf_script::run(recording, true)?;
+        read_samples(&perf_script::parse(&text), &trained, &mut stacks);
     }
     if stacks.kept == 0 {
         bail!(
@@ -154,84 +151,42 @@ pub fn convert(recordings: &[PathBuf], binaries: &[PathBuf], event: &str) -> Res
     Ok(profile)
 }
 
-/// `perf script`'s text for one recording: per sample a line with its
-/// period, then one line per frame (`\t<offset> (<object>)`).
-fn perf_script(recording: &Path) -> Result<String> {
-    let mut command = Command::new("perf");
-    command
-        .args(["script", "-F", "period,ip,dso", "--no-inline", "-i"])
-        .arg(recording);
-    let out = capture_command(&mut command, SCRIPT_TIMEOUT).context("running perf script")?;
-    if !out.success() {
-        bail!(
-            "perf script could not read {}:\n{}\nhint: a recording cut short (the machine ran out of disk, perf was killed) cannot be read; train again",
-            recording.display(),
-            quote_output(&out.stderr)
-        );
-    }
-    Ok(out.stdout)
-}
-
-/// Add the samples of `text` (`perf script` output) to `stacks`.
-fn read_samples(text: &str, trained: &[Binary], stacks: &mut Stacks) {
-    let mut period: i64 = 0;
-    let mut frames: Vec<(u64, &str)> = Vec::new();
-    let flush = |period: i64, frames: &mut Vec<(u64, &str)>, stacks: &mut Stacks| {
-        if frames.is_empty() {
-            return;
-        }
+/// Add the samples of one recording (`perf script`'s text, see
+/// [`perf_script::run`]) to `stacks`.
+fn read_samples(recording: &perf_script::Recording, trained: &[Binary], stacks: &mut Stacks) {
+    for placement in recording.placed() {
         stacks.samples += 1;
-        let stack = stack_of(frames, trained);
-        frames.clear();
+        let stack = stack_of(&placement.frames, trained);
         if stack.is_empty() {
-            return;
+            continue;
         }
         stacks.kept += 1;
         let entry = stacks.counts.entry(stack).or_default();
         entry.0 += 1;
-        entry.1 += period;
-    };
-    for line in text.lines() {
-        if line.starts_with('\t') {
-            if let Some(frame) = parse_frame(line) {
-                frames.push(frame);
-            }
-        } else if !line.trim().is_empty() {
-            flush(period, &mut frames, stacks);
-            period = line
-                .split_whitespace()
-                .next()
-                .and_then(|p| p.parse().ok())
-                .unwrap_or(1);
-        }
+        entry.1 += i64::try_from(placement.period).unwrap_or(i64::MAX);
     }
-    flush(period, &mut frames, stacks);
-}
-
-/// `\t   ce11b (/path/to/bin)` → the offset and the object.
-fn parse_frame(line: &str) -> Option<(u64, &str)> {
-    let line = line.trim();
-    let (ip, rest) = line.split_once(' ')?;
-    let object = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
-    Some((u64::from_str_radix(ip, 16).ok()?, object))
 }
 
 /// The frames of one sample that lie in a trained binary, leaf first. The
 /// first user-space frame is where the sample was taken; every later one is
 /// a return address, looked up one byte earlier (inside the call).
-fn stack_of(frames: &[(u64, &str)], trained: &[Binary]) -> Vec<Key> {
+fn stack_of(frames: &[PlacedFrame], trained: &[Binary]) -> Vec<Key> {
     let mut stack = Vec::new();
     let mut leaf = true;
-    for &(ip, object) in frames {
-        if object.starts_with("[kernel") || object.starts_with("[guest") {
-            continue;
-        }
+    for frame in frames.iter().filter(|f| !f.kernel) {
         let is_return = !leaf;
         leaf = false;
-        let Some(b) = trained.iter().position(|b| b.path.as_os_str() == object) else {
+        let Some((file, offset)) = frame.at else {
             continue;
         };
-        let Some(address) = trained[b].segments.iter().find_map(|s| s.address_of(ip)) else {
+        let Some(b) = trained.iter().position(|b| b.path.as_os_str() == file) else {
+            continue;
+        };
+        let Some(address) = trained[b]
+            .segments
+            .iter()
+            .find_map(|s| s.address_of(offset))
+        else {
             continue;
         };
         stack.push((b, address - u64::from(is_return)));
@@ -349,14 +304,73 @@ mod tests {
         }]
     }
 
-    /// `perf script -F period,ip,dso --no-inline` of a recording of the
-    /// gohot fixture under `perf record -g -e cpu-clock`.
-    const SCRIPT: &str = "    250000 \n\tffffffff815a2841 ([kernel.kallsyms])\n\tffffffff81000c82 ([kernel.kallsyms])\n\t           26be0 (/tmp/gp/gohot)\n\t           1cb7d (/tmp/gp/gohot)\n\n    250000 \n\t           ce11b (/tmp/gp/gohot)\n\t           ce3f8 (/tmp/gp/gohot)\n\t    7f0000001000 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\n    250000 \n\t           ce11b (/tmp/gp/gohot)\n\t           ce3f8 (/tmp/gp/gohot)\n\n    250000 \n\tffffffff815a2841 ([kernel.kallsyms])\n";
+    fn gohot_at(path: &str) -> Vec<Binary> {
+        let mut b = gohot();
+        b[0].path = PathBuf::from(path);
+        b
+    }
+
+    /// The same gohot binary (Go 1.26, not PIE) recorded with `perf record
+    /// -g -e cpu-clock` by perf 6.1 (frames printed as file offsets) and
+    /// perf 6.12 (frames printed as addresses), read by `perf script` of
+    /// the same version (tests/fixtures/perf-script).
+    fn stacks_of(fixture: &str, path: &str) -> Stacks {
+        let mut stacks = Stacks::default();
+        read_samples(&perf_script::parse(fixture), &gohot_at(path), &mut stacks);
+        stacks
+    }
+
+    const PERF_6_1: &str = include_str!("../../tests/fixtures/perf-script/perf6.1-go-g.txt");
+    const PERF_6_12: &str = include_str!("../../tests/fixtures/perf-script/perf6.12-go-g.txt");
+
+    /// Regression: perf 6.12 prints a call chain's frames as addresses,
+    /// which were read as file offsets and fell outside the binary: "none
+    /// in the trained binaries" while `perf report` put 99% there.
+    #[test]
+    fn the_same_binary_recorded_by_perf_6_1_and_6_12_gives_the_same_hot_stacks() {
+        let old = stacks_of(PERF_6_1, "/var/tmp/fx/go/gohot");
+        let new = stacks_of(PERF_6_12, "/tmp/gohot");
+        for stacks in [&old, &new] {
+            assert!(
+                stacks.kept * 10 >= stacks.samples * 9,
+                "{} of {}",
+                stacks.kept,
+                stacks.samples
+            );
+            for (b, address) in stacks.counts.keys().flatten() {
+                assert_eq!(*b, 0);
+                assert!((0x40_0000..0x4c_e571).contains(address), "{address:#x}");
+            }
+        }
+        let hottest = |stacks: &Stacks| {
+            let mut leaves: HashMap<u64, i64> = HashMap::new();
+            for (stack, (count, _)) in &stacks.counts {
+                *leaves.entry(stack[0].1).or_default() += count;
+            }
+            let mut leaves: Vec<(i64, u64)> = leaves.into_iter().map(|(a, c)| (c, a)).collect();
+            leaves.sort_unstable_by(|a, b| b.cmp(a));
+            leaves
+                .into_iter()
+                .take(3)
+                .map(|(_, a)| a)
+                .collect::<BTreeSet<u64>>()
+        };
+        assert!(
+            !hottest(&old).is_disjoint(&hottest(&new)),
+            "{:x?} vs {:x?}",
+            hottest(&old),
+            hottest(&new)
+        );
+    }
+
+    /// Written by hand in perf 6.1's form: kernel frames before the leaf,
+    /// a libc frame, a sample wholly in the kernel.
+    const SCRIPT: &str = "    0 PERF_RECORD_MMAP2 7/7: [0x400000(0xcf000) @ 0 fe:00 1 0]: r-xp /tmp/gp/gohot\n    0 PERF_RECORD_MMAP2 7/7: [0x7f0000000000(0x156000) @ 0x26000 fe:00 2 0]: r-xp /usr/lib/x86_64-linux-gnu/libc.so.6\n7    250000 \n\tffffffff815a2841 ([kernel.kallsyms])\n\tffffffff81000c82 ([kernel.kallsyms])\n\t           26be0 (/tmp/gp/gohot)\n\t           1cb7d (/tmp/gp/gohot)\n\n7    250000 \n\t           ce11b (/tmp/gp/gohot)\n\t           ce3f8 (/tmp/gp/gohot)\n\t           27000 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\n7    250000 \n\t           ce11b (/tmp/gp/gohot)\n\t           ce3f8 (/tmp/gp/gohot)\n\n7    250000 \n\tffffffff815a2841 ([kernel.kallsyms])\n";
 
     #[test]
     fn stacks_keep_the_binarys_frames_and_look_return_addresses_up_inside_the_call() {
         let mut stacks = Stacks::default();
-        read_samples(SCRIPT, &gohot(), &mut stacks);
+        read_samples(&perf_script::parse(SCRIPT), &gohot(), &mut stacks);
         assert_eq!((stacks.samples, stacks.kept), (4, 3));
         // The leaf after kernel frames is where the sample was taken: exact.
         let faulted = vec![(0, 0x42_6be0), (0, 0x41_cb7c)];
@@ -364,14 +378,5 @@ mod tests {
         // Two identical stacks add up; the libc frame is left out.
         let hot = vec![(0, 0x4c_e11b), (0, 0x4c_e3f7)];
         assert_eq!(stacks.counts[&hot], (2, 500_000));
-    }
-
-    #[test]
-    fn reads_frames_with_spaces_in_the_path() {
-        assert_eq!(
-            parse_frame("\t  ce11b (/a b/gohot)"),
-            Some((0xce11b, "/a b/gohot"))
-        );
-        assert_eq!(parse_frame("\tzz (x)"), None);
     }
 }

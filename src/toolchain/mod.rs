@@ -16,6 +16,7 @@ mod go_pgo;
 mod merge;
 pub mod mismatch;
 pub mod optimize;
+pub mod perf_script;
 pub mod pprof_write;
 pub mod profile_match;
 pub mod sampled_names;

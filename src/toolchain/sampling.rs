@@ -445,7 +445,10 @@ fn make_fifo(path: &Path) -> Result<()> {
 /// The samples in a recording (`perf script`, one line each).
 pub fn count_samples(recording: &Path) -> Result<usize> {
     let mut command = Command::new("perf");
-    command.args(["script", "-F", "ip", "-i"]).arg(recording);
+    // -G: one line a sample, also where it carries its call chain.
+    command
+        .args(["script", "-G", "-F", "ip", "-i"])
+        .arg(recording);
     let out = capture_command(&mut command, FINISH_TIMEOUT)
         .context("counting the samples with perf script")?;
     Ok(if out.success() {
