@@ -190,28 +190,92 @@ pub fn variant_setup(variant: &Variant) -> VariantSetup<'_> {
 
 /// Install, with apt-get as root, every package `scope` lacks, in one
 /// apt-get call, then probe again: a package named after what another
-/// brings (clang's profile runtime) may show up only then. Not root: one
-/// error with the exact command.
+/// brings (clang's profile runtime) may show up only then. apt's lists
+/// are brought up to date first, since the names of versioned packages
+/// (`bolt-N`, `libclang-rt-N-dev`) are read from them. A package apt
+/// cannot install here does not stop the others: they are installed, and
+/// the error names what is left and who needs it. Not root: one error
+/// with the exact command.
 pub fn install(env: &Environment, scope: Scope) -> Result<()> {
     let mut installed: Vec<String> = Vec::new();
-    for _ in 0..3 {
-        let missing = missing_packages(&requirements(env, scope));
-        if missing.is_empty() {
+    let mut updated = false;
+    for _ in 0..4 {
+        let sections = requirements(env, scope);
+        if sections.iter().all(Section::ready) {
             return Ok(());
         }
-        let list = missing.join(" ");
-        if missing.iter().all(|p| installed.contains(p)) {
-            bail!("apt-get installed {list}, but they are still missing\nhint: run `afterburner doctor` to see what is");
-        }
+        let missing = missing_packages(&sections);
         if !tools::is_root() {
-            bail!("missing packages: {list}\nhint: install them with `sudo apt-get install -y {list}` (or run `sudo afterburner doctor --fix`)");
+            let list = missing.join(" ");
+            bail!("missing packages: {list}\nhint: install them with `sudo apt-get install -y {list}` (or run `sudo afterburner doctor --fix`)\n{}", render_unmet(&sections));
         }
-        crate::progress::info(format_args!("installing {list} with apt-get"));
+        if !updated {
+            tools::apt_update()?;
+            updated = true;
+            continue; // probe again: versioned names come from apt's lists
+        }
         let names: Vec<&str> = missing.iter().map(String::as_str).collect();
-        tools::apt_install(&names)?;
-        installed.extend(missing);
+        let (known, unknown) = tools::apt_installable(&names);
+        let fresh: Vec<&str> = known
+            .into_iter()
+            .filter(|p| !installed.iter().any(|i| i == p))
+            .collect();
+        if fresh.is_empty() {
+            let why = if missing.is_empty() {
+                "no package apt offers here serves these".to_owned()
+            } else if unknown.is_empty() {
+                format!(
+                    "apt-get installed {}, but it is still missing",
+                    missing.join(" ")
+                )
+            } else {
+                format!("apt cannot install {} here", unknown.join(" "))
+            };
+            bail!("{why}:\n{}\nhint: run `afterburner doctor` to see what each needs; drop the variants it names, or install their tools by hand", render_unmet(&sections));
+        }
+        if !unknown.is_empty() {
+            crate::progress::warn(format_args!(
+                "apt cannot install {} here; installing the rest ({})",
+                unknown.join(" "),
+                fresh.join(" ")
+            ));
+        }
+        crate::progress::info(format_args!("installing {} with apt-get", fresh.join(" ")));
+        tools::apt_install_updated(&fresh)?;
+        installed.extend(fresh.iter().map(|p| (*p).to_owned()));
     }
-    Ok(())
+    let sections = requirements(env, scope);
+    if sections.iter().all(Section::ready) {
+        return Ok(());
+    }
+    bail!(
+        "still missing after installing {}:\n{}",
+        installed.join(" "),
+        render_unmet(&sections)
+    )
+}
+
+/// The sections that are not ready, each with its unmet checks: who
+/// cannot be served, and what it lacks.
+fn render_unmet(sections: &[Section]) -> String {
+    let unmet: Vec<Section> = sections
+        .iter()
+        .filter(|s| !s.ready())
+        .map(|s| Section {
+            title: s.title.clone(),
+            checks: s
+                .checks
+                .iter()
+                .filter(|c| !c.present && !c.optional)
+                .cloned()
+                .collect(),
+        })
+        .collect();
+    let mut text = render(&unmet);
+    if let Some(cut) = text.find("\nto install everything apt can") {
+        text.truncate(cut);
+    }
+    text.trim_end().to_owned()
 }
 
 fn has_deb_src() -> bool {
@@ -389,7 +453,7 @@ run = "{bin.t}"
             render(&sections)
         );
         assert!(
-            checks.iter().any(|c| c.need == "llvm-profdata"),
+            checks.iter().any(|c| c.need.starts_with("llvm-profdata")),
             "{}",
             render(&sections)
         );

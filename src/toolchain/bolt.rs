@@ -3,11 +3,12 @@
 //! profiles with `merge-fdata`, then rewrite the freshly built binary with
 //! `llvm-bolt -data=…`.
 //!
-//! Debian's `/usr/bin/llvm-bolt-16` is a symlink, and BOLT looks for its
+//! Debian's `/usr/bin/llvm-bolt-N` is a symlink, and BOLT looks for its
 //! instrumentation runtime relative to the path it was started by
 //! (`/usr/lib/libbolt_rt_instr.a`, which the package does not ship). Running
-//! the symlink's target, `/usr/lib/llvm-16/bin/llvm-bolt`, makes it look in
-//! `/usr/lib/llvm-16/lib`, where the runtime is, without touching the system.
+//! the release's own `/usr/lib/llvm-N/bin/llvm-bolt` makes it look in
+//! `/usr/lib/llvm-N/lib`, where the runtime of the same release is, without
+//! touching the system. Which release is found, not listed ([`super::llvm`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,9 +17,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{
-    find_files, no_profile_error, raw_dir, require_merged, tools, Flags, Pgo, Phase, StageDirs,
-};
+use super::{find_files, no_profile_error, raw_dir, require_merged, Flags, Pgo, Phase, StageDirs};
 use crate::process::{capture_command, quote_output};
 
 /// `llvm-bolt` from an instrumented training run.
@@ -46,17 +45,51 @@ pub(super) fn merged_path(profile_dir: &Path, binary: &str) -> PathBuf {
     profile_dir.join(format!("{MERGED_PREFIX}{binary}.{FDATA}"))
 }
 
-/// A BOLT tool, resolved through symlinks (see the module comment).
+/// The oldest BOLT whose options the layout uses (`-reorder-blocks=ext-tsp`,
+/// `-split-all-cold`, the instrumentation runtime beside the tool).
+pub const MINIMUM: u32 = 16;
+
+/// The LLVM release of the clang here (or apt's), whose BOLT is preferred.
+fn clang_release() -> Option<u32> {
+    super::clang_major_installed_or_candidate()
+}
+
+/// A BOLT tool from `/usr/lib/llvm-N/bin` (see the module comment): the
+/// installed clang's release where it has BOLT, else the newest release
+/// of at least [`MINIMUM`], else an unversioned tool on the PATH.
 pub fn find_tool(name: &str) -> Result<PathBuf> {
-    let found = [format!("{name}-16"), format!("{name}-17"), format!("{name}-18"), name.to_owned()]
-        .into_iter()
-        .find(|c| tools::is_installed(c))
-        .with_context(|| format!("{name} is missing, so BOLT cannot run\nhint: install it with `apt-get install -y bolt-16`"))?;
-    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join(&found))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from(&found));
-    Ok(fs_err::canonicalize(&on_path).unwrap_or(on_path))
+    let clang = clang_release();
+    let found = super::llvm::find(name, clang).filter(|c| c.major.is_none_or(|m| m >= MINIMUM));
+    let Some(found) = found else {
+        bail!(
+            "{name} is missing, so BOLT cannot run\nhint: {}",
+            install_hint()
+        );
+    };
+    Ok(fs_err::canonicalize(&found.path).unwrap_or(found.path))
+}
+
+/// How BOLT is installed here: the `bolt-N` package apt offers.
+pub fn install_hint() -> String {
+    match package() {
+        Some(p) => format!("install it with `apt-get install -y {p}`"),
+        None => format!("apt offers no bolt-N package here (BOLT {MINIMUM} or newer is needed): install LLVM's BOLT from apt.llvm.org or build it"),
+    }
+}
+
+/// The `bolt-N` package apt would install: clang's release where apt
+/// offers it, else the newest of at least [`MINIMUM`].
+pub fn package() -> Option<String> {
+    super::llvm::package_to_install("bolt-", clang_release()).filter(|p| {
+        p.trim_start_matches("bolt-")
+            .parse::<u32>()
+            .is_ok_and(|m| m >= MINIMUM)
+    })
+}
+
+/// Which BOLT runs, and why, for `doctor`.
+pub fn chosen() -> Option<super::llvm::Chosen> {
+    super::llvm::find("llvm-bolt", clang_release()).filter(|c| c.major.is_none_or(|m| m >= MINIMUM))
 }
 
 /// Run a BOLT tool; its output (stdout, then stderr) when it succeeds.

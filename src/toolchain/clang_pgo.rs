@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Result};
 
 use super::{
     find_files, merged_profiles, no_profile_error, raw_dir, require_merged, Compiler, Flags, Pgo,
@@ -133,23 +133,32 @@ impl Pgo for ClangPgo {
     }
 }
 
-/// `llvm-profdata` matching the installed clang: `llvm-profdata-<major>`
-/// first (raw profile formats change between LLVM versions), else the
-/// unversioned one.
+/// `llvm-profdata` of the installed clang's own LLVM release (raw profile
+/// formats change between releases): `/usr/lib/llvm-N/bin/llvm-profdata`
+/// or `llvm-profdata-N`; where clang's release is unknown (a clang of
+/// one's own), the unversioned one.
 pub fn find_llvm_profdata() -> Result<String> {
     let major = Compiler::Clang.version().and_then(|v| clang_major(&v));
-    let mut candidates: Vec<String> = major
-        .map(|m| format!("llvm-profdata-{m}"))
-        .into_iter()
-        .collect();
-    candidates.push("llvm-profdata".to_owned());
-    candidates
-        .into_iter()
-        .find(|c| super::tools::is_installed(c))
-        .with_context(|| {
-            let package = major.map_or("llvm".to_owned(), |m| format!("llvm-{m}"));
-            format!("llvm-profdata is missing, so clang's raw profiles cannot be merged\nhint: install it with `apt-get install -y {package}`")
-        })
+    if let Some(m) = major {
+        if let Some(path) = super::llvm::tool_of("llvm-profdata", m) {
+            return Ok(path.to_string_lossy().into_owned());
+        }
+        let versioned = format!("llvm-profdata-{m}");
+        if super::tools::is_installed(&versioned) {
+            return Ok(versioned);
+        }
+    }
+    if major.is_none() && super::tools::is_installed("llvm-profdata") {
+        return Ok("llvm-profdata".to_owned());
+    }
+    let package = llvm_package();
+    bail!("llvm-profdata{} is missing, so clang's profiles cannot be merged\nhint: install it with `apt-get install -y {package}`", major.map(|m| format!(" {m} (clang {m}'s release)")).unwrap_or_default())
+}
+
+/// The package of the LLVM tools of clang's release (`llvm-N`), or of
+/// apt's default (`llvm`) where clang's release is unknown.
+pub fn llvm_package() -> String {
+    clang_major_installed_or_candidate().map_or("llvm".to_owned(), |m| format!("llvm-{m}"))
 }
 
 /// The major version in `clang --version`'s first line.

@@ -13,6 +13,7 @@ pub mod gcov_afdo_read;
 pub mod go_find;
 pub mod go_perf;
 mod go_pgo;
+pub mod llvm;
 mod merge;
 pub mod mismatch;
 pub mod optimize;
@@ -35,8 +36,8 @@ use serde::Serialize;
 pub use bolt::Bolt;
 pub use bolt_perf::BoltPerf;
 pub use clang_pgo::{
-    clang_major, clang_major_installed_or_candidate, find_llvm_profdata, ClangPgo, CLANG_CS_PGO,
-    CLANG_FRONTEND_PGO, CLANG_IR_PGO,
+    clang_major, clang_major_installed_or_candidate, find_llvm_profdata, llvm_package, ClangPgo,
+    CLANG_CS_PGO, CLANG_FRONTEND_PGO, CLANG_IR_PGO,
 };
 pub(crate) use gcc_pgo::merge_two as merge_gcda_dirs;
 pub use gcc_pgo::GccPgo;

@@ -28,10 +28,6 @@ pub const LLVM_PROFDATA: Tool = Tool {
     command: "llvm-profdata",
     package: "llvm",
 };
-pub const LLVM_BOLT: Tool = Tool {
-    command: "llvm-bolt-16",
-    package: "bolt-16",
-};
 pub const GO: Tool = Tool {
     command: "go",
     package: "golang-go",
@@ -140,10 +136,10 @@ pub fn package_installed(package: &str) -> bool {
     .is_ok_and(|out| out.success() && out.stdout.contains("install ok installed"))
 }
 
-/// `apt-get install -y PACKAGES` (after an `apt-get update`), as root.
-pub fn apt_install(packages: &[&str]) -> Result<()> {
-    let timeout = Duration::from_mins(20);
-    let update = crate::process::capture("apt-get", &["update"], timeout)
+/// `apt-get update`, as root: apt's lists, which a fresh root lacks, name
+/// the packages (and their versions) the rest asks apt about.
+pub fn apt_update() -> Result<()> {
+    let update = crate::process::capture("apt-get", &["update"], APT_TIMEOUT)
         .context("running apt-get update")?;
     if !update.success() {
         bail!(
@@ -151,6 +147,54 @@ pub fn apt_install(packages: &[&str]) -> Result<()> {
             crate::process::quote_output(&update.stderr)
         );
     }
+    Ok(())
+}
+
+const APT_TIMEOUT: Duration = Duration::from_mins(20);
+
+/// `packages` split into those apt can install here (a candidate version
+/// in its lists) and those it cannot (unknown, or known with none).
+pub fn apt_installable<'a>(packages: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
+    if packages.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let mut args = vec!["policy"];
+    args.extend_from_slice(packages);
+    let text = crate::process::capture("apt-cache", &args, Duration::from_mins(1))
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    let with_candidate = candidates(&text);
+    packages
+        .iter()
+        .partition(|p| with_candidate.iter().any(|c| c == *p))
+}
+
+/// The packages of `apt-cache policy` output that have a candidate:
+/// `NAME:` at the left margin, then `  Candidate: VERSION` (not `(none)`).
+fn candidates(policy: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut name: Option<&str> = None;
+    for line in policy.lines() {
+        if !line.starts_with(' ') {
+            name = line.strip_suffix(':');
+        } else if let (Some(n), Some(candidate)) = (name, line.trim().strip_prefix("Candidate:")) {
+            if candidate.trim() != "(none)" {
+                out.push(n.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// `apt-get install -y PACKAGES` (after an `apt-get update`), as root.
+pub fn apt_install(packages: &[&str]) -> Result<()> {
+    apt_update()?;
+    apt_install_updated(packages)
+}
+
+/// `apt-get install -y PACKAGES`, as root, with apt's lists already fresh.
+pub fn apt_install_updated(packages: &[&str]) -> Result<()> {
+    let timeout = APT_TIMEOUT;
     // Two runs (or tests) installing at once: the second waits for dpkg's
     // lock instead of failing.
     let mut args = vec![
@@ -178,6 +222,13 @@ pub fn apt_install(packages: &[&str]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_package_apt_does_not_know_or_cannot_serve_has_no_candidate() {
+        let policy = "clang:\n  Installed: (none)\n  Candidate: 1:19.0-63\n  Version table:\n     1:19.0-63 500\nbolt-16:\n  Installed: (none)\n  Candidate: (none)\n";
+        assert_eq!(candidates(policy), vec!["clang"]);
+        assert!(candidates("").is_empty());
+    }
 
     #[test]
     fn finds_sh_and_not_nonsense() {

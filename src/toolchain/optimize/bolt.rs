@@ -55,11 +55,22 @@ impl Optimize for Word {
     }
 
     fn requirements(&self, env: &Environment, variant: Option<&VariantSetup>) -> Vec<Requirement> {
-        // Any llvm-bolt 16 to 18 will do (bolt::find_tool); apt's is bolt-16.
-        let mut bolt = Requirement::tool("llvm-bolt-16", "bolt-16");
-        bolt.present = bolt::find_tool("llvm-bolt").is_ok();
-        let mut merge = Requirement::tool("merge-fdata-16", "bolt-16");
-        merge.present = bolt::find_tool("merge-fdata").is_ok();
+        // The release is found, not listed (bolt::find_tool): clang's
+        // where it has BOLT, else the newest of at least bolt::MINIMUM.
+        let package = bolt::package();
+        let chosen = bolt::chosen();
+        let tool = |name: &str| Requirement {
+            need: match (&chosen, name) {
+                (Some(c), "llvm-bolt") => format!("llvm-bolt ({}: {})", c.path.display(), c.why),
+                _ => format!("{name} (BOLT {} or newer)", bolt::MINIMUM),
+            },
+            present: bolt::find_tool(name).is_ok(),
+            packages: package.clone().into_iter().collect(),
+            note: package.is_none().then(bolt::install_hint),
+            optional: false,
+        };
+        let bolt = tool("llvm-bolt");
+        let merge = tool("merge-fdata");
         let perf = Requirement::tool("perf", "linux-perf");
         let Some(variant) = variant else {
             return vec![

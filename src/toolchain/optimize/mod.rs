@@ -271,8 +271,15 @@ fn clang_profile_requirements(clang_only: bool) -> Vec<Requirement> {
     let runtime =
         super::clang_major_installed_or_candidate().map(|m| format!("libclang-rt-{m}-dev"));
     let clang = clang_only.then(|| Requirement::tool("clang", "clang"));
+    let llvm_package = super::llvm_package();
     let profile = [
-        Requirement::tool("llvm-profdata", "llvm"),
+        Requirement {
+            need: format!("llvm-profdata of clang's release ({llvm_package})"),
+            present: super::find_llvm_profdata().is_ok(),
+            packages: vec![llvm_package.clone()],
+            note: None,
+            optional: false,
+        },
         Requirement {
             need: format!(
                 "clang's profile runtime ({})",
