@@ -200,11 +200,19 @@ pub fn install(env: &Environment, scope: Scope) -> Result<()> {
     let mut installed: Vec<String> = Vec::new();
     let mut updated = false;
     for _ in 0..4 {
+        // A fresh root has no lists: the versioned names (`bolt-N`) are
+        // read from them, so they come first.
+        if !updated && tools::is_root() && tools::apt_lists_empty() {
+            tools::apt_update()?;
+            updated = true;
+        }
         let sections = requirements(env, scope);
-        if sections.iter().all(Section::ready) {
+        let missing = missing_packages(&sections);
+        // What apt cannot fix (a PMU, a tool no package has) is each
+        // variant's check to refuse, with its reason.
+        if missing.is_empty() {
             return Ok(());
         }
-        let missing = missing_packages(&sections);
         if !tools::is_root() {
             let list = missing.join(" ");
             bail!("missing packages: {list}\nhint: install them with `sudo apt-get install -y {list}` (or run `sudo afterburner doctor --fix`)\n{}", render_unmet(&sections));
@@ -221,9 +229,7 @@ pub fn install(env: &Environment, scope: Scope) -> Result<()> {
             .filter(|p| !installed.iter().any(|i| i == p))
             .collect();
         if fresh.is_empty() {
-            let why = if missing.is_empty() {
-                "no package apt offers here serves these".to_owned()
-            } else if unknown.is_empty() {
+            let why = if unknown.is_empty() {
                 format!(
                     "apt-get installed {}, but it is still missing",
                     missing.join(" ")

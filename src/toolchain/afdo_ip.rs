@@ -50,7 +50,12 @@ const MAX_LINE_OFFSET: i64 = 0xffff;
 /// `out` (what gcc's round merges); `None` when no sample lies in the
 /// binary. The [`super::merge::Convert`] of gcc's round without branch
 /// stacks.
-pub fn convert(recording: &Path, binary: &Path, out: &Path) -> Result<Option<PathBuf>> {
+pub fn convert(
+    recording: &Path,
+    binary: &Path,
+    out: &Path,
+    dialect: Dialect,
+) -> Result<Option<PathBuf>> {
     let path = fs_err::canonicalize(binary)?;
     let segments = symbolize::load_segments(binary)?;
     let text = perf_script::run(recording, false)?;
@@ -59,12 +64,12 @@ pub fn convert(recording: &Path, binary: &Path, out: &Path) -> Result<Option<Pat
         return Ok(None);
     }
     let mut counts = samples.counts.clone();
-    for address in unsampled_instructions(binary, &samples.counts)? {
+    for address in unsampled_instructions(binary, &samples.counts, dialect)? {
         counts.entry(address).or_insert(0);
     }
     let addresses: Vec<u64> = counts.keys().copied().collect();
     let frames = symbolize::symbolize(binary, &addresses)?;
-    let (functions, cut) = build(&counts, &frames);
+    let (functions, cut) = build(&counts, &frames, dialect);
     if functions.iter().all(|f| f.total() == 0) {
         bail!(
             "llvm-symbolizer names no line at the {} sampled addresses of {}: the binary has no DWARF line tables\nhint: gcc's AutoFDO needs them (afterburner builds the profiled variant with -g -gdwarf-4): do not strip it",
@@ -92,7 +97,11 @@ const OBJDUMP_TIMEOUT: Duration = Duration::from_mins(5);
 /// The addresses of every instruction of the functions that hold a sampled
 /// address (a function's `.cold` and other parts included: gcc names them
 /// `NAME.PART`), read from `objdump -d`.
-fn unsampled_instructions(binary: &Path, sampled: &BTreeMap<u64, u64>) -> Result<Vec<u64>> {
+fn unsampled_instructions(
+    binary: &Path,
+    sampled: &BTreeMap<u64, u64>,
+    dialect: Dialect,
+) -> Result<Vec<u64>> {
     let mut command = Command::new("objdump");
     command.args(["-d", "--no-show-raw-insn"]).arg(binary);
     let out =
@@ -108,11 +117,11 @@ fn unsampled_instructions(binary: &Path, sampled: &BTreeMap<u64, u64>) -> Result
     let hot: std::collections::BTreeSet<&str> = blocks
         .iter()
         .filter(|(_, addresses)| addresses.iter().any(|a| sampled.contains_key(a)))
-        .map(|(name, _)| gcc_name(name))
+        .map(|(name, _)| dialect.name(name))
         .collect();
     Ok(blocks
         .iter()
-        .filter(|(name, _)| hot.contains(gcc_name(name)))
+        .filter(|(name, _)| hot.contains(dialect.name(name)))
         .flat_map(|(_, addresses)| addresses.iter().copied())
         .filter(|a| !sampled.contains_key(a))
         .collect())
@@ -182,41 +191,147 @@ fn read_samples(recording: &perf_script::Recording, path: &Path, segments: &[Seg
     samples
 }
 
+/// Whose reader the profile is keyed for: gcc's (names cut at the first
+/// `.`, the DWARF's raw discriminators, head counts left 0) or LLVM's
+/// (clang's `-fprofile-sample-use`: see [`Dialect::Llvm`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Gcc,
+    /// LLVM's sample profile, keyed as its loader looks it up
+    /// (`FunctionSamples::getCallSiteIdentifier` and
+    /// `getCanonicalFnName` in LLVM 14 and 19): the base discriminator
+    /// decoded from the DWARF's encoded one and each sample counted times
+    /// the duplication factor clang encoded with it (loops unrolled or
+    /// vectorized under `-fdebug-info-for-profiling`), as `create_llvm_prof`
+    /// counts; names keep a `.__uniq.N` suffix and lose any other; a
+    /// function's head count is that of its first instruction, at least 1
+    /// (LLVM puts a function whose entry has no samples in
+    /// `.text.unlikely`).
+    Llvm,
+}
+
+impl Dialect {
+    /// The name the reader looks a function up by.
+    pub fn name(self, linkage: &str) -> &str {
+        match self {
+            Self::Gcc => gcc_name(linkage),
+            Self::Llvm => llvm_name(linkage),
+        }
+    }
+
+    /// The discriminator a location is keyed by, and the times each sample
+    /// there counts; `None` where the reader cannot key it (gcc keeps 16
+    /// bits for it).
+    fn discriminator(self, raw: u32) -> Option<(u32, u64)> {
+        match self {
+            Self::Gcc => (raw <= 0xffff).then_some((raw, 1)),
+            Self::Llvm => {
+                let base = prefix_decoded(raw);
+                let duplication = prefix_decoded(next_component(raw)).max(1);
+                Some((base, u64::from(duplication)))
+            }
+        }
+    }
+}
+
+/// LLVM's name rule for a sample profile: up to and with `.__uniq.DIGITS`
+/// (`-funique-internal-linkage-names`), else up to the first `.`
+/// (`foo.llvm.123`, `foo.cold` are `foo`).
+fn llvm_name(name: &str) -> &str {
+    const UNIQ: &str = ".__uniq.";
+    if let Some(at) = name.find(UNIQ) {
+        let digits = name[at + UNIQ.len()..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        return &name[..at + UNIQ.len() + digits];
+    }
+    name.split('.').next().unwrap_or(name)
+}
+
+/// LLVM's `getUnsignedFromPrefixEncoding` (llvm/Support/Discriminator.h,
+/// the same in LLVM 14 and 19): a component of an encoded discriminator.
+fn prefix_decoded(u: u32) -> u32 {
+    if u & 1 != 0 {
+        return 0;
+    }
+    let v = u >> 1;
+    if v & 0x20 != 0 {
+        ((v >> 1) & 0xfe0) | (v & 0x1f)
+    } else {
+        v & 0x1f
+    }
+}
+
+/// LLVM's `getNextComponentInDiscriminator`: the encoded discriminator
+/// past its first component.
+fn next_component(d: u32) -> u32 {
+    if d & 1 == 0 {
+        d >> if d & 0x40 != 0 { 14 } else { 7 }
+    } else {
+        d >> 1
+    }
+}
+
 /// The profile of `counts` (samples per linked address), each address
-/// placed by its `frames` (innermost first); returns it and how many
-/// samples had no usable line.
-fn build(counts: &BTreeMap<u64, u64>, frames: &HashMap<u64, Vec<Frame>>) -> (Vec<Instance>, u64) {
+/// placed by its `frames` (innermost first) and keyed for `dialect`;
+/// returns it and how many samples had no usable line.
+fn build(
+    counts: &BTreeMap<u64, u64>,
+    frames: &HashMap<u64, Vec<Frame>>,
+    dialect: Dialect,
+) -> (Vec<Instance>, u64) {
     let mut functions: BTreeMap<String, Instance> = BTreeMap::new();
+    // Each function's first instruction's location (its entry).
+    let mut entries: BTreeMap<String, u32> = BTreeMap::new();
     let mut cut = 0;
     for (address, &count) in counts {
         let stack = frames.get(address).map_or(&[][..], Vec::as_slice);
-        let offsets: Option<Vec<u32>> = stack.iter().map(line_offset).collect();
-        let (Some(outer), Some(offsets)) = (stack.last(), offsets) else {
+        let keys: Option<Vec<(u32, u64)>> = stack.iter().map(|f| location(f, dialect)).collect();
+        let (Some(outer), Some(keys)) = (stack.last(), keys) else {
             cut += count;
             continue;
         };
+        let name = dialect.name(&outer.function);
+        if stack.len() == 1 {
+            entries.entry(name.to_owned()).or_insert(keys[0].0);
+        }
         let mut instance = functions
-            .entry(gcc_name(&outer.function).to_owned())
-            .or_insert_with(|| Instance::named(&outer.function));
+            .entry(name.to_owned())
+            .or_insert_with(|| Instance::exactly(name));
         for k in (1..stack.len()).rev() {
-            let callee = &stack[k - 1].function;
+            let callee = dialect.name(&stack[k - 1].function);
             instance = instance
                 .callsites
-                .entry((offsets[k] << 16, gcc_name(callee).to_owned()))
-                .or_insert_with(|| Instance::named(callee));
+                .entry((keys[k].0, callee.to_owned()))
+                .or_insert_with(|| Instance::exactly(callee));
         }
-        let line = instance.lines.entry(offsets[0] << 16).or_default();
-        line.count = line.count.max(count);
+        let (key, duplication) = keys[0];
+        let line = instance.lines.entry(key).or_default();
+        line.count = line.count.max(count * duplication);
+    }
+    if dialect == Dialect::Llvm {
+        for (name, function) in &mut functions {
+            let entry = entries.get(name).and_then(|k| function.lines.get(k));
+            if function.total() > 0 {
+                function.head = entry.map_or(0, |l| l.count).max(1);
+            }
+        }
     }
     (functions.into_values().collect(), cut)
 }
 
-/// A frame's line offset in its function, when gcc can key it.
-fn line_offset(frame: &Frame) -> Option<u32> {
+/// A frame's location key in its function (line offset `<< 16` | the
+/// dialect's discriminator) and the duplication factor, when the reader
+/// can key it.
+fn location(frame: &Frame, dialect: Dialect) -> Option<(u32, u64)> {
     let offset = frame.line - frame.start_line;
-    (frame.line > 0 && frame.start_line > 0 && (0..=MAX_LINE_OFFSET).contains(&offset))
-        .then(|| u32::try_from(offset).ok())
-        .flatten()
+    let offset =
+        (frame.line > 0 && frame.start_line > 0 && (0..=MAX_LINE_OFFSET).contains(&offset))
+            .then(|| u32::try_from(offset).ok())
+            .flatten()?;
+    let (discriminator, duplication) = dialect.discriminator(frame.discriminator)?;
+    Some(((offset << 16) | discriminator, duplication))
 }
 
 #[cfg(test)]
@@ -373,7 +488,7 @@ mod tests {
             (0x10, vec![frame("f", 1, 2)]),
             (0x18, vec![frame("g", 7, 8), frame("f", 1, 5)]),
         ]);
-        let (functions, _) = build(&counts, &frames);
+        let (functions, _) = build(&counts, &frames, Dialect::Gcc);
         let f = &functions[0];
         assert_eq!(f.lines[&(1 << 16)].count, 4);
         let g = &f.callsites[&(4 << 16, "g".to_owned())];
@@ -390,6 +505,7 @@ mod tests {
             file: "x.c".to_owned(),
             start_line,
             line,
+            discriminator: 0,
         }
     }
 
@@ -405,7 +521,7 @@ mod tests {
             // A line before its function's first: cut.
             (0x30, vec![frame("main.cold", 10, 9)]),
         ]);
-        let (functions, cut) = build(&counts, &frames);
+        let (functions, cut) = build(&counts, &frames, Dialect::Gcc);
         assert_eq!(cut, 2);
         assert_eq!(functions.len(), 1);
         let main = &functions[0];
@@ -421,5 +537,59 @@ mod tests {
             super::super::gcov_afdo::parse_llvm_text(&text).unwrap(),
             functions
         );
+    }
+
+    /// LLVM's encoded discriminators as clang 14 wrote them and its loader
+    /// keyed them (measured: DWARF 2, 6, 8, 10, 14 are base 1, 3, 4, 5, 7);
+    /// a duplication factor (an unrolled loop's) multiplies the samples.
+    #[test]
+    fn llvm_discriminators_are_decoded_to_their_base_and_duplication() {
+        for (raw, base) in [(0, 0), (2, 1), (6, 3), (8, 4), (10, 5), (14, 7), (1, 0)] {
+            assert_eq!(Dialect::Llvm.discriminator(raw), Some((base, 1)), "{raw}");
+        }
+        // Base 1 (2), then a duplication factor of 4 in the next component
+        // (prefix-encoded 4 is 8, shifted past the base's 7 bits).
+        assert_eq!(Dialect::Llvm.discriminator(2 | (8 << 7)), Some((1, 4)));
+        // gcc's are raw, and gcc keeps 16 bits of them.
+        assert_eq!(Dialect::Gcc.discriminator(6), Some((6, 1)));
+        assert_eq!(Dialect::Gcc.discriminator(0x1_0000), None);
+    }
+
+    #[test]
+    fn llvm_names_keep_a_unique_suffix_and_lose_any_other() {
+        assert_eq!(llvm_name("foo.llvm.1234"), "foo");
+        assert_eq!(llvm_name("foo.cold"), "foo");
+        assert_eq!(llvm_name("sq.__uniq.2912"), "sq.__uniq.2912");
+        assert_eq!(llvm_name("sq.__uniq.2912.llvm.7"), "sq.__uniq.2912");
+        assert_eq!(gcc_name("sq.__uniq.2912"), "sq");
+    }
+
+    /// For clang: locations carry the base discriminator, and a function
+    /// with samples has a head count (its entry's, at least 1) so that
+    /// LLVM does not take it for cold.
+    #[test]
+    fn an_llvm_profile_keys_discriminators_and_gives_sampled_functions_a_head() {
+        let at = |line, d| Frame {
+            discriminator: d,
+            ..frame("f", 10, line)
+        };
+        let counts = BTreeMap::from([(0x10, 0), (0x14, 30), (0x18, 50)]);
+        let frames = HashMap::from([
+            (0x10, vec![at(10, 0)]),
+            (0x14, vec![at(12, 2)]),
+            (0x18, vec![at(12, 6)]),
+        ]);
+        let (functions, _) = build(&counts, &frames, Dialect::Llvm);
+        let f = &functions[0];
+        assert_eq!(f.lines[&((2 << 16) | 1)].count, 30);
+        assert_eq!(f.lines[&((2 << 16) | 3)].count, 50);
+        assert_eq!(f.head, 1);
+        assert_eq!(
+            super::super::gcov_afdo::write_llvm_text(&functions),
+            "f:80:1\n 0: 0\n 2.1: 30\n 2.3: 50\n"
+        );
+        let (gcc, _) = build(&counts, &frames, Dialect::Gcc);
+        assert_eq!(gcc[0].head, 0);
+        assert_eq!(gcc[0].lines[&((2 << 16) | 6)].count, 50);
     }
 }

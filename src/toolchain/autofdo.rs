@@ -1,8 +1,9 @@
 //! AutoFDO: a sampled profile instead of an instrumented one. The profiled
 //! build is the finished code plus line tables; training runs it under
 //! `perf record` (branch stacks, `-b`, where the CPU has LBR);
-//! `create_llvm_prof` turns each recording into a sample profile for each
-//! binary. For clang, `llvm-profdata merge -sample` merges them across
+//! each recording becomes a sample profile for each binary: with branch
+//! stacks through `create_llvm_prof`, without (timer samples) through
+//! afterburner's own conversion ([`super::afdo_ip`]). For clang, `llvm-profdata merge -sample` merges them across
 //! workloads and binaries and the final build reads it with
 //! `-fprofile-sample-use=`. For gcc, each is written as text, merged and
 //! converted to gcc 12's own format ([`super::gcov_afdo`]: Debian's
@@ -38,26 +39,30 @@ pub fn for_compiler(compiler: Compiler) -> &'static dyn Pgo {
     }
 }
 
-/// Whether the installed gcc reads the profile format [`GccAutoFdo`]
-/// writes; the error names its version.
-pub fn check_gcc() -> Result<()> {
-    let out = crate::process::capture(
-        Compiler::Gcc.cc(),
-        &["-dumpversion"],
-        Duration::from_secs(10),
-    );
-    let major = out
-        .ok()
-        .filter(crate::process::Captured::success)
-        .and_then(|o| super::gcov_afdo::gcc_major(&o.stdout));
-    super::gcov_afdo::refuse_gcc(major).map_err(anyhow::Error::msg)
+/// The reader of the installed gcc, which decides how [`GccAutoFdo`]
+/// writes its profile; the error says why this gcc cannot be served.
+pub fn check_gcc() -> Result<super::gcov_afdo::Reader> {
+    let ask = |arg: &str| {
+        crate::process::capture(Compiler::Gcc.cc(), &[arg], Duration::from_secs(10))
+            .ok()
+            .filter(crate::process::Captured::success)
+            .map(|o| o.stdout)
+    };
+    let major = ask("-dumpversion").and_then(|v| super::gcov_afdo::gcc_major(&v));
+    // gcc 16 and later say which AutoFDO version they read; older ones
+    // refuse the option.
+    let version = ask("-print-autofdo-gcov-version").and_then(|v| v.trim().parse().ok());
+    super::gcov_afdo::reader_of(major, version).map_err(anyhow::Error::msg)
 }
 
 const MERGED_EXTENSION: &str = "afdo";
 
 /// Line tables the profile is mapped back to source with, in the profiled
 /// and the final build alike. DWARF 4, because `create_llvm_prof` 0.19 reads
-/// no profile out of clang 14's default DWARF 5.
+/// no profile out of clang 14's default DWARF 5; `-fdebug-info-for-profiling`
+/// for the discriminators the final build keys samples by, and the
+/// functions' first lines (`DW_AT_decl_line`) that `-gline-tables-only`
+/// alone leaves out.
 const DEBUG_FLAGS: &[&str] = &[
     "-gline-tables-only",
     "-gdwarf-4",
@@ -141,6 +146,23 @@ fn convert_text(
         .then(|| out.to_path_buf()))
 }
 
+/// clang's round: recordings with branch stacks through `create_llvm_prof`
+/// (which reads LBR ranges), the others through afterburner's own
+/// conversion ([`super::afdo_ip`], keyed for LLVM): Debian 13's
+/// `create_llvm_prof` is built without LLVM support and converts nothing.
+fn convert_for_clang(
+    recording: &Path,
+    binary: &Path,
+    out: &Path,
+    branch_stack: bool,
+) -> Result<Option<PathBuf>> {
+    if branch_stack {
+        convert(recording, binary, out, branch_stack)
+    } else {
+        super::afdo_ip::convert(recording, binary, out, super::afdo_ip::Dialect::Llvm)
+    }
+}
+
 /// gcc's round: recordings with branch stacks through `create_llvm_prof`
 /// (which reads LBR ranges), the others through afterburner's own
 /// conversion ([`super::afdo_ip`]), which names every inlined callee.
@@ -153,7 +175,7 @@ fn convert_for_gcc(
     if branch_stack {
         convert_text(recording, binary, out, branch_stack)
     } else {
-        super::afdo_ip::convert(recording, binary, out)
+        super::afdo_ip::convert(recording, binary, out, super::afdo_ip::Dialect::Gcc)
     }
 }
 
@@ -316,7 +338,7 @@ impl Pgo for AutoFdo {
             dirs,
             binaries,
             (RAW_EXTENSION, MERGED_EXTENSION),
-            convert,
+            convert_for_clang,
             NO_SAMPLES_HINT,
         )?;
         let profiles: Vec<PathBuf> = converted.into_iter().flat_map(|c| c.profiles).collect();
@@ -401,7 +423,7 @@ impl Pgo for GccAutoFdo {
     }
 
     fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
-        check_gcc()?;
+        let reader = check_gcc()?;
         let mut profiles = brought_gcc_profiles(dirs)?;
         let recordings = !find_files(&super::raw_dir(dirs), RAW_EXTENSION).is_empty();
         let converted = if recordings || profiles.is_empty() {
@@ -427,7 +449,8 @@ impl Pgo for GccAutoFdo {
                 "create_llvm_prof wrote {garbled} inlined callee names garbled (a bug of autofdo 0.19 on gcc binaries); their samples are left out of the gcc profile, the rest is kept"
             ));
         }
-        let merged = super::gcov_afdo::merge(profiles);
+        let mut merged = super::gcov_afdo::merge(profiles);
+        reader.prepare(&mut merged);
         let staging = dirs.profile.join("merging.tmp");
         fs_err::write(&staging, super::gcov_afdo::write(&merged))?;
         Ok(vec![super::store_merged(

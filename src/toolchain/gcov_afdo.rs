@@ -39,9 +39,33 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// The gcc major versions whose reader this writer follows and was tested
-/// against; any other is refused rather than handed a useless profile.
-pub const GCC_MAJORS: &[u32] = &[12];
+/// What a gcc's `-fauto-profile` reader reads, learnt from each release's
+/// `auto-profile.cc` (Debian's gcc-12, -13, -14, -15 and -16 sources):
+/// every release from 12 reads byte-length strings; they differ in how a
+/// location is keyed and, from gcc 16, in the file's layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    /// gcc 12: version 2; a location is its line alone (positions masked
+    /// with `0xffff0000`, the last of a line's entries wins; call sites
+    /// looked up at discriminator 0), so discriminators are folded
+    /// ([`fold_discriminators`]).
+    LineOnly,
+    /// gcc 13, 14 and 15: version 2; a location is `line << 16 |
+    /// discriminator`, and only an exact pair finds its count (a profile
+    /// without discriminators leaves a loop body that has one at 0).
+    Discriminators,
+}
+
+impl Reader {
+    /// Shape `functions` for this reader.
+    pub fn prepare(self, functions: &mut [Instance]) {
+        if self == Self::LineOnly {
+            for f in functions {
+                fold_discriminators(f);
+            }
+        }
+    }
+}
 
 pub(super) const GCOV_DATA_MAGIC: u32 = 0x6763_6461;
 pub(super) const AUTO_PROFILE_VERSION: u32 = 2;
@@ -75,9 +99,10 @@ pub struct Instance {
     pub name: String,
     /// Samples at the function's entry (0 for inlined copies).
     pub head: u64,
-    /// Samples per line offset (discriminators folded: the largest count).
+    /// Samples per location: the line offset `<< 16`, or'd with the
+    /// discriminator (see [`fold_discriminators`] for gcc 12).
     pub lines: BTreeMap<u32, Line>,
-    /// Inlined callees per (line offset, callee name).
+    /// Inlined callees per (location, callee name).
     pub callsites: BTreeMap<(u32, String), Instance>,
 }
 
@@ -99,6 +124,15 @@ impl Instance {
         Self {
             name: gcc_name(name).to_owned(),
             head,
+            ..Self::default()
+        }
+    }
+
+    /// An instance named exactly `name` (its reader's rule applied by the
+    /// caller).
+    pub fn exactly(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
             ..Self::default()
         }
     }
@@ -143,8 +177,7 @@ impl Instance {
         }
     }
 
-    /// Record a body line; discriminators of one line are folded into the
-    /// largest count, as gcc 12 keeps one count per line.
+    /// Record a body line; a location read twice keeps the largest count.
     fn add_line(&mut self, offset: u32, count: u64, targets: Vec<(String, u64)>) {
         let line = self.lines.entry(offset).or_default();
         line.count = line.count.max(count);
@@ -243,7 +276,9 @@ pub fn parse_llvm_text_counting(text: &str) -> Result<(Vec<Instance>, usize), Pa
             .split_once(':')
             .ok_or_else(|| error("expected `offset[.discriminator]: …`"))?;
         let line = line_number(location).ok_or_else(|| error("a bad line offset"))?;
-        let offset = (line <= MAX_LINE_OFFSET).then_some(line << 16);
+        let offset = discriminator(location)
+            .filter(|_| line <= MAX_LINE_OFFSET)
+            .map(|d| (line << 16) | d);
         let mut words = rest.split_whitespace();
         if let Some(count) = words.next().and_then(|w| w.parse::<u64>().ok()) {
             let targets = words
@@ -341,10 +376,56 @@ fn close(stack: &mut Vec<Open>, functions: &mut BTreeMap<String, Instance>) {
     }
 }
 
-/// The line offset of `line[.discriminator]` (gcc 12 has no use for the
-/// discriminator); `None` when malformed.
+/// The line offset of `line[.discriminator]`; `None` when malformed.
 fn line_number(location: &str) -> Option<u32> {
     location.split('.').next()?.parse().ok()
+}
+
+/// The discriminator of `line[.discriminator]` (0 without one); `None`
+/// when it does not fit gcc's 16 bits.
+fn discriminator(location: &str) -> Option<u32> {
+    match location.split_once('.') {
+        None => Some(0),
+        Some((_, d)) => d.parse().ok().filter(|d| *d <= 0xffff),
+    }
+}
+
+/// gcc 12 keys a location by its line alone (`get_combined_location`
+/// has no discriminator; positions are masked with `0xffff0000`, call
+/// sites are looked up at discriminator 0): each line keeps its largest
+/// count (its instructions ran as often as each other), and the inlined
+/// copies of one callee at one line become one, their samples added (each
+/// copy ran apart). gcc 13 and later key by line and discriminator.
+pub fn fold_discriminators(instance: &mut Instance) {
+    let lines = std::mem::take(&mut instance.lines);
+    let callsites = std::mem::take(&mut instance.callsites);
+    let mut folded = Instance {
+        lines: BTreeMap::new(),
+        ..Instance::default()
+    };
+    for (key, line) in lines {
+        keep_largest(&mut folded.lines, key & 0xffff_0000, line);
+    }
+    for ((key, name), mut callee) in callsites {
+        fold_discriminators(&mut callee);
+        match folded.callsites.get_mut(&(key & 0xffff_0000, name.clone())) {
+            Some(mine) => mine.absorb(callee),
+            None => {
+                folded.callsites.insert((key & 0xffff_0000, name), callee);
+            }
+        }
+    }
+    instance.lines = folded.lines;
+    instance.callsites = folded.callsites;
+}
+
+/// `line` into `lines` at `key`: the largest count, the targets added.
+fn keep_largest(lines: &mut BTreeMap<u32, Line>, key: u32, line: Line) {
+    let mine = lines.entry(key).or_default();
+    mine.count = mine.count.max(line.count);
+    for (target, calls) in line.targets {
+        *mine.targets.entry(target).or_default() += calls;
+    }
 }
 
 /// Several profiles (workloads, binaries) as one: each function's samples
@@ -368,26 +449,20 @@ pub fn gcc_major(dumpversion: &str) -> Option<u32> {
     dumpversion.trim().split('.').next()?.parse().ok()
 }
 
-/// Why gcc `major` cannot be served, when it cannot.
-pub fn refuse_gcc(major: Option<u32>) -> Result<(), String> {
-    match major {
-        Some(m) if GCC_MAJORS.contains(&m) => Ok(()),
-        Some(m) => Err(format!(
-            "autofdo with gcc writes the AutoFDO profile format of gcc {}, and this gcc is gcc {m}, whose reader afterburner has not been checked against (a profile it misreads would be silently useless)\nhint: use gcc {} (apt-get install -y gcc-{}), compiler = \"clang\" for autofdo, or optimize = [\"pgo\"] with this gcc",
-            join(GCC_MAJORS),
-            join(GCC_MAJORS),
-            GCC_MAJORS[0],
-        )),
-        None => Err("autofdo with gcc needs to know gcc's version, and `gcc -dumpversion` did not say\nhint: check that gcc runs (`gcc -dumpversion`)".to_owned()),
+/// The reader of gcc `major`, whose `-print-autofdo-gcov-version` said
+/// `gcov_version` (gcc 16 and later have the option; older ones refuse
+/// it); why it cannot be served, when it cannot.
+pub fn reader_of(major: Option<u32>, gcov_version: Option<u32>) -> Result<Reader, String> {
+    let hint = "hint: use compiler = \"clang\" for autofdo, or optimize = [\"pgo\"] with this gcc";
+    match (major, gcov_version) {
+        (_, Some(3)) => Err(format!("this gcc reads AutoFDO profiles of version 3 (gcc 16's layout: a summary section, a file table, timestamps), which afterburner does not write yet\n{hint}")),
+        (_, Some(v)) if v != 2 => Err(format!("this gcc reads AutoFDO profiles of version {v}, a layout afterburner has not followed (a profile it misread would be silently useless)\n{hint}")),
+        (Some(12), _) => Ok(Reader::LineOnly),
+        (Some(13..=15), _) => Ok(Reader::Discriminators),
+        (Some(m), _) if m < 12 => Err(format!("gcc {m} reads AutoFDO strings counted in words, the layout before gcc 12, which afterburner does not write\nhint: use gcc 12 or newer, or {}", &hint["hint: use ".len()..])),
+        (Some(m), _) => Err(format!("gcc {m} does not say which AutoFDO version it reads (`gcc -print-autofdo-gcov-version`), and its reader is newer than the ones afterburner follows\n{hint}")),
+        (None, _) => Err("autofdo with gcc needs to know gcc's version, and `gcc -dumpversion` did not say\nhint: check that gcc runs (`gcc -dumpversion`)".to_owned()),
     }
-}
-
-fn join(majors: &[u32]) -> String {
-    majors
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(" or ")
 }
 
 /// gcc 12's `-fauto-profile` file for `functions`.
@@ -446,21 +521,36 @@ pub fn write_llvm_text(functions: &[Instance]) -> String {
 fn write_body(out: &mut String, instance: &Instance, depth: usize) {
     let indent = " ".repeat(depth);
     for (offset, line) in &instance.lines {
-        let _ = write!(out, "{indent}{}: {}", offset >> 16, line.count);
+        let _ = write!(out, "{indent}{}: {}", location(*offset), line.count);
         for (target, calls) in &line.targets {
             let _ = write!(out, " {target}:{calls}");
         }
         out.push('\n');
     }
     for ((offset, name), callee) in &instance.callsites {
-        let _ = writeln!(out, "{indent}{}: {name}:{}", offset >> 16, callee.total());
+        let _ = writeln!(
+            out,
+            "{indent}{}: {name}:{}",
+            location(*offset),
+            callee.total()
+        );
         write_body(out, callee, depth + 1);
     }
 }
 
-/// Convert an LLVM text sample profile into gcc 12's format.
-pub fn convert(llvm_text: &str) -> Result<Vec<u8>, ParseError> {
-    Ok(write(&parse_llvm_text(llvm_text)?))
+/// `line[.discriminator]` of a location key.
+fn location(key: u32) -> String {
+    match key & 0xffff {
+        0 => format!("{}", key >> 16),
+        d => format!("{}.{d}", key >> 16),
+    }
+}
+
+/// Convert an LLVM text sample profile into the format `reader` reads.
+pub fn convert(llvm_text: &str, reader: Reader) -> Result<Vec<u8>, ParseError> {
+    let mut functions = parse_llvm_text(llvm_text)?;
+    reader.prepare(&mut functions);
+    Ok(write(&functions))
 }
 
 fn write_instance(out: &mut Words, instance: &Instance, names: &Names) {
@@ -628,7 +718,7 @@ foo:5:1
 
     #[test]
     fn the_layout_is_the_one_gcc_12_reads() {
-        let bytes = convert(PROFILE).unwrap();
+        let bytes = convert(PROFILE, super::Reader::LineOnly).unwrap();
         let mut r = Reader {
             bytes: &bytes,
             at: 0,
@@ -679,11 +769,19 @@ foo:5:1
 
     #[test]
     fn a_malformed_line_is_named_by_its_number() {
-        let err = convert("main:1:0\n 0: 1\n x: 3\n").unwrap_err();
+        let err = convert("main:1:0\n 0: 1\n x: 3\n", super::Reader::LineOnly).unwrap_err();
         assert_eq!(err.line, 3, "{err}");
         assert!(err.to_string().contains("line 3"), "{err}");
-        assert_eq!(convert(" 0: 1\n").unwrap_err().line, 1);
-        assert_eq!(convert("main\n").unwrap_err().line, 1);
+        assert_eq!(
+            convert(" 0: 1\n", super::Reader::LineOnly)
+                .unwrap_err()
+                .line,
+            1
+        );
+        assert_eq!(
+            convert("main\n", super::Reader::LineOnly).unwrap_err().line,
+            1
+        );
     }
 
     #[test]
@@ -715,17 +813,49 @@ foo:5:1
     }
 
     #[test]
-    fn only_the_gcc_versions_whose_reader_was_followed_are_served() {
+    fn each_gcc_gets_the_reader_its_source_has_and_others_are_refused_by_name() {
         assert_eq!(gcc_major("12\n"), Some(12));
-        assert_eq!(gcc_major("12.2.0"), Some(12));
-        assert!(refuse_gcc(Some(12)).is_ok());
-        let err = refuse_gcc(Some(14)).unwrap_err();
-        assert!(
-            err.contains("this gcc is gcc 14") && err.contains("gcc 12"),
-            "{err}"
+        assert_eq!(gcc_major("14.2.0"), Some(14));
+        assert_eq!(reader_of(Some(12), None), Ok(super::Reader::LineOnly));
+        assert_eq!(reader_of(Some(13), None), Ok(super::Reader::Discriminators));
+        assert_eq!(reader_of(Some(14), None), Ok(super::Reader::Discriminators));
+        assert_eq!(reader_of(Some(15), None), Ok(super::Reader::Discriminators));
+        let v3 = reader_of(Some(16), Some(3)).unwrap_err();
+        assert!(v3.contains("version 3") && v3.contains("hint:"), "{v3}");
+        let old = reader_of(Some(11), None).unwrap_err();
+        assert!(old.contains("gcc 11") && old.contains("hint:"), "{old}");
+        assert!(reader_of(Some(17), None).is_err());
+        assert!(reader_of(Some(14), Some(4)).is_err());
+        assert!(reader_of(None, None).is_err());
+    }
+
+    /// gcc 12 keys a location by its line: a line's discriminators keep
+    /// their largest count, and two call sites of one callee on one line
+    /// become one.
+    #[test]
+    fn discriminators_are_folded_for_gcc_12_and_kept_for_later_gccs() {
+        let text = "f:60:0\n 3: 10\n 3.2: 40\n 4.1: g:5\n  1: 5\n 4.3: g:5\n  1: 7\n";
+        let functions = parse_llvm_text(text).unwrap();
+        let f = &functions[0];
+        assert_eq!(f.lines[&((3 << 16) | 2)].count, 40);
+        assert_eq!(f.callsites.len(), 2);
+        assert_eq!(
+            write_llvm_text(&functions),
+            "f:62:0\n 3: 10\n 3.2: 40\n 4.1: g:5\n  1: 5\n 4.3: g:7\n  1: 7\n"
         );
-        assert!(err.contains("hint:"), "{err}");
-        assert!(refuse_gcc(None).is_err());
+        let mut folded = functions.clone();
+        super::Reader::LineOnly.prepare(&mut folded);
+        let f = &folded[0];
+        assert_eq!(f.lines.len(), 1);
+        assert_eq!(f.lines[&(3 << 16)].count, 40);
+        assert_eq!(f.callsites.len(), 1);
+        assert_eq!(
+            f.callsites[&(4 << 16, "g".to_owned())].lines[&(1 << 16)].count,
+            12
+        );
+        let mut kept = functions.clone();
+        super::Reader::Discriminators.prepare(&mut kept);
+        assert_eq!(kept, functions);
     }
 
     /// `create_llvm_prof` 0.19 wrote `SQLite`'s inlined callee names from

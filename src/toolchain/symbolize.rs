@@ -23,6 +23,10 @@ pub struct Frame {
     pub file: String,
     pub start_line: i64,
     pub line: i64,
+    /// The line table's discriminator (innermost frame) or the inlined
+    /// call's (`DW_AT_GNU_discriminator`, outer frames), as the DWARF
+    /// holds it: gcc's raw number, or LLVM's encoded one.
+    pub discriminator: u32,
 }
 
 /// Addresses per `llvm-symbolizer` call: the command line stays far below
@@ -104,6 +108,8 @@ struct JsonFrame {
     line: i64,
     #[serde(default)]
     start_line: i64,
+    #[serde(default)]
+    discriminator: u32,
 }
 
 /// `--output-style=JSON` output: one array of every address given on the
@@ -134,6 +140,7 @@ fn frames_of(parsed: JsonAddress) -> Result<(u64, Vec<Frame>)> {
             file: f.file_name,
             start_line: f.start_line,
             line: f.line,
+            discriminator: f.discriminator,
         })
         .collect();
     Ok((address, frames))

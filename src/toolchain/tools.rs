@@ -152,6 +152,15 @@ pub fn apt_update() -> Result<()> {
 
 const APT_TIMEOUT: Duration = Duration::from_mins(20);
 
+/// Whether apt has no package lists yet (a fresh root, an image whose
+/// lists were cleaned): nothing can be looked up in them.
+pub fn apt_lists_empty() -> bool {
+    fs_err::read_dir("/var/lib/apt/lists").map_or(true, |d| {
+        !d.flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with("_Packages"))
+    })
+}
+
 /// `packages` split into those apt can install here (a candidate version
 /// in its lists) and those it cannot (unknown, or known with none).
 pub fn apt_installable<'a>(packages: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {

@@ -330,18 +330,16 @@ pub fn tools_or_skip(tools: &[&str]) -> bool {
     missing.is_empty()
 }
 
-/// The installed gcc's major version, when it is one whose profile format
-/// afterburner writes; otherwise prints why the test is skipped.
+/// Whether the installed gcc reads a profile format afterburner writes;
+/// otherwise prints why the test is skipped.
 pub fn served_gcc_or_skip() -> bool {
-    let out = Command::new("gcc").arg("-dumpversion").output();
-    let major = out.ok().and_then(|o| {
-        afterburner::toolchain::gcov_afdo::gcc_major(&String::from_utf8_lossy(&o.stdout))
-    });
-    let served = major.is_some_and(|m| afterburner::toolchain::gcov_afdo::GCC_MAJORS.contains(&m));
-    if !served {
-        eprintln!("SKIP: gcc {major:?} is not a version whose AutoFDO format afterburner writes");
+    match afterburner::toolchain::autofdo::check_gcc() {
+        Ok(_) => true,
+        Err(why) => {
+            eprintln!("SKIP: {why:#}");
+            false
+        }
     }
-    served
 }
 
 /// Compile `source` (in `dir`) with `-fauto-profile=profile` and the afdo

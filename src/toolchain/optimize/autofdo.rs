@@ -20,11 +20,11 @@ impl Optimize for Word {
     }
 
     fn describe(&self) -> &'static str {
-        "sampled FDO: perf record of an ordinary build, converted to a sample profile (clang: create_llvm_prof; gcc 12: afterburner names each sampled address's inline stack with llvm-symbolizer and writes gcc's -fauto-profile format, create_llvm_prof only for branch stacks). Without LBR (timer samples) only line hotness, no branch edges or call targets: measured here, about a third of instrumented PGO's instruction savings (gcc 12: 11.3% vs 35.4% on a hot loop, 1.6% vs 6.2% on SQLite; on Redis gcc 12 gained nothing, clang 44–68% of gcc PGO)"
+        "sampled FDO: perf record of an ordinary build, converted to the compiler's sample profile (afterburner names each sampled address's inline stack with llvm-symbolizer and writes clang's or gcc's format itself; create_llvm_prof only for branch stacks). Without LBR (timer samples) only line hotness, no branch edges or call targets: a small share of instrumented PGO's savings (see the README's measurements)"
     }
 
     fn qualifier(&self) -> Option<&'static str> {
-        Some("clang, gcc 12; needs a PMU")
+        Some("clang, gcc 12 to 15; needs a PMU")
     }
 
     fn supports(&self, compiler: Compiler) -> Result<(), String> {
@@ -57,36 +57,38 @@ impl Optimize for Word {
     }
 
     fn requirements(&self, env: &Environment, variant: Option<&VariantSetup>) -> Vec<Requirement> {
-        // gcc's round converts and merges in afterburner: no llvm-profdata.
         let gcc_only = variant.is_some_and(|v| v.compiler == Compiler::Gcc);
         let gcc = variant.is_none_or(|v| v.compiler == Compiler::Gcc);
-        let mut needs = vec![Requirement::tool("perf", "linux-perf")];
-        if gcc {
-            needs.push(Requirement::tool("objdump", "binutils").note(
-                "gcc's round lists every instruction of a sampled function with it, so lines without samples are known cold",
-            ));
-            needs.push(Requirement::tool("llvm-symbolizer", "llvm").note(
-                "gcc's round names each sampled address's inline stack from the DWARF with it, and writes gcc 12's -fauto-profile format itself (Debian's create_gcov writes one gcc 12 rejects)",
-            ));
-        }
-        // clang's round converts with create_llvm_prof; gcc's only where
-        // the recordings hold branch stacks (LBR ranges).
-        let converter = Requirement::tool("create_llvm_prof", "autofdo");
-        needs.push(if gcc_only {
-            let with_lbr = converter.note("gcc's round converts recordings with branch stacks (LBR) with it");
-            if env.lbr { with_lbr } else { with_lbr.optional() }
-        } else {
-            converter
-        });
+        let mut needs = vec![
+            Requirement::tool("perf", "linux-perf"),
+            Requirement::tool("objdump", "binutils").note(
+                "the round lists every instruction of a sampled function with it, so lines without samples are known cold",
+            ),
+            Requirement::tool("llvm-symbolizer", "llvm").note(
+                "the round names each sampled address's inline stack from the DWARF with it and writes the compiler's profile itself",
+            ),
+        ];
+        // create_llvm_prof only where the recordings hold branch stacks
+        // (LBR ranges); timer samples are converted by afterburner.
+        let converter = Requirement::tool("create_llvm_prof", "autofdo")
+            .note("converts recordings with branch stacks (LBR)");
+        needs.push(if env.lbr { converter } else { converter.optional() });
         if gcc {
             let served = autofdo::check_gcc();
-            let note = served.as_ref().err().map(ToString::to_string).unwrap_or_default();
-            let need = Requirement::fact("gcc 12 (the AutoFDO format afterburner writes for gcc)", served.is_ok(), &note);
+            let note = served.as_ref().err().map(|e| format!("{e:#}")).unwrap_or_default();
+            let need = Requirement::fact("a gcc whose AutoFDO reader afterburner writes for (gcc 12 to 15)", served.is_ok(), &note);
             // Only a gcc variant needs it; `doctor` alone shows it as optional.
             needs.push(if variant.is_some() { need } else { need.optional() });
         }
         if !gcc_only {
-            needs.push(Requirement::tool("llvm-profdata", "llvm").note("clang's autofdo merges with it"));
+            let package = crate::toolchain::llvm_package();
+            needs.push(Requirement {
+                need: format!("llvm-profdata of clang's release ({package})"),
+                present: crate::toolchain::find_llvm_profdata().is_ok(),
+                packages: vec![package],
+                note: Some("clang's autofdo merges with it".to_owned()),
+                optional: false,
+            });
         }
         needs.extend([
             Requirement::fact(
