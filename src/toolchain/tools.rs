@@ -139,8 +139,18 @@ pub fn package_installed(package: &str) -> bool {
 /// `apt-get update`, as root: apt's lists, which a fresh root lacks, name
 /// the packages (and their versions) the rest asks apt about.
 pub fn apt_update() -> Result<()> {
-    let update = crate::process::capture("apt-get", &["update"], APT_TIMEOUT)
+    // Two runs (or tests) updating at once: the second waits for the
+    // lists' lock (apt-get update has no lock timeout of its own).
+    let mut update = crate::process::capture("apt-get", &["update"], APT_TIMEOUT)
         .context("running apt-get update")?;
+    for _ in 0..60 {
+        if update.success() || !update.stderr.contains("Could not get lock") {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(5));
+        update = crate::process::capture("apt-get", &["update"], APT_TIMEOUT)
+            .context("running apt-get update")?;
+    }
     if !update.success() {
         bail!(
             "apt-get update failed:\n{}",
@@ -157,7 +167,7 @@ const APT_TIMEOUT: Duration = Duration::from_mins(20);
 pub fn apt_lists_empty() -> bool {
     fs_err::read_dir("/var/lib/apt/lists").map_or(true, |d| {
         !d.flatten()
-            .any(|e| e.file_name().to_string_lossy().ends_with("_Packages"))
+            .any(|e| e.file_name().to_string_lossy().contains("_Packages"))
     })
 }
 

@@ -124,8 +124,9 @@ fn gcc_autofdo_on_timer_samples_builds_with_a_profile_gcc_reads() {
 }
 
 /// A gcc whose AutoFDO reader afterburner has not followed (here a gcc
-/// that says it is 14) is refused by its version before anything is
-/// built, never handed a profile it may silently misread.
+/// that says it is 17 and reads version 4) is refused by its version
+/// before anything is built, never handed a profile it may silently
+/// misread.
 #[test]
 fn gcc_autofdo_refuses_a_gcc_version_it_does_not_write_for() {
     let sandbox = Sandbox::with_fixture("hotpath");
@@ -143,7 +144,7 @@ fn gcc_autofdo_refuses_a_gcc_version_it_does_not_write_for() {
     let gcc = sandbox.write(
         "fakebin/gcc",
         &format!(
-            "#!/bin/sh\n[ \"$1\" = -dumpversion ] && {{ echo 14; exit 0; }}\nexec {} \"$@\"\n",
+            "#!/bin/sh\n[ \"$1\" = -dumpversion ] && {{ echo 17; exit 0; }}\n[ \"$1\" = -print-autofdo-gcov-version ] && {{ echo 4; exit 0; }}\nexec {} \"$@\"\n",
             real.trim()
         ),
     );
@@ -152,7 +153,7 @@ fn gcc_autofdo_refuses_a_gcc_version_it_does_not_write_for() {
     sandbox
         .afterburner_with_env(&["build"], &[("PATH", &path)])
         .assert_fails_with("variant `afdo`")
-        .assert_fails_with("this gcc is gcc 14")
+        .assert_fails_with("AutoFDO profiles of version 4")
         .assert_fails_with("hint:");
     assert!(
         !sandbox
