@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
-# A fresh-root check: does afterburner install everything it needs by itself?
+# A fresh-root check: does afterburner install everything it needs by itself,
+# on each Debian release users run?
 #
-# Makes a minimal Debian 12 root (mmdebstrap --variant=minbase bookworm), twice:
-# once with one-line apt sources (/etc/apt/sources.list) and once with deb822
-# sources (/etc/apt/sources.list.d/debian.sources). In each it copies the
-# afterburner binary (--binary), chroots in (with /proc, /sys, /dev and /dev/pts mounted) and,
-# installing nothing by hand, runs
-#   (a) a tiny C experiment with every optimization word that works without a
-#       PMU, as variants, for gcc and for clang, to a finished report;
+# Makes minimal roots (mmdebstrap --variant=minbase RELEASE): Debian 12
+# (bookworm) twice, once with one-line apt sources (/etc/apt/sources.list)
+# and once with deb822 sources (/etc/apt/sources.list.d/debian.sources), and
+# Debian 13 (trixie) once, with deb822 sources as it installs them. In each it
+# copies the afterburner binary (--binary), chroots in (with /proc, /sys, /dev
+# and /dev/pts mounted) and, installing nothing by hand, runs
+#   (a) a tiny C experiment with every optimization word, as variants, for gcc
+#       and for clang, to a finished report (autofdo on timer samples,
+#       sample_event = "cpu-clock", so no PMU is needed);
 #   (b) `afterburner demo --quick` (an apt source) in one of the roots (--demo-in),
-#       and in the others a url source over https (GNU hello from Debian's pool).
+#       and in the others a url source over https (GNU hello from Debian's pool);
+#   (c) on Debian 13: Go PGO from perf samples (pgo_source = "perf") on a
+#       tiny Go program (Debian 12's Go, 1.19, predates PGO), and every other
+#       gcc apt offers (gcc-N) reading the gcc AutoFDO profile of (a) without
+#       a diagnostic and placing its samples on the hot function.
 # Prints PASS/FAIL and the seconds of every step, exits non-zero on a failure.
 #
-# Usage: scripts/fresh-root.sh [--binary PATH] [--layouts oneline,deb822]
+# Usage: scripts/fresh-root.sh [--binary PATH] [--releases bookworm,trixie]
+#                              [--layouts oneline,deb822]
 #                              [--demo-in oneline|deb822|all|none] [--keep] [--dir DIR]
 #   --binary   afterburner to test (default $AFTERBURNER_BIN, else target/release/afterburner;
 #              build it first: cargo build --release --locked)
-#   --layouts  which apt source layouts to try, comma-separated (default oneline,deb822)
-#   --demo-in  where (b) runs (default oneline: the layout afterburner must rewrite itself)
+#   --releases which Debian releases to try, comma-separated (default bookworm,trixie)
+#   --layouts  which apt source layouts to try on bookworm, comma-separated (default oneline,deb822)
+#   --demo-in  where (b) runs on bookworm (default oneline: the layout afterburner must rewrite itself)
 #   --keep     keep the roots and logs (default: removed, even after a failure)
 #   --dir      where the roots go (default: a new directory under /var/tmp)
 # Environment:
-#   AFTERBURNER_ROOT_CACHE  keeps the base root tarball and downloaded .debs between runs
+#   AFTERBURNER_ROOT_CACHE  keeps the base root tarballs and downloaded .debs between runs
 #                           (default /var/cache/afterburner/fresh-root; empty: no cache)
 #   FRESH_ROOT_MAX_AGE_DAYS a cached base root older than this is made again (default 7)
 #   FRESH_ROOT_MIRROR       Debian mirror (default http://deb.debian.org/debian)
@@ -35,6 +44,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 binary=${AFTERBURNER_BIN:-$here/target/release/afterburner}
 layouts=oneline,deb822
+releases=bookworm,trixie
 demo_in=oneline
 keep=0
 dir=""
@@ -42,6 +52,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary=$2; shift 2 ;;
     --layouts) layouts=$2; shift 2 ;;
+    --releases) releases=$2; shift 2 ;;
     --demo-in) demo_in=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --dir) dir=$2; shift 2 ;;
@@ -189,57 +200,63 @@ ensure_mmdebstrap() {
   apt-get update -qq && apt-get install -y -qq --no-install-recommends mmdebstrap
 }
 
-if [ -n "$cache" ]; then
-  base_tar=$cache/bookworm-minbase.tar
-else
-  base_tar=$dir/bookworm-minbase.tar
-fi
-make_base() {
-  local fresh
+# base_tar RELEASE: where the release's minimal root is kept.
+base_tar() {
+  if [ -n "$cache" ]; then echo "$cache/$1-minbase.tar"; else echo "$dir/$1-minbase.tar"; fi
+}
+make_base() {   # make_base RELEASE
+  local release=$1 tar fresh
+  tar=$(base_tar "$release")
   if [ -n "$cache" ]; then
     mkdir -p "$cache"
-    fresh=$(find "$base_tar" -maxdepth 0 -mtime "-$max_age_days" 2>/dev/null || true)
+    fresh=$(find "$tar" -maxdepth 0 -mtime "-$max_age_days" 2>/dev/null || true)
     if [ -n "$fresh" ]; then
-      echo "cached base root: $base_tar ($(du -h "$base_tar" | cut -f1))"
+      echo "cached base root: $tar ($(du -h "$tar" | cut -f1))"
       return 0
     fi
   fi
-  mmdebstrap --variant=minbase --format=tar bookworm "$base_tar.$$.partial" "$mirror"
-  mv "$base_tar.$$.partial" "$base_tar"
+  mmdebstrap --variant=minbase --format=tar "$release" "$tar.$$.partial" "$mirror"
+  mv "$tar.$$.partial" "$tar"
 }
 
-export mirror cache base_tar max_age_days
-export -f ensure_mmdebstrap make_base
+IFS=, read -r -a release_list <<<"$releases"
+for release in "${release_list[@]}"; do
+  case "$release" in bookworm | trixie) ;; *) echo "fresh-root: unknown release $release (bookworm or trixie)" >&2; exit 2 ;; esac
+done
+export mirror cache dir max_age_days
+export -f ensure_mmdebstrap make_base base_tar
 step install-mmdebstrap 600 ensure_mmdebstrap
 if ! last_passed; then exit 1; fi
-step base-root "$timeout_base" make_base
-if ! last_passed; then exit 1; fi
+for release in "${release_list[@]}"; do
+  step "$release-base-root" "$timeout_base" make_base "$release"
+  if ! last_passed; then exit 1; fi
+done
 
 # ---------------------------------------------------------------- the roots
-write_sources() {
-  local root=$1 layout=$2
+write_sources() {   # write_sources ROOT LAYOUT RELEASE
+  local root=$1 layout=$2 release=$3
   rm -f "$root/etc/apt/sources.list" "$root"/etc/apt/sources.list.d/*
   case "$layout" in
     oneline)
       # As Debian 11 and older, Ubuntu 22.04 and many images write it.
       cat >"$root/etc/apt/sources.list" <<EOF
-deb $mirror bookworm main
-deb $mirror bookworm-updates main
-deb $security_mirror bookworm-security main
+deb $mirror $release main
+deb $mirror $release-updates main
+deb $security_mirror $release-security main
 EOF
       ;;
     deb822)
-      # As the Debian 12 installer and cloud images write it: no deb-src.
+      # As the Debian 12 and 13 installers and cloud images write it: no deb-src.
       cat >"$root/etc/apt/sources.list.d/debian.sources" <<EOF
 Types: deb
 URIs: $mirror
-Suites: bookworm bookworm-updates
+Suites: $release $release-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 Types: deb
 URIs: $security_mirror
-Suites: bookworm-security
+Suites: $release-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
@@ -299,36 +316,41 @@ EOF
     'hot: hot.c steps.c' \
     '	$(CC) $(CFLAGS) -o $@ hot.c steps.c $(LDFLAGS)' >"$exp/src/Makefile"
   local compiler word
-  for compiler in gcc clang; do
-    mkdir -p "$exp/$compiler"
-    {
-      cat <<EOF
-# Every optimization word that works without a PMU (autofdo needs one) with
-# $compiler, one variant each; pgo-frontend and cspgo are clang's only.
+  mkdir -p "$exp/all"
+  {
+    cat <<EOF
+# Every optimization word, one variant each, with gcc and with clang (one
+# experiment: one bench phase); pgo-frontend and cspgo are clang's only;
+# autofdo samples a timer (no PMU needed).
 [target]
 name = "hot"
 source = { path = "../src" }
 build = "make hot"
 binaries = { hot = "hot" }
-compiler = "$compiler"
+compiler = "gcc"
 
 [[variant]]
-name = "$compiler"
+name = "gcc"
 EOF
-      for word in pgo pgo-frontend cspgo bolt lto o3 march nosi noplt; do
+    for compiler in gcc clang; do
+      [ "$compiler" = clang ] && printf '\n[[variant]]\nname = "clang"\ncompiler = "clang"\n'
+      for word in pgo pgo-frontend cspgo autofdo bolt lto o3 march nosi noplt; do
         if [ "$compiler" = gcc ] && { [ "$word" = pgo-frontend ] || [ "$word" = cspgo ]; }; then
           continue   # clang only
         fi
-        printf '\n[[variant]]\nname = "%s-%s"\noptimize = ["%s"]\n' "$compiler" "$word" "$word"
+        printf '\n[[variant]]\nname = "%s-%s"\ncompiler = "%s"\noptimize = ["%s"]\n' "$compiler" "$word" "$compiler" "$word"
+        [ "$word" = autofdo ] && echo 'sample_event = "cpu-clock"'
         # A level rather than native: callgrind (valgrind 3.19) cannot run AVX-512.
         [ "$word" = march ] && echo 'march = "x86-64-v2"'
       done
-      cat <<'EOF'
+    done
+    cat <<'EOF'
 
 [[workload]]
 name = "loop"
 role = "both"
 run = "{bin.hot} 2000000"
+train_run = "{bin.hot} 100000000"
 
 [bench]
 repetitions = 3
@@ -336,7 +358,64 @@ warmup = 0
 metrics = ["wall", "instructions"]
 instruction_repetitions = 1
 EOF
-    } >"$exp/$compiler/experiment.toml"
+  } >"$exp/all/experiment.toml"
+}
+
+# A Go program whose hot call PGO devirtualizes, trained under perf record
+# -g (pgo_source = "perf"): Go's PGO from perf samples.
+write_go_experiment() {
+  local exp=$1/root/go
+  mkdir -p "$exp/src"
+  cp "$here/tests/fixtures/gohot/main.go" "$here/tests/fixtures/gohot/go.mod" "$exp/src/"
+  cat >"$exp/experiment.toml" <<'EOF'
+[target]
+name = "gohot"
+source = { path = "src" }
+build = "go build -o gohot ."
+binaries = { gohot = "gohot" }
+compiler = "go"
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+pgo_source = "perf"
+
+[[workload]]
+name = "loop"
+run = "{bin.gohot} -n 2000000"
+train_run = "{bin.gohot} -n 50000000"
+
+[bench]
+repetitions = 3
+warmup = 0
+metrics = ["wall", "instructions"]
+instruction_repetitions = 1
+EOF
+}
+
+# gcc_readers ROOT: every gcc-N apt offers in the root reads the gcc
+# AutoFDO profile of the fixture's gcc-autofdo variant with no diagnostic
+# and puts samples on the hot function (main's loop). gcc 12 folds
+# discriminators where 13 and later key by them: the profile is written
+# for the root's default gcc, so only gccs of the same reader are asked.
+gcc_readers() {
+  local root=$1 profile majors m default out
+  profile=$(ls -1 "$root"/root/hot/all/.afterburner/variants/gcc-autofdo/profile/gcc-autofdo/merged-*.gcov 2>/dev/null | head -n 1)
+  [ -n "$profile" ] || { echo "no merged gcc AutoFDO profile under /root/hot/all"; return 1; }
+  profile=${profile#"$root"}
+  default=$(inroot "$root" / gcc -dumpversion | cut -d. -f1)
+  mapfile -t majors < <(inroot "$root" / apt-cache pkgnames gcc- | sed -n 's/^gcc-\([0-9][0-9]*\)$/\1/p' | sort -n)
+  [ "$default" -ge 13 ] || { echo "the root's gcc is $default: no other gcc of its reader to ask"; return 0; }
+  for m in "${majors[@]}"; do
+    [ "$m" -ge 13 ] || continue
+    inroot "$root" / "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gcc-$m >/dev/null" || return 1
+    out=$(inroot "$root" /root/hot/src "rm -f *.afdo; gcc-$m -O2 -g -gdwarf-4 -c -fdump-ipa-afdo -fauto-profile=$profile hot.c -o /dev/null 2>&1; grep -ho 'count: [0-9]*' hot.c.*afdo 2>/dev/null | sort -t' ' -k2 -n | tail -n 1")
+    echo "gcc-$m: $out"
+    case "$out" in *warning* | *error* | *version* | *TAG*) echo "gcc-$m said something about the profile"; return 1 ;; esac
+    [ "${out##*count: }" -gt 0 ] 2>/dev/null || { echo "gcc-$m annotated no block with a count"; return 1; }
   done
 }
 
@@ -366,9 +445,8 @@ metrics = ["wall"]
 EOF
 }
 
-variants_of_fixture() {   # variants_of_fixture ROOT COMPILER
-  awk '/^\[\[variant\]\]/ { v = 1; next } v && /^name = / { gsub(/^name = "|"$/, ""); print; v = 0 }' \
-    "$1/root/hot/$2/experiment.toml"
+variants_of() {   # variants_of EXPERIMENT_FILE
+  awk '/^\[\[variant\]\]/ { v = 1; next } v && /^name = / { gsub(/^name = "|"$/, ""); print; v = 0 }' "$1"
 }
 
 # inroot ROOT DIR COMMAND: run a shell command in the root, in DIR, as root,
@@ -416,7 +494,7 @@ unmount_root() {   # the mounts of one root, in reverse, after its processes
 }
 
 
-export -f ensure_mmdebstrap make_base inroot check_report
+export -f ensure_mmdebstrap make_base base_tar inroot check_report gcc_readers
 
 # The shared package cache is one run's at a time (apt-get locks it): a run
 # that finds it taken downloads into its roots instead.
@@ -430,15 +508,15 @@ if [ -n "$cache" ]; then
   fi
 fi
 
-IFS=, read -r -a layout_list <<<"$layouts"
-for layout in "${layout_list[@]}"; do
-  case "$layout" in oneline | deb822) ;; *) echo "fresh-root: unknown layout $layout" >&2; exit 2 ;; esac
-  root=$dir/$layout
+# run_root NAME RELEASE LAYOUT: a fresh root of RELEASE with LAYOUT's apt
+# sources, and every check in it.
+run_root() {
+  local name=$1 release=$2 layout=$3 root=$dir/$1 compiler
   roots+=("$root")
   mkdir -p "$root"
-  step "$layout-unpack" 300 tar -C "$root" -xf "$base_tar"
-  last_passed || continue
-  write_sources "$root" "$layout"
+  step "$name-unpack" 300 tar -C "$root" -xf "$(base_tar "$release")"
+  last_passed || return 0
+  write_sources "$root" "$layout" "$release"
   # The host's network set-up, not packages: its resolver, and the local CA
   # certificates its TLS may need (a proxy's); ca-certificates, once installed
   # in the root, takes them in.
@@ -453,29 +531,46 @@ for layout in "${layout_list[@]}"; do
   mount_in "$root/dev" --bind /dev
   mount_in "$root/dev/pts" --bind /dev/pts
   if [ -n "$cache" ] && [ "$share_debs" -eq 1 ]; then
-    # Downloaded packages are kept between runs (apt-get itself still runs in the root).
-    mkdir -p "$cache/apt-archives/partial"
-    mount_in "$root/var/cache/apt/archives" --bind "$cache/apt-archives"
+    # Downloaded packages are kept between runs (apt-get itself still runs
+    # in the root); each release's are apart, as their versions are.
+    mkdir -p "$cache/apt-archives-$release/partial"
+    mount_in "$root/var/cache/apt/archives" --bind "$cache/apt-archives-$release"
   fi
-  echo "root $layout: $root ($(sed -n 's/^deb //p' "$root/etc/apt/sources.list" 2>/dev/null | head -n 1)$(ls "$root"/etc/apt/sources.list.d/ 2>/dev/null))"
+  echo "root $name: $root ($(sed -n 's/^deb //p' "$root/etc/apt/sources.list" 2>/dev/null | head -n 1)$(ls "$root"/etc/apt/sources.list.d/ 2>/dev/null))"
 
   write_fixture "$root"
-  for compiler in gcc clang; do
-    mapfile -t variants < <(variants_of_fixture "$root" "$compiler")
-    step "$layout-$compiler" "$timeout_experiment" inroot "$root" "/root/hot/$compiler" afterburner run experiment.toml
-    step "$layout-$compiler-report" 60 check_report "$root" "/root/hot/$compiler" "${variants[@]}"
-  done
+  mapfile -t variants < <(variants_of "$root/root/hot/all/experiment.toml")
+  step "$name-all-words" "$timeout_experiment" inroot "$root" /root/hot/all afterburner run experiment.toml
+  step "$name-all-words-report" 60 check_report "$root" /root/hot/all "${variants[@]}"
 
-  if [ "$demo_in" = all ] || [ "$demo_in" = "$layout" ]; then
-    step "$layout-demo" "$timeout_demo" inroot "$root" /root afterburner demo --quick
-    step "$layout-demo-report" 60 check_report "$root" /root/afterburner-demo baseline pgo
+  if [ "$release" = trixie ]; then
+    step "$name-gcc-readers" 900 gcc_readers "$root"
+    write_go_experiment "$root"
+    step "$name-go-pgo-perf" "$timeout_experiment" inroot "$root" /root/go afterburner run experiment.toml
+    step "$name-go-pgo-perf-report" 60 check_report "$root" /root/go baseline pgo
+  fi
+
+  if [ "$demo_in" = all ] || { [ "$release" = bookworm ] && [ "$demo_in" = "$layout" ]; }; then
+    step "$name-demo" "$timeout_demo" inroot "$root" /root afterburner demo --quick
+    step "$name-demo-report" 60 check_report "$root" /root/afterburner-demo baseline pgo
   else
     # Where the demo (an apt source) does not run: a url source over https.
     write_url_experiment "$root"
-    step "$layout-url-source" "$timeout_experiment" inroot "$root" /root/url afterburner run experiment.toml
-    step "$layout-url-source-report" 60 check_report "$root" /root/url baseline
+    step "$name-url-source" "$timeout_experiment" inroot "$root" /root/url afterburner run experiment.toml
+    step "$name-url-source-report" 60 check_report "$root" /root/url baseline
   fi
   unmount_root "$root"
+}
+
+IFS=, read -r -a layout_list <<<"$layouts"
+for layout in "${layout_list[@]}"; do
+  case "$layout" in oneline | deb822) ;; *) echo "fresh-root: unknown layout $layout" >&2; exit 2 ;; esac
+done
+for release in "${release_list[@]}"; do
+  case "$release" in
+    bookworm) for layout in "${layout_list[@]}"; do run_root "$layout" bookworm "$layout"; done ;;
+    trixie) run_root trixie trixie deb822 ;;
+  esac
 done
 
 echo

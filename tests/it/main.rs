@@ -6,6 +6,7 @@ mod abuse;
 mod architecture;
 mod brought;
 mod check;
+mod clang_afdo;
 mod cluster;
 mod codegen;
 mod errors;
