@@ -452,7 +452,10 @@ impl Pgo for GccAutoFdo {
         let mut merged = super::gcov_afdo::merge(profiles);
         reader.prepare(&mut merged);
         let staging = dirs.profile.join("merging.tmp");
-        fs_err::write(&staging, super::gcov_afdo::write(&merged))?;
+        fs_err::write(
+            &staging,
+            super::gcov_afdo::write_layout(&merged, reader.layout()),
+        )?;
         Ok(vec![super::store_merged(
             &dirs.profile,
             &staging,

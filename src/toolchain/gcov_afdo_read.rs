@@ -1,7 +1,8 @@
 //! Reading gcc's AutoFDO profile back (the file `-fauto-profile=` reads):
 //! a profile brought from another machine, in the layout
 //! [`super::gcov_afdo`] writes and gcc 12 reads (version 2: strings with a
-//! byte length), or in the older one Debian 12's `create_gcov` (autofdo
+//! byte length), in gcc 16's (version 3: a summary, file names, a timestamp
+//! per function; see [`super::gcov_afdo::Layout::V3`]), or in the older one Debian 12's `create_gcov` (autofdo
 //! 0.19) writes (strings counted in padded words; version 1, or by default
 //! a version word whose bytes read `*704`, checked on its output here),
 //! which gcc 12 refuses; either is read into [`Instance`]s and written again in gcc
@@ -14,8 +15,8 @@
 use std::collections::BTreeMap;
 
 use super::gcov_afdo::{
-    Instance, Line, AUTO_PROFILE_VERSION, GCOV_DATA_MAGIC, RESERVED_NAME, TAG_FILE_NAMES,
-    TAG_FUNCTION,
+    Instance, Line, AUTO_PROFILE_VERSION, AUTO_PROFILE_VERSION_3, GCOV_DATA_MAGIC, RESERVED_NAME,
+    TAG_FILE_NAMES, TAG_FUNCTION, TAG_SUMMARY,
 };
 
 /// The version `create_gcov -gcov_version=1` (autofdo 0.19) writes.
@@ -28,7 +29,7 @@ const CREATE_GCOV_DEFAULT: u32 = 0x3430_372a;
 const MAX_DEPTH: usize = 256;
 
 /// Whether `head` (a file's first bytes) starts a gcc AutoFDO profile:
-/// gcov's data magic then version 1 or 2 (a `.gcda` has the same magic
+/// gcov's data magic then version 1, 2 or 3 (a `.gcda` has the same magic
 /// and a version such as `B22*`).
 pub fn is_afdo(head: &[u8]) -> bool {
     let word = |at: usize| {
@@ -36,7 +37,7 @@ pub fn is_afdo(head: &[u8]) -> bool {
             .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
     };
     word(0) == Some(GCOV_DATA_MAGIC)
-        && matches!(word(4), Some(v) if v == AUTO_PROFILE_VERSION || v == OLD_VERSION || v == CREATE_GCOV_DEFAULT)
+        && matches!(word(4), Some(v) if v == AUTO_PROFILE_VERSION || v == AUTO_PROFILE_VERSION_3 || v == OLD_VERSION || v == CREATE_GCOV_DEFAULT)
 }
 
 /// Read a gcc AutoFDO profile's functions.
@@ -46,31 +47,52 @@ pub fn read(bytes: &[u8]) -> Result<Vec<Instance>, String> {
         at: 0,
         old: false,
     };
+    let mut v3 = false;
     if r.word()? != GCOV_DATA_MAGIC {
         return Err("not a gcc AutoFDO profile (no gcov data magic)".to_owned());
     }
     let version = r.word()?;
     r.old = match version {
         AUTO_PROFILE_VERSION => false,
+        AUTO_PROFILE_VERSION_3 => {
+            v3 = true;
+            false
+        }
         OLD_VERSION | CREATE_GCOV_DEFAULT => true,
         other => {
             return Err(format!(
-            "AutoFDO profile version {other}; versions 1 (create_gcov's) and 2 (gcc 12's) are read"
+            "AutoFDO profile version {other}; versions 1 (create_gcov's), 2 (gcc 12's) and 3 (gcc 16's) are read"
         ))
         }
     };
     r.word()?;
+    if v3 {
+        r.summary()?;
+    }
     r.tag(TAG_FILE_NAMES, "the name table")?;
-    let count = r.count(4)?;
+    if v3 {
+        // File names (gcc 16 uses them to tell apart static functions of
+        // one name): read past, as every name is looked up by itself.
+        for _ in 0..r.count(4)? {
+            r.string()?;
+        }
+    }
+    let count = r.count(if v3 { 8 } else { 4 })?;
     let mut names = Vec::with_capacity(count);
     for _ in 0..count {
         names.push(r.string()?);
+        if v3 {
+            r.word()?; // the name's file index
+        }
     }
     r.tag(TAG_FUNCTION, "the function section")?;
-    let count = r.count(12)?;
+    let count = r.count(if v3 { 20 } else { 12 })?;
     let mut functions = Vec::with_capacity(count);
     for _ in 0..count {
         let head = r.counter()?;
+        if v3 {
+            r.counter()?; // the timestamp (first run order), not kept
+        }
         let mut function = r.instance(&names, 0)?;
         function.head = head;
         functions.push(function);
@@ -122,6 +144,32 @@ impl Reader<'_> {
             ));
         }
         Ok(n)
+    }
+
+    /// gcc 16's summary: its tag (no length word), five counters, an entry
+    /// count as a counter, entries of a word and two counters; read past,
+    /// as the writer computes it again from the functions.
+    fn summary(&mut self) -> Result<(), String> {
+        let at = self.at;
+        let tag = self.word()?;
+        if tag != TAG_SUMMARY {
+            return Err(format!(
+                "expected the summary (tag {TAG_SUMMARY:#010x}) at byte {at}, found {tag:#010x}"
+            ));
+        }
+        for _ in 0..5 {
+            self.counter()?;
+        }
+        let at = self.at;
+        let entries = self.counter()?;
+        let left = (self.bytes.len() - self.at) as u64;
+        if entries.saturating_mul(20) > left {
+            return Err(format!(
+                "a count of {entries} at byte {at} is more than the file holds"
+            ));
+        }
+        self.take(usize::try_from(entries * 20).unwrap_or(usize::MAX))?;
+        Ok(())
     }
 
     fn tag(&mut self, want: u32, what: &str) -> Result<(), String> {
@@ -207,7 +255,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolchain::gcov_afdo::{parse_llvm_text, write};
+    use crate::toolchain::gcov_afdo::{parse_llvm_text, write, write_layout, Layout};
 
     const PROFILE: &str = "\
 main:300:10
@@ -227,6 +275,72 @@ foo:5:1
         let bytes = write(&functions);
         assert!(is_afdo(&bytes));
         assert_eq!(read(&bytes).unwrap(), functions);
+    }
+
+    #[test]
+    fn a_gcc_16_profile_reads_back_the_same() {
+        let functions = parse_llvm_text(PROFILE).unwrap();
+        let bytes = write_layout(&functions, Layout::V3);
+        assert!(is_afdo(&bytes));
+        assert_eq!(read(&bytes).unwrap(), functions);
+        // Every cut before the module section is an error, not a panic.
+        for cut in 0..bytes.len() - 3 * 4 {
+            assert!(read(&bytes[..cut]).is_err(), "cut at {cut} read");
+        }
+        // A summary entry count past the file's end: refused, not read.
+        let mut huge = bytes.clone();
+        huge[56..64].copy_from_slice(&u64::MAX.to_ne_bytes());
+        assert!(read(&huge)
+            .unwrap_err()
+            .contains("more than the file holds"));
+    }
+
+    /// A file as gcc 16 reads it that names a source file, as
+    /// google/autofdo's v3 writer may: the file table and each name's
+    /// index are read past.
+    #[test]
+    fn a_gcc_16_file_table_is_read_past() {
+        let mut bytes = Vec::new();
+        let word = |w: u32, b: &mut Vec<u8>| b.extend_from_slice(&w.to_ne_bytes());
+        let counter = |c: u64, b: &mut Vec<u8>| b.extend_from_slice(&c.to_ne_bytes());
+        word(GCOV_DATA_MAGIC, &mut bytes);
+        word(AUTO_PROFILE_VERSION_3, &mut bytes);
+        word(0, &mut bytes);
+        word(TAG_SUMMARY, &mut bytes);
+        for _ in 0..5 {
+            counter(1, &mut bytes);
+        }
+        counter(1, &mut bytes); // one entry (gcc wants 16; not checked here)
+        word(990_000, &mut bytes);
+        counter(1, &mut bytes);
+        counter(1, &mut bytes);
+        word(TAG_FILE_NAMES, &mut bytes);
+        word(0, &mut bytes);
+        word(1, &mut bytes);
+        word(4, &mut bytes);
+        bytes.extend_from_slice(b"t.c\0");
+        word(2, &mut bytes);
+        for (name, file) in [("", u32::MAX), ("f", 0)] {
+            word(u32::try_from(name.len() + 1).unwrap(), &mut bytes);
+            bytes.extend_from_slice(name.as_bytes());
+            bytes.push(0);
+            word(file, &mut bytes);
+        }
+        word(TAG_FUNCTION, &mut bytes);
+        word(0, &mut bytes);
+        word(1, &mut bytes);
+        counter(10, &mut bytes); // head
+        counter(5, &mut bytes); // timestamp
+        word(1, &mut bytes); // name index
+        word(1, &mut bytes); // one position
+        word(0, &mut bytes); // no callsite
+        word((2 << 16) | 3, &mut bytes);
+        word(0, &mut bytes);
+        counter(900, &mut bytes);
+        let functions = read(&bytes).unwrap();
+        assert_eq!(functions.len(), 1);
+        assert_eq!((functions[0].name.as_str(), functions[0].head), ("f", 10));
+        assert_eq!(functions[0].lines[&((2 << 16) | 3)].count, 900);
     }
 
     #[test]

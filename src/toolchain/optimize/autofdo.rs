@@ -24,7 +24,7 @@ impl Optimize for Word {
     }
 
     fn qualifier(&self) -> Option<&'static str> {
-        Some("clang, gcc 12 to 15; needs a PMU")
+        Some("clang, gcc 12 to 16; needs a PMU")
     }
 
     fn supports(&self, compiler: Compiler) -> Result<(), String> {
@@ -76,7 +76,7 @@ impl Optimize for Word {
         if gcc {
             let served = autofdo::check_gcc();
             let note = served.as_ref().err().map(|e| format!("{e:#}")).unwrap_or_default();
-            let need = Requirement::fact("a gcc whose AutoFDO reader afterburner writes for (gcc 12 to 15)", served.is_ok(), &note);
+            let need = Requirement::fact("a gcc whose AutoFDO reader afterburner writes for (gcc 12 to 16)", served.is_ok(), &note);
             // Only a gcc variant needs it; `doctor` alone shows it as optional.
             needs.push(if variant.is_some() { need } else { need.optional() });
         }
