@@ -324,6 +324,11 @@ pub struct CheckArgs {
     /// pgo:5%; repeatable.
     #[arg(long = "keep-gain", value_name = "VARIANT:PCT%")]
     pub keep_gain: Vec<crate::check::KeepGain>,
+    /// What a case the data cannot decide makes of the gate: `fail` (exit
+    /// 3, a JUnit failure) or `pass` (exit 0, a JUnit skipped case with
+    /// the reason); shown as inconclusive either way.
+    #[arg(long, value_enum, default_value = "fail")]
+    pub inconclusive: crate::check::Inconclusive,
     /// Write JUnit XML here: a test case per workload, variant and headline metric.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -477,6 +482,7 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
         against: args.against.clone(),
         threshold: args.threshold,
         keep_gain: args.keep_gain.clone(),
+        inconclusive: args.inconclusive,
     };
     let outcome = crate::check::check(&options)?;
     crate::check::write_reports(&outcome, args.junit.as_deref(), args.markdown.as_deref())?;
@@ -485,11 +491,9 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
         "{}",
         crate::check::markdown::text(&outcome)
     )))?;
-    Ok(if outcome.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(ExitCode::from(
+        outcome.gate().exit_status(args.inconclusive),
+    ))
 }
 
 fn dispatch(cli: Cli) -> Result<()> {

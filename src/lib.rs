@@ -19,7 +19,7 @@
 //! probes     env (the machine) · stats (verdicts)
 //! leaves     handle · units · digest · rng · pinning · process · guardian · interrupt · system
 //!            cpustat
-//!            lockfile · progress · stdout
+//!            lockfile · progress · stdout · test_skips (tests only)
 //! ```
 
 pub mod bench;
@@ -57,6 +57,8 @@ pub mod stdout;
 pub mod step;
 pub mod store;
 pub mod system;
+#[cfg(test)]
+pub(crate) mod test_skips;
 pub mod toolchain;
 pub mod units;
 pub mod workdir;

@@ -108,7 +108,7 @@ fn case(current: &Results, c: &ComparisonEntry, keep: &KeepGain) -> Case {
     } else if estimate >= floor.0 {
         format!("kept: the estimate reaches the {floor} floor (the interval not wholly)")
     } else {
-        format!("undecided: the estimate is below the {floor} floor but the interval reaches it (not a failure)")
+        format!("inconclusive: the estimate is below the {floor} floor but the interval reaches it")
     };
     let (ratio, _, _) = c.interval();
     Case {
@@ -117,6 +117,8 @@ fn case(current: &Results, c: &ComparisonEntry, keep: &KeepGain) -> Case {
         metric: c.metric.clone(),
         status: if failed {
             Status::Failed
+        } else if low < floor.0 && estimate < floor.0 {
+            Status::Inconclusive
         } else {
             Status::Passed
         },

@@ -8,7 +8,7 @@ use anyhow::Result;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 use quick_xml::Writer;
 
-use super::{Outcome, Status, Suite};
+use super::{Inconclusive, Outcome, Status, Suite};
 
 /// The outcome as a JUnit XML document.
 pub fn render(outcome: &Outcome) -> Result<Vec<u8>> {
@@ -25,12 +25,12 @@ pub fn render(outcome: &Outcome) -> Result<Vec<u8>> {
             ("tests", total.to_string().as_str()),
             (
                 "failures",
-                outcome.count(Status::Failed).to_string().as_str(),
+                failures(outcome, |s| outcome.count(s)).to_string().as_str(),
             ),
             ("errors", "0"),
             (
                 "skipped",
-                outcome.count(Status::Skipped).to_string().as_str(),
+                skipped(outcome, |s| outcome.count(s)).to_string().as_str(),
             ),
         ])
         .write_inner_content(|w| {
@@ -50,9 +50,9 @@ fn write_suite(w: &mut Writer<Vec<u8>>, outcome: &Outcome, suite: &Suite) -> std
         .with_attributes([
             ("name", suite.name.as_str()),
             ("tests", suite.cases.len().to_string().as_str()),
-            ("failures", count(Status::Failed).to_string().as_str()),
+            ("failures", failures(outcome, count).to_string().as_str()),
             ("errors", "0"),
-            ("skipped", count(Status::Skipped).to_string().as_str()),
+            ("skipped", skipped(outcome, count).to_string().as_str()),
         ])
         .write_inner_content(|w| {
             w.create_element("properties").write_inner_content(|w| {
@@ -78,25 +78,33 @@ fn write_suite(w: &mut Writer<Vec<u8>>, outcome: &Outcome, suite: &Suite) -> std
                     ])
                     .write_inner_content(|w| {
                         let message = clean(&case.message);
+                        let as_failure = case.status == Status::Failed
+                            || (case.status == Status::Inconclusive
+                                && outcome.inconclusive == Inconclusive::Fail);
                         match case.status {
-                            Status::Failed => {
+                            _ if as_failure => {
                                 let body = clean(&format!(
                                     "{}\n\n{}\n\n{}",
                                     case.message, suite.rule, case.statistics
                                 ));
+                                let kind = if case.status == Status::Failed {
+                                    "afterburner.check"
+                                } else {
+                                    "afterburner.check.inconclusive"
+                                };
                                 w.create_element("failure")
                                     .with_attributes([
                                         ("message", message.as_str()),
-                                        ("type", "afterburner.check"),
+                                        ("type", kind),
                                     ])
                                     .write_text_content(BytesText::new(body.trim_end()))?;
                             }
-                            Status::Skipped => {
+                            Status::Skipped | Status::Inconclusive => {
                                 w.create_element("skipped")
                                     .with_attribute(("message", message.as_str()))
                                     .write_empty()?;
                             }
-                            Status::Passed => {}
+                            Status::Passed | Status::Failed => {}
                         }
                         w.create_element("system-out")
                             .write_text_content(BytesText::new(&message))?;
@@ -114,4 +122,24 @@ fn clean(text: &str) -> String {
     text.chars()
         .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
         .collect()
+}
+
+/// JUnit's failures: the failed cases, and the inconclusive ones under
+/// `--inconclusive fail`.
+fn failures(outcome: &Outcome, count: impl Fn(Status) -> usize) -> usize {
+    count(Status::Failed)
+        + match outcome.inconclusive {
+            Inconclusive::Fail => count(Status::Inconclusive),
+            Inconclusive::Pass => 0,
+        }
+}
+
+/// JUnit's skipped: the skipped cases, and the inconclusive ones (with
+/// their reason) under `--inconclusive pass`.
+fn skipped(outcome: &Outcome, count: impl Fn(Status) -> usize) -> usize {
+    count(Status::Skipped)
+        + match outcome.inconclusive {
+            Inconclusive::Fail => 0,
+            Inconclusive::Pass => count(Status::Inconclusive),
+        }
 }

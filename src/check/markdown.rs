@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Case, Outcome, Status};
+use super::{Case, Gate, Inconclusive, Outcome, Status};
 
 /// The outcome in one line: "passed: 4 cases" / "FAILED: 1 of 4 cases".
 pub fn verdict(outcome: &Outcome) -> String {
@@ -13,13 +13,24 @@ pub fn verdict(outcome: &Outcome) -> String {
         0 => String::new(),
         n => format!(", {n} skipped"),
     };
-    if outcome.passed() {
-        format!("passed: {total} cases{skipped}")
-    } else {
-        format!(
-            "FAILED: {} of {total} cases{skipped}",
-            outcome.count(Status::Failed)
-        )
+    let inconclusive = outcome.count(Status::Inconclusive);
+    match outcome.gate() {
+        Gate::Pass => format!("passed: {total} cases{skipped}"),
+        Gate::Fail => format!(
+            "FAILED: {} of {total} cases{}{skipped}",
+            outcome.count(Status::Failed),
+            match inconclusive {
+                0 => String::new(),
+                n => format!(", {n} inconclusive"),
+            }
+        ),
+        Gate::Inconclusive => format!(
+            "INCONCLUSIVE: {inconclusive} of {total} cases could not be decided{}{skipped}",
+            match outcome.inconclusive {
+                Inconclusive::Fail => "",
+                Inconclusive::Pass => " (--inconclusive pass: the gate lets it go)",
+            }
+        ),
     }
 }
 
@@ -27,6 +38,7 @@ fn mark(status: Status) -> &'static str {
     match status {
         Status::Passed => "✅ pass",
         Status::Failed => "❌ fail",
+        Status::Inconclusive => "❔ inconclusive",
         Status::Skipped => "➖ skip",
     }
 }
@@ -35,7 +47,11 @@ fn mark(status: Status) -> &'static str {
 pub fn render(outcome: &Outcome) -> String {
     let mut out = format!(
         "## afterburner check: {} {}\n\nRun `{}` of `{}`.\n\n",
-        if outcome.passed() { "✅" } else { "❌" },
+        match outcome.gate() {
+            Gate::Pass => "✅",
+            Gate::Fail => "❌",
+            Gate::Inconclusive => "❔",
+        },
         verdict(outcome),
         outcome.run_id,
         outcome.target
@@ -87,6 +103,7 @@ fn word(case: &Case) -> &'static str {
     match case.status {
         Status::Passed => "pass",
         Status::Failed => "FAIL",
+        Status::Inconclusive => "INCONCLUSIVE",
         Status::Skipped => "skip",
     }
 }

@@ -2,10 +2,12 @@
 //! baseline run (`--against`, or the last earlier run of the same target
 //! on the same machine class in `history.db`) with the comparison
 //! `afterburner compare` makes, and each `--keep-gain VARIANT:PCT%` rule
-//! against the run's own headline verdicts. The gate fails (exit 1) when a
-//! rule fails; it never calls a difference within the threshold, or one
-//! the data cannot decide, a failure. JUnit XML and a Markdown summary say
-//! what each rule found, with the figures and the rule.
+//! against the run's own headline verdicts. The gate has three outcomes:
+//! it fails (exit 1) when a rule fails, is inconclusive (exit 3, or 0 with
+//! `--inconclusive pass`) when the data cannot decide a case either way,
+//! and passes (exit 0) when every case was decided within its rule. An
+//! undecided case is never folded into a pass. JUnit XML and a Markdown
+//! summary say what each rule found, with the figures and the rule.
 
 mod baseline;
 mod gain;
@@ -80,6 +82,9 @@ impl FromStr for KeepGain {
 pub enum Status {
     Passed,
     Failed,
+    /// The data cannot decide it either way (an interval that holds both
+    /// a pass and a failure, or too few repetitions for the test).
+    Inconclusive,
     /// Nothing to judge (e.g. the baseline run did not measure it).
     Skipped,
 }
@@ -122,6 +127,38 @@ pub struct Outcome {
     /// Things to know that are not a failure (the baseline chosen, what
     /// could not be compared).
     pub notes: Vec<String>,
+    /// What an inconclusive case makes of the gate.
+    pub inconclusive: Inconclusive,
+}
+
+/// `--inconclusive fail|pass`: whether a gate that cannot decide stops
+/// the pipeline (the default) or lets it go on; either way it is shown
+/// as inconclusive, never as a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Inconclusive {
+    #[default]
+    Fail,
+    Pass,
+}
+
+/// The gate's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    Pass,
+    Fail,
+    Inconclusive,
+}
+
+impl Gate {
+    /// The exit status: 0 pass, 1 fail, 3 inconclusive (0 with
+    /// `--inconclusive pass`); 2 is an error's.
+    pub fn exit_status(self, inconclusive: Inconclusive) -> u8 {
+        match (self, inconclusive) {
+            (Gate::Pass, _) | (Gate::Inconclusive, Inconclusive::Pass) => 0,
+            (Gate::Fail, _) => 1,
+            (Gate::Inconclusive, Inconclusive::Fail) => 3,
+        }
+    }
 }
 
 impl Outcome {
@@ -134,9 +171,21 @@ impl Outcome {
             .count()
     }
 
-    /// Whether the gate passes: no case failed.
+    /// The gate: failed when a case failed, else inconclusive when a case
+    /// could not be decided, else passed.
+    pub fn gate(&self) -> Gate {
+        if self.count(Status::Failed) > 0 {
+            Gate::Fail
+        } else if self.count(Status::Inconclusive) > 0 {
+            Gate::Inconclusive
+        } else {
+            Gate::Pass
+        }
+    }
+
+    /// Whether the gate passes: every case decided, none failed.
     pub fn passed(&self) -> bool {
-        self.count(Status::Failed) == 0
+        self.gate() == Gate::Pass
     }
 }
 
@@ -152,6 +201,7 @@ pub struct Options {
     pub against: Option<PathBuf>,
     pub threshold: Percent,
     pub keep_gain: Vec<KeepGain>,
+    pub inconclusive: Inconclusive,
 }
 
 /// Judge the run `options` names by its rules.
@@ -233,6 +283,7 @@ fn judge(
         target: current.target.clone(),
         suites,
         notes,
+        inconclusive: options.inconclusive,
     })
 }
 

@@ -75,7 +75,7 @@ pub fn suite(
 /// The rule in words, with its figures.
 fn rule(baseline: &Results, threshold: Percent) -> String {
     format!(
-        "Regression rule: each workload's headline metric (time, unless `[bench] primary = \"instructions\"` or a declared primary figure) of every variant in this run is judged against the same variant in baseline run {} as `afterburner compare` judges two runs (unpaired, {}% confidence: a noisy metric by its bootstrap interval and the Mann-Whitney U test, an exact instruction count by its resolution). A case fails when that verdict is slower and its mean is worse by more than the threshold, {threshold}; slower by less, the same, faster or undecided pass.",
+        "Regression rule: each workload's headline metric (time, unless `[bench] primary = \"instructions\"` or a declared primary figure) of every variant in this run is judged against the same variant in baseline run {} as `afterburner compare` judges two runs (unpaired, {}% confidence: a noisy metric by its bootstrap interval and the Mann-Whitney U test, an exact instruction count by its resolution). A case fails when that verdict is slower and its mean is worse by more than the threshold, {threshold}; slower by less, the same or faster pass; undecided is inconclusive, never a pass.",
         baseline.run_id,
         (baseline.confidence * 100.0 * 1e6).round() / 1e6
     )
@@ -86,6 +86,7 @@ fn case(x: &Across, threshold: Percent) -> Case {
     let o = &x.outcome;
     let worse = -o.improvement_pct;
     let failed = o.verdict == Verdict::Slower && worse > threshold.0;
+    let undecided = o.verdict == Verdict::Undecided;
     let scale = scale_for(&x.a.metric.unit, x.a.summary.mean);
     let unit = scale.label(&x.a.metric.unit).to_owned();
     let why = match o.verdict {
@@ -94,7 +95,11 @@ fn case(x: &Across, threshold: Percent) -> Case {
         }
         Verdict::Slower => format!("slower by {worse:.1}%, within the {threshold} threshold"),
         Verdict::Faster => format!("faster by {:.1}%", o.improvement_pct),
-        Verdict::Same | Verdict::Undecided => o.verdict_text(),
+        Verdict::Same => o.verdict_text(),
+        Verdict::Undecided => format!(
+            "{}: the data cannot tell a regression of more than {threshold} from none",
+            o.verdict_text()
+        ),
     };
     Case {
         workload: x.b.workload.clone(),
@@ -102,6 +107,8 @@ fn case(x: &Across, threshold: Percent) -> Case {
         metric: x.b.metric.name.clone(),
         status: if failed {
             Status::Failed
+        } else if undecided {
+            Status::Inconclusive
         } else {
             Status::Passed
         },

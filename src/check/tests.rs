@@ -48,6 +48,7 @@ fn options(threshold: f64, keep_gain: Vec<KeepGain>) -> Options {
         against: None,
         threshold: Percent(threshold),
         keep_gain,
+        inconclusive: super::Inconclusive::Fail,
     }
 }
 
@@ -128,18 +129,26 @@ fn a_decided_slowdown_within_the_threshold_passes() {
 
 /// Time heads the report unless instructions were asked for: 10% more
 /// instructions alone do not fail a time gate, and 10% more wall time
-/// that the noisy samples cannot decide does not either.
+/// that the noisy samples cannot decide is inconclusive: neither a
+/// failure nor a pass (exit 3), and never a silent pass.
 #[test]
 fn time_is_the_headline_unless_instructions_were_asked_for() {
+    use super::{Gate, Inconclusive};
     let baseline = fixture();
     let more_work = against(&scaled(&baseline, "instructions", 1.10), &baseline, 2.0);
     assert!(more_work.suites[0].cases.iter().all(|c| c.metric == "wall"));
-    assert!(more_work.passed(), "{more_work:#?}");
+    assert_ne!(more_work.gate(), Gate::Fail, "{more_work:#?}");
     let slower = against(&scaled(&baseline, "wall", 1.10), &baseline, 2.0);
     for c in &slower.suites[0].cases {
         assert!(c.message.contains("undecided"), "{}", c.message);
+        assert_eq!(c.status, Status::Inconclusive);
     }
-    assert!(slower.passed());
+    assert_eq!(slower.gate(), Gate::Inconclusive);
+    assert_eq!(slower.gate().exit_status(Inconclusive::Fail), 3);
+    assert_eq!(slower.gate().exit_status(Inconclusive::Pass), 0);
+    assert!(super::markdown::text(&slower).contains("INCONCLUSIVE"));
+    let junit = String::from_utf8(super::junit::render(&slower).unwrap()).unwrap();
+    assert!(junit.contains("afterburner.check.inconclusive"), "{junit}");
     // Three times slower is decided even with these six noisy samples.
     let much = against(&scaled(&baseline, "wall", 3.0), &baseline, 2.0);
     assert!(!much.passed(), "{much:#?}");

@@ -140,7 +140,9 @@ fn three_blocks_on_three_slurm_nodes_merge_cancel_and_survive_a_lost_node() {
     let cluster = match slurm_cluster(NODES) {
         Ok(c) => c,
         Err(why) => {
-            eprintln!("SKIP: no Slurm cluster here: {why}");
+            crate::support::skip(crate::support::Lack::Installed(&format!(
+                "no Slurm cluster here: {why}"
+            )));
             return;
         }
     };
@@ -398,7 +400,9 @@ fn a_service_on_one_slurm_node_is_driven_by_a_load_on_another() {
     let cluster = match slurm_cluster(2) {
         Ok(c) => c,
         Err(why) => {
-            eprintln!("SKIP: no Slurm cluster here: {why}");
+            crate::support::skip(crate::support::Lack::Installed(&format!(
+                "no Slurm cluster here: {why}"
+            )));
             return;
         }
     };

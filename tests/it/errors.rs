@@ -182,7 +182,9 @@ fn callgrind_on_an_instruction_valgrind_lacks_says_so() {
             o.status.success() && !err.contains("not supported") && !err.contains("not counted")
         });
     if has_counters {
-        eprintln!("perf counts instructions here, callgrind is not used: skipped");
+        crate::support::skip(crate::support::Lack::Machine(
+            "perf counts instructions here, callgrind is not used",
+        ));
         return;
     }
     let sandbox = Sandbox::with_fixture("hotpath");
@@ -243,7 +245,7 @@ fn cpu_features_are_detected_not_assumed() {
             sandbox.afterburner_with_env(&["doctor"], &[("AFTERBURNER_CPUINFO", &cpuinfo)]);
         let said = doctor.stdout() + &doctor.stderr();
         if !env.stdout().contains("perf counters:       no") {
-            eprintln!("this machine has counters: the AVX-512 hint does not apply, skipped");
+            crate::support::skip_part("this machine has counters: the AVX-512 hint does not apply");
         } else if level == "v4" {
             assert!(said.contains("this CPU has AVX-512"), "{said}");
         } else {

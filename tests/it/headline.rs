@@ -71,10 +71,10 @@ fn more_work_in_less_time_heads_with_time_and_says_they_disagree() {
         // leads with it, undecided, the work beside it.
         assert_eq!(wall["verdict"], "undecided", "{wall:#}");
         assert!(headline.contains("wall undecided"), "{stdout}");
-        eprintln!(
-            "skipped: the disagreement sentence (wall time undecided here; {})",
+        crate::support::skip_part(&format!(
+            "the disagreement sentence (wall time undecided here; {})",
             busy().unwrap_or_else(|| "machine not idle".to_owned())
-        );
+        ));
     }
 }
 

@@ -80,7 +80,9 @@ fn html_report_renders_in_chromium_with_every_variant() {
         "a repetition chart and a ratio chart per metric"
     );
     if !afterburner::toolchain::tools::is_installed("chromium") {
-        eprintln!("skipped the browser half: chromium is not installed (.ci/run installs it)");
+        crate::support::skip(crate::support::Lack::Installed(
+            "the browser half: chromium is not installed (.ci/run installs it)",
+        ));
         return;
     }
     let url = format!("file://{}", page.display());

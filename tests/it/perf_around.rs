@@ -51,7 +51,9 @@ fn make(dir: &Path) {
 #[test]
 fn a_service_under_perf_stat_is_stopped_and_perf_writes_its_count() {
     if !perf_may(&["stat", "-e", "task-clock", "-o", "/dev/null", "--", "true"]) {
-        eprintln!("perf stat cannot count task-clock here: skipped");
+        crate::support::skip(crate::support::Lack::Machine(
+            "perf stat cannot count task-clock here",
+        ));
         return;
     }
     let sandbox = Sandbox::with_fixture("slowserver");
@@ -176,7 +178,9 @@ fn sampled_training_records_a_service_over_the_window_unless_it_asks_for_its_lif
         "--",
         "true",
     ]) {
-        eprintln!("perf may not record cpu-clock here: skipped");
+        crate::support::skip(crate::support::Lack::Machine(
+            "perf may not record cpu-clock here",
+        ));
         return;
     }
     let sandbox = Sandbox::with_fixture("warmserver");
@@ -226,7 +230,9 @@ fn gcc_autofdo_places_the_samples_of_a_server_perf_attached_to() {
         "--",
         "true",
     ]) {
-        eprintln!("perf may not record cpu-clock here: skipped");
+        crate::support::skip(crate::support::Lack::Machine(
+            "perf may not record cpu-clock here",
+        ));
         return;
     }
     let sandbox = Sandbox::with_fixture("warmserver");

@@ -154,8 +154,11 @@ fn a_gcc_instrumented_server_dumps_twice_and_the_dumps_differ_by_the_requests_be
 
 #[test]
 fn a_clang_instrumented_server_dumps_twice_and_the_dumps_differ_by_the_requests_between() {
-    if !tools_or_skip(&["clang"]) || afterburner::toolchain::find_llvm_profdata().is_err() {
-        eprintln!("SKIP: clang or llvm-profdata missing");
+    if !tools_or_skip(&["clang"]) {
+        return;
+    }
+    if let Err(why) = afterburner::toolchain::find_llvm_profdata() {
+        crate::support::skip(crate::support::Lack::Installed(&format!("{why:#}")));
         return;
     }
     let sandbox = Sandbox::with_fixture("dumpserver");
@@ -288,8 +291,11 @@ fn a_forked_worker_of_a_gcc_instrumented_server_dumps_its_own_counters() {
 
 #[test]
 fn a_forked_worker_of_a_clang_instrumented_server_dumps_its_own_counters() {
-    if !tools_or_skip(&["clang"]) || afterburner::toolchain::find_llvm_profdata().is_err() {
-        eprintln!("SKIP: clang or llvm-profdata missing");
+    if !tools_or_skip(&["clang"]) {
+        return;
+    }
+    if let Err(why) = afterburner::toolchain::find_llvm_profdata() {
+        crate::support::skip(crate::support::Lack::Installed(&format!("{why:#}")));
         return;
     }
     forked_worker_dumps_its_own_counters(

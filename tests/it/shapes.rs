@@ -196,13 +196,17 @@ fn a_service_runs_as_its_own_user_with_a_state_directory_it_owns() {
         .map(|e| e.path().join("bin"))
         .filter(|b| b.join("postgres").is_file())
     else {
-        eprintln!("skipped: Debian's postgresql is not installed (.ci/run installs it)");
+        crate::support::skip(crate::support::Lack::Installed(
+            "Debian's postgresql is not installed (.ci/run installs it)",
+        ));
         return;
     };
     if afterburner::process::lookup_user("postgres").is_none()
         || !afterburner::toolchain::tools::is_root()
     {
-        eprintln!("skipped: needs root and the postgres user (.ci/run has both)");
+        crate::support::skip(crate::support::Lack::Installed(
+            "needs root and the postgres user (.ci/run has both)",
+        ));
         return;
     }
     let sandbox = Sandbox::with_fixture("slowserver");
@@ -319,9 +323,9 @@ fn sysctl_writable() -> bool {
 fn a_system_setting_holds_during_its_variants_runs_and_is_put_back() {
     let _serial = crate::support::exclusive();
     if !sysctl_writable() {
-        eprintln!(
-            "skipped: /proc/sys/vm/swappiness is not writable here (root on a VM is; .ci/run is)"
-        );
+        crate::support::skip(crate::support::Lack::Machine(
+            "/proc/sys/vm/swappiness is not writable here (root on a VM is; .ci/run is)",
+        ));
         return;
     }
     let before = swappiness().unwrap();
@@ -350,7 +354,9 @@ fn a_system_setting_holds_during_its_variants_runs_and_is_put_back() {
 fn a_system_setting_is_put_back_after_ctrl_c() {
     let _serial = crate::support::exclusive();
     if !sysctl_writable() {
-        eprintln!("skipped: /proc/sys/vm/swappiness is not writable here");
+        crate::support::skip(crate::support::Lack::Machine(
+            "/proc/sys/vm/swappiness is not writable here",
+        ));
         return;
     }
     let before = swappiness().unwrap();

@@ -79,7 +79,9 @@ fn alive(pid: u32) -> bool {
 fn sigkill_mid_bench_leaves_no_service_running() {
     let _serial = exclusive();
     if !Path::new("/usr/bin/redis-server").exists() {
-        eprintln!("/usr/bin/redis-server is not installed (.ci/run installs it): skipped");
+        crate::support::skip(crate::support::Lack::Installed(
+            "/usr/bin/redis-server is not installed (.ci/run installs it)",
+        ));
         return;
     }
     let sandbox = Sandbox::with_fixture("slowserver");
@@ -132,7 +134,9 @@ fn sigkill_mid_bench_leaves_no_service_running() {
 fn a_service_writes_in_a_directory_of_its_own_per_run() {
     let _serial = exclusive();
     if !Path::new("/usr/bin/redis-server").exists() {
-        eprintln!("/usr/bin/redis-server is not installed (.ci/run installs it): skipped");
+        crate::support::skip(crate::support::Lack::Installed(
+            "/usr/bin/redis-server is not installed (.ci/run installs it)",
+        ));
         return;
     }
     let sandbox = Sandbox::with_fixture("slowserver");

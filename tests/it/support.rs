@@ -270,11 +270,106 @@ pub fn assert_instruction_verdict(
         _ => {}
     }
     if c["verdict"] != expected {
-        eprintln!(
+        skip_part(&format!(
             "perf counts instructions here (noisy, few runs): verdict {} not asserted ({expected} expected under callgrind)",
             c["verdict"]
+        ));
+    }
+}
+
+/// Why a test, or a part of one, did not run here.
+#[derive(Debug, Clone, Copy)]
+pub enum Lack<'a> {
+    /// A tool or service `.ci/run` installs or starts: under `CI=true` the
+    /// test fails instead of skipping.
+    Installed(&'a str),
+    /// Something no install gives: a PMU, LBR, root, a kernel setting, a
+    /// quiet machine.
+    Machine(&'a str),
+}
+
+/// Where skips are written: `AFTERBURNER_SKIP_LEDGER` (`.ci/run` sets it
+/// and prints it at the end), else a file under cargo's target directory.
+fn skip_ledger() -> PathBuf {
+    std::env::var_os("AFTERBURNER_SKIP_LEDGER").map_or_else(
+        || Path::new(env!("CARGO_TARGET_TMPDIR")).join("skips.tsv"),
+        PathBuf::from,
+    )
+}
+
+/// The running test's name, as the test harness names its thread.
+fn test_name() -> String {
+    std::thread::current().name().unwrap_or("a test").to_owned()
+}
+
+/// One line of the ledger: `KIND\tTEST\tWHY`, appended (tests run in
+/// parallel: one `write` each).
+fn record(kind: &str, why: &str) {
+    use std::io::Write as _;
+    let line = format!(
+        "{kind}\t{}\t{}\n",
+        test_name(),
+        why.replace(['\t', '\n'], " ")
+    );
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(skip_ledger())
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "could not write the skip ledger {}: {e}",
+            skip_ledger().display()
         );
     }
+}
+
+/// The calling test skips, for `lack`: said on stderr and in the ledger,
+/// so a skip is counted, never a silent pass. Under `CI=true`, where
+/// `.ci/run` promised the tool, it is a failure. Returns `false`, for
+/// `if !x_or_skip() { return; }`.
+pub fn skip(lack: Lack) -> bool {
+    let ci = std::env::var("CI").ok();
+    if let Err(failure) = may_skip(lack, ci.as_deref(), &test_name()) {
+        record("fail", &failure);
+        panic!("{failure}");
+    }
+    let (Lack::Installed(why) | Lack::Machine(why)) = lack;
+    eprintln!("SKIP: {why}");
+    record("skip", why);
+    false
+}
+
+/// Whether a test may skip for `lack` with `CI` set to `ci`: not what
+/// `.ci/run` installs, under `CI=true`.
+fn may_skip(lack: Lack, ci: Option<&str>, test: &str) -> Result<(), String> {
+    match (lack, ci) {
+        (Lack::Installed(why), Some("true")) => Err(format!(
+            "{test} skipped under CI=true, where .ci/run installs what it needs: {why}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[test]
+fn a_skip_of_what_ci_installs_fails_under_ci_and_a_machines_lack_does_not() {
+    let tool = Lack::Installed("clang not installed");
+    let err = may_skip(tool, Some("true"), "pgo::x").unwrap_err();
+    assert!(
+        err.contains("pgo::x") && err.contains("clang not installed"),
+        "{err}"
+    );
+    assert!(may_skip(tool, None, "pgo::x").is_ok());
+    assert!(may_skip(tool, Some("false"), "pgo::x").is_ok());
+    assert!(may_skip(Lack::Machine("no PMU"), Some("true"), "pgo::x").is_ok());
+}
+
+/// Part of the calling test was not asserted on this machine (a timing
+/// floor on a busy machine, a check that needs counters): said and
+/// written to the ledger as a part.
+pub fn skip_part(why: &str) {
+    eprintln!("not asserted: {why}");
+    record("part", why);
 }
 
 /// Why this machine is too busy for a timing bound, if it is: a 1-minute
@@ -297,13 +392,10 @@ pub fn busy() -> Option<String> {
 /// is, says the test skips (`.ci/run` installs one with
 /// `scripts/install-go.sh`).
 pub fn go_for_pgo_or_skip() -> bool {
-    let found = afterburner::toolchain::go_find::find_pgo_go().is_some();
-    if !found {
-        eprintln!(
-            "skipped: no Go 1.21 or newer here (.ci/run installs one with scripts/install-go.sh)"
-        );
-    }
-    found
+    afterburner::toolchain::go_find::find_pgo_go().is_some()
+        || skip(Lack::Installed(
+            "no Go 1.21 or newer here (.ci/run installs one with scripts/install-go.sh)",
+        ))
 }
 
 /// Decompress `file.gz` beside itself (keeping it); returns the path
@@ -324,10 +416,11 @@ pub fn tools_or_skip(tools: &[&str]) -> bool {
         .copied()
         .filter(|t| !afterburner::toolchain::tools::is_installed(t))
         .collect();
-    if !missing.is_empty() {
-        eprintln!("SKIP: {} not installed", missing.join(", "));
-    }
     missing.is_empty()
+        || skip(Lack::Installed(&format!(
+            "{} not installed",
+            missing.join(", ")
+        )))
 }
 
 /// Whether the installed gcc reads a profile format afterburner writes;
@@ -335,10 +428,7 @@ pub fn tools_or_skip(tools: &[&str]) -> bool {
 pub fn served_gcc_or_skip() -> bool {
     match afterburner::toolchain::autofdo::check_gcc() {
         Ok(_) => true,
-        Err(why) => {
-            eprintln!("SKIP: {why:#}");
-            false
-        }
+        Err(why) => skip(Lack::Installed(&format!("{why:#}"))),
     }
 }
 
@@ -503,17 +593,13 @@ pub fn go_perf_or_skip() -> bool {
         return false;
     }
     if let Err(why) = sampling::sampling(None, &go_perf::SAMPLER) {
-        eprintln!("SKIP: perf cannot sample here: {why}");
-        return false;
+        return skip(Lack::Machine(&format!("perf cannot sample here: {why}")));
     }
-    if symbolize::find_symbolizer().is_none() {
-        eprintln!(
-            "SKIP: no llvm-symbolizer here ({})",
+    symbolize::find_symbolizer().is_some()
+        || skip(Lack::Installed(&format!(
+            "no llvm-symbolizer here ({})",
             symbolize::SYMBOLIZER_HINT
-        );
-        return false;
-    }
-    true
+        )))
 }
 
 /// The `go` command a Go PGO build uses (see [`go_for_pgo_or_skip`]).
@@ -729,10 +815,7 @@ pub fn perf_timer_or_skip() -> bool {
         ])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !recorded {
-        eprintln!("SKIP: perf may not record cpu-clock here");
-    }
-    recorded
+    recorded || skip(Lack::Machine("perf may not record cpu-clock here"))
 }
 
 /// Build the fixture copied into `sandbox`'s `src/` with `make`, given CC,
