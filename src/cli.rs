@@ -312,9 +312,18 @@ pub struct CheckArgs {
     pub run: Option<PathBuf>,
     /// The baseline run: a run directory or a results.json (default: the
     /// last earlier run of the same target on the same machine class in
-    /// history.db).
-    #[arg(long, value_name = "RUN")]
+    /// history.db). Unpaired: two runs minutes apart differ by more than
+    /// the spread within each; prefer --rev.
+    #[arg(long, value_name = "RUN", conflicts_with = "rev")]
     pub against: Option<PathBuf>,
+    /// The paired gate: build every variant also from this revision of the
+    /// target's source (a git commit, branch or tag), run both builds
+    /// interleaved in one run, and judge each pair within rounds.
+    #[arg(long, value_name = "REV")]
+    pub rev: Option<String>,
+    /// With --rev: build and run with the experiment's `[quick]` settings.
+    #[arg(long, requires = "rev")]
+    pub quick: bool,
     /// Fail when a headline metric is decided worse than the baseline run's
     /// by more than this (Perfherder's default).
     #[arg(long, default_value = "2%", value_name = "PCT%")]
@@ -484,7 +493,20 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
         keep_gain: args.keep_gain.clone(),
         inconclusive: args.inconclusive,
     };
-    let outcome = crate::check::check(&options)?;
+    let outcome = match &args.rev {
+        Some(rev) => {
+            let mut cx = Context::open(
+                &args.file,
+                &Options {
+                    quick: args.quick,
+                    workdir: args.workdir.clone(),
+                    variant: None,
+                },
+            )?;
+            crate::check::check_revision(&mut cx, rev, &options)?
+        }
+        None => crate::check::check(&options)?,
+    };
     crate::check::write_reports(&outcome, args.junit.as_deref(), args.markdown.as_deref())?;
     // A reader that hung up early does not change the verdict: the status.
     crate::stdout::unless_closed(crate::stdout::print(format_args!(

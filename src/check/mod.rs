@@ -13,7 +13,9 @@ mod baseline;
 mod gain;
 pub mod junit;
 pub mod markdown;
+mod paired;
 mod regression;
+pub mod revision;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -189,6 +191,42 @@ impl Outcome {
     }
 }
 
+/// A case's status from its comparison: failed when decided slower by
+/// more than `threshold`; passed when decided the same or faster, or
+/// slower by less, or when its interval rules out a regression beyond the
+/// threshold (non-inferiority: the worse bound within it); otherwise
+/// inconclusive.
+pub(crate) fn status_of(
+    o: &crate::stats::Comparison,
+    lower_is_better: bool,
+    threshold: Percent,
+) -> Status {
+    use crate::stats::Verdict;
+    let worse = -o.improvement_pct;
+    if o.verdict == Verdict::Slower && worse > threshold.0 {
+        return Status::Failed;
+    }
+    if o.verdict != Verdict::Undecided {
+        return Status::Passed;
+    }
+    // The interval that decided: the signed-rank one where there was one.
+    let (low, high) = match (o.median_ci_low, o.median_ci_high) {
+        (Some(l), Some(h)) => (l, h),
+        _ => (o.ci_low, o.ci_high),
+    };
+    let t = threshold.0 / 100.0;
+    let within = if lower_is_better {
+        high <= 1.0 + t
+    } else {
+        low >= 1.0 - t
+    };
+    if within {
+        Status::Passed
+    } else {
+        Status::Inconclusive
+    }
+}
+
 /// What to check and against what, as the command line says it.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -202,6 +240,55 @@ pub struct Options {
     pub threshold: Percent,
     pub keep_gain: Vec<KeepGain>,
     pub inconclusive: Inconclusive,
+}
+
+/// `check --rev REV`: the experiment run once with every variant built
+/// twice, from `rev` and from the working tree, interleaved; each pair
+/// judged within rounds, and the `--keep-gain` rules on the same run.
+pub fn check_revision(
+    cx: &mut crate::context::Context,
+    rev: &str,
+    options: &Options,
+) -> Result<Outcome> {
+    let (source, short) = revision::source_at(&cx.experiment.target.source, rev, &cx.workdir.root)?;
+    let pairs = revision::grow(&mut cx.experiment, &source, &short);
+    let repetitions = cx.experiment.bench.repetitions;
+    if (repetitions as usize) < paired::FEWEST_ROUNDS {
+        bail!(
+            "{} sets repetitions = {repetitions}: a paired gate can decide nothing from fewer than {} rounds\nhint: set `repetitions = 6` (or more) under [bench]; 3 to 5 rounds are judged by a paired t-test, 6 or more by the signed-rank test",
+            cx.experiment.file.display(),
+            paired::FEWEST_ROUNDS
+        );
+    }
+    crate::progress::info(format_args!(
+        "check: building and running {} beside {} built from revision {short}, interleaved",
+        pairs
+            .iter()
+            .map(|(a, _)| a.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        pairs
+            .iter()
+            .map(|(_, b)| b.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let results = crate::pipeline::run(cx)?;
+    let notes = vec![format!(
+        "revision {rev} is {short}: each variant built from it ran in the same rounds as the one built from the working tree (run {})",
+        results.run_id
+    )];
+    let mut suites = vec![paired::suite(&results, &pairs, &short, options.threshold)?];
+    for keep in &options.keep_gain {
+        suites.push(gain::suite(&results, keep)?);
+    }
+    Ok(Outcome {
+        run_id: results.run_id.clone(),
+        target: results.target.clone(),
+        suites,
+        notes,
+        inconclusive: options.inconclusive,
+    })
 }
 
 /// Judge the run `options` names by its rules.

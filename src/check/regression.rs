@@ -75,7 +75,7 @@ pub fn suite(
 /// The rule in words, with its figures.
 fn rule(baseline: &Results, threshold: Percent) -> String {
     format!(
-        "Regression rule: each workload's headline metric (time, unless `[bench] primary = \"instructions\"` or a declared primary figure) of every variant in this run is judged against the same variant in baseline run {} as `afterburner compare` judges two runs (unpaired, {}% confidence: a noisy metric by its bootstrap interval and the Mann-Whitney U test, an exact instruction count by its resolution). A case fails when that verdict is slower and its mean is worse by more than the threshold, {threshold}; slower by less, the same or faster pass; undecided is inconclusive, never a pass.",
+        "Regression rule: each workload's headline metric (time, unless `[bench] primary = \"instructions\"` or a declared primary figure) of every variant in this run is judged against the same variant in baseline run {} as `afterburner compare` judges two runs (unpaired, {}% confidence: a noisy metric by its bootstrap interval and the Mann-Whitney U test, an exact instruction count by its resolution). A case fails when that verdict is slower and its mean is worse by more than the threshold, {threshold}; slower by less, the same or faster pass, and so does an undecided case whose interval rules out a regression beyond the threshold; any other undecided case is inconclusive, never a pass. Unpaired, the spread that judges is the one within each run: two runs minutes apart differ by more (clock, neighbours), so prefer `check --rev`, which builds the baseline revision and runs both in the same rounds.",
         baseline.run_id,
         (baseline.confidence * 100.0 * 1e6).round() / 1e6
     )
@@ -85,8 +85,8 @@ fn rule(baseline: &Results, threshold: Percent) -> String {
 fn case(x: &Across, threshold: Percent) -> Case {
     let o = &x.outcome;
     let worse = -o.improvement_pct;
-    let failed = o.verdict == Verdict::Slower && worse > threshold.0;
-    let undecided = o.verdict == Verdict::Undecided;
+    let status = super::status_of(o, x.b.metric.lower_is_better, threshold);
+    let failed = status == Status::Failed;
     let scale = scale_for(&x.a.metric.unit, x.a.summary.mean);
     let unit = scale.label(&x.a.metric.unit).to_owned();
     let why = match o.verdict {
@@ -96,6 +96,10 @@ fn case(x: &Across, threshold: Percent) -> Case {
         Verdict::Slower => format!("slower by {worse:.1}%, within the {threshold} threshold"),
         Verdict::Faster => format!("faster by {:.1}%", o.improvement_pct),
         Verdict::Same => o.verdict_text(),
+        Verdict::Undecided if status == Status::Passed => format!(
+            "{}, but its interval rules out a regression of more than {threshold}",
+            o.verdict_text()
+        ),
         Verdict::Undecided => format!(
             "{}: the data cannot tell a regression of more than {threshold} from none",
             o.verdict_text()
@@ -105,13 +109,7 @@ fn case(x: &Across, threshold: Percent) -> Case {
         workload: x.b.workload.clone(),
         variant: x.b.variant.clone(),
         metric: x.b.metric.name.clone(),
-        status: if failed {
-            Status::Failed
-        } else if undecided {
-            Status::Inconclusive
-        } else {
-            Status::Passed
-        },
+        status,
         message: format!(
             "{} of `{}` on `{}`: {} → {} {unit} ({:.3}× [{:.3}, {:.3}]): {why}",
             x.b.metric.name,

@@ -385,6 +385,10 @@ pub struct Variant {
     /// Where its profile is trained when not on the target's source: a
     /// stale profile, from another revision (`profile_from`).
     pub profile_from: Option<ProfileFrom>,
+    /// The whole variant built from another source or revision (`source`
+    /// on a variant; `check --rev` adds such variants): its every stage,
+    /// where a stale variant's `profile_from` is its training's only.
+    pub source: Option<ProfileFrom>,
 }
 
 /// `profile_from`: the other revision a stale profile is trained on, with
@@ -417,7 +421,8 @@ impl Variant {
 
     /// The source `stage` is built from, and the patterns its fingerprint
     /// leaves out: a stale variant's instrumented builds are of its
-    /// `profile_from` source, everything else of the target's.
+    /// `profile_from` source, a variant with a `source` of its own is built
+    /// from it, everything else from the target's.
     pub fn stage_source<'a>(
         &'a self,
         target: &'a Target,
@@ -425,7 +430,10 @@ impl Variant {
     ) -> (&'a Source, &'a [String]) {
         match (&self.profile_from, stage) {
             (Some(from), crate::toolchain::Stage::Instrumented(_)) => (&from.source, &from.exclude),
-            _ => (&target.source, &target.exclude),
+            _ => match &self.source {
+                Some(own) => (&own.source, &own.exclude),
+                None => (&target.source, &target.exclude),
+            },
         }
     }
 

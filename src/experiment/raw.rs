@@ -240,6 +240,10 @@ pub struct RawVariant {
     /// Train the profile on another revision of the source (a stale
     /// profile): `profile_from = { source = { git = "…", rev = "…" } }`.
     pub profile_from: Option<Spanned<RawProfileFrom>>,
+    /// Build the whole variant from another source or revision (a build
+    /// to compare against): `source = { git = "…", rev = "…" }`, or
+    /// anything a target's `source` takes.
+    pub source: Option<Spanned<RawSource>>,
     /// A profile brought from elsewhere instead of training: a file, a
     /// directory of them, or a list (each a path or `{ path, weight }`).
     pub profile: Option<Spanned<RawProfile>>,

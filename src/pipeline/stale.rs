@@ -13,6 +13,7 @@ use crate::toolchain::Stage;
 
 /// The source directory `stage` of `variant` is built from: the
 /// `profile_from` revision's for a stale variant's instrumented stages,
+/// the variant's own `source` for a variant built from another revision,
 /// else `source_dir` (the target's).
 pub(super) fn stage_source_dir(
     cx: &Context,
@@ -30,6 +31,15 @@ pub(super) fn stage_source_dir(
                 )
             })
         }
-        _ => Ok(source_dir.to_path_buf()),
+        _ => match &variant.source {
+            Some(own) => crate::source::fetch(&own.source, &cx.workdir.root).with_context(|| {
+                format!(
+                    "fetching the source variant `{}` is built from (source in {})",
+                    variant.name,
+                    cx.experiment.file.display()
+                )
+            }),
+            None => Ok(source_dir.to_path_buf()),
+        },
     }
 }

@@ -262,3 +262,110 @@ fn keep_gain_fails_below_the_floor_and_passes_above_it() {
     let summary = std::fs::read_to_string(sandbox.path().join("lost.md")).unwrap();
     assert!(summary.contains("Keep-gain rule:"), "{summary}");
 }
+
+/// The divide fixture in a git repository of its own (the experiment file
+/// and `src/` committed), wall time heading the report unless `exact`
+/// (instructions, exact under callgrind: a verdict a busy machine keeps).
+fn divide_repo(repetitions: u32, exact: bool) -> Sandbox {
+    let sandbox = Sandbox::with_fixture("divide");
+    let mut experiment =
+        divide(3_000_000).replace("repetitions = 6", &format!("repetitions = {repetitions}"));
+    if !exact {
+        experiment = experiment.replace("primary = \"instructions\"\n", "");
+    }
+    sandbox.write("afterburner.toml", &experiment);
+    sandbox.write(".gitignore", ".afterburner/\n");
+    for args in [
+        &["init", "-q"][..],
+        &["add", "."],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "before",
+        ],
+    ] {
+        let out = std::process::Command::new("git")
+            .current_dir(sandbox.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    sandbox
+}
+
+/// The paired gate: each variant built from the committed revision and
+/// from the working tree, run in the same rounds. Twice the work in the
+/// tree is never a pass at 3 repetitions (the paired t-test decides what
+/// the rank test cannot); an unchanged tree passes on its exact
+/// instruction counts.
+#[test]
+fn check_rev_builds_the_revision_beside_the_tree_and_catches_twice_the_work() {
+    let sandbox = divide_repo(3, false);
+    let source = sandbox.path().join("src/divide.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(&source, text.replace("i < n;", "i < 2 * n;")).unwrap();
+    let run = sandbox.afterburner(&["check", "--rev", "HEAD", "--junit", "rev.xml"]);
+    let status = run.output.status.code();
+    assert!(
+        matches!(status, Some(1 | 3)),
+        "a doubling passed or erred:\n{}",
+        run.stdout()
+    );
+    let out = run.stdout();
+    assert!(out.contains("paired regression against revision "), "{out}");
+    assert!(
+        out.contains("divides@") || out.contains("Paired regression rule"),
+        "{out}"
+    );
+    if status == Some(1) {
+        assert!(out.contains("slower by"), "{out}");
+    }
+    let junit = read_junit(&sandbox.path().join("rev.xml"));
+    assert_eq!(junit.cases.len(), 2, "{junit:#?}");
+    // Both builds ran in the one run, every variant twice.
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let names: Vec<&str> = results["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("divides@")), "{names:?}");
+    // The instruction counts show the doubling exactly.
+    let ratio = instructions(&only_run_dir(&sandbox), "divides")
+        / instructions(
+            &only_run_dir(&sandbox),
+            names.iter().find(|n| n.starts_with("divides@")).unwrap(),
+        );
+    assert!((1.9..2.1).contains(&ratio), "{ratio}");
+
+    // Unchanged: the same instructions, a pass.
+    let sandbox = divide_repo(3, true);
+    let run = sandbox.afterburner(&["check", "--rev", "HEAD"]);
+    run.assert_status(0);
+    assert!(run.stdout().contains("same within"), "{}", run.stdout());
+}
+
+#[test]
+fn check_rev_refuses_a_revision_git_does_not_know_and_a_plan_that_cannot_decide() {
+    let sandbox = divide_repo(2, true);
+    sandbox
+        .afterburner(&["check", "--rev", "HEAD"])
+        .assert_status(2)
+        .assert_fails_with("can decide nothing from fewer than 3 rounds");
+    let sandbox = divide_repo(3, true);
+    sandbox
+        .afterburner(&["check", "--rev", "no-such-branch"])
+        .assert_status(2)
+        .assert_fails_with("no revision `no-such-branch`");
+}

@@ -225,6 +225,7 @@ impl Cx<'_> {
             train_stop: None,
             system: BTreeMap::new(),
             profile_from: None,
+            source: None,
             profile: None,
             axes: BTreeMap::new(),
         };

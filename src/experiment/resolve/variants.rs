@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 use super::super::raw::RawVariant;
-use super::super::{resolve_path, Target, TrainStop, Variant};
+use super::super::{resolve_path, ProfileFrom, Target, TrainStop, Variant};
 use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::toolchain::{BoltProfile, Compiler, GoPgoSource, Optimization};
@@ -71,6 +71,7 @@ impl Cx<'_> {
                 brought: Vec::new(),
                 axes: BTreeMap::new(),
                 profile_from: None,
+                source: None,
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -116,6 +117,16 @@ impl Cx<'_> {
                 }
                 let march = self.march(v, &optimize)?;
                 let profile_from = self.profile_from(v, &optimize, dir)?;
+                let source = v
+                    .source
+                    .as_ref()
+                    .map(|s| {
+                        Ok::<_, ExperimentError>(ProfileFrom {
+                            source: self.source(s, dir)?,
+                            exclude: s.get_ref().exclude.clone(),
+                        })
+                    })
+                    .transpose()?;
                 let train_stop = self.train_stop(v, compiler, &optimize)?;
                 Ok(Variant {
                     name: name.clone(),
@@ -136,6 +147,7 @@ impl Cx<'_> {
                     brought,
                     axes: v.axes.clone(),
                     profile_from,
+                    source,
                 })
             })
             .collect()

@@ -1,0 +1,185 @@
+//! The paired regression rule of `check --rev`: each variant built from
+//! the baseline revision ran in the same interleaved rounds as the one
+//! built from the working tree, so each round gives one ratio, and the
+//! spread that judges it is the spread between rounds of one run, the
+//! only one the two builds share. Six or more rounds: the signed-rank
+//! interval of the median ratio (what every report uses); fewer: the
+//! paired t-test on the log ratios ([`crate::stats::paired_t`]), which can
+//! decide 3 rounds where the rank test never can.
+
+use anyhow::{bail, Result};
+
+use super::{workloads, Case, Percent, Status, Suite};
+use crate::report::format::{improvement, scale_for};
+use crate::report::results::Measurement;
+use crate::report::Results;
+use crate::stats::{self, CompareOptions, Comparison, Precision, Verdict};
+
+/// Rounds under which no test decides anything.
+pub const FEWEST_ROUNDS: usize = 3;
+/// Rounds from which the signed-rank interval can reach 95%.
+const RANK_ROUNDS: usize = 6;
+
+/// The paired suite of `results`, each of `pairs` (variant, the same built
+/// from revision `short`) judged on every workload's headline metric.
+pub fn suite(
+    results: &Results,
+    pairs: &[(String, String)],
+    short: &str,
+    threshold: Percent,
+) -> Result<Suite> {
+    let mut cases = Vec::new();
+    for (workload, metric) in workloads(results) {
+        for (now, before) in pairs {
+            let (Some(a), Some(b)) = (
+                measurement(results, workload, metric, before),
+                measurement(results, workload, metric, now),
+            ) else {
+                continue;
+            };
+            let (xa, xb) = by_round(a, b);
+            // An exact count is judged by its resolution, not by a test.
+            if a.metric.precision == Precision::Noisy && xa.len() < FEWEST_ROUNDS {
+                bail!(
+                    "`{workload}`: {} paired rounds of `{now}` and `{before}` can decide nothing (the paired t-test needs at least {FEWEST_ROUNDS}, the signed-rank test {RANK_ROUNDS})\nhint: set `repetitions = {RANK_ROUNDS}` (or more) under [bench]",
+                    xa.len()
+                );
+            }
+            let Some(outcome) = judge(results, a, &xa, &xb) else {
+                continue;
+            };
+            cases.push(case(a, b, &outcome, threshold));
+        }
+    }
+    if cases.is_empty() {
+        bail!("the run measured no headline metric of both builds\nhint: check that every variant's runs succeeded (report.md lists the failures)");
+    }
+    Ok(Suite {
+        name: format!("paired regression against revision {short}"),
+        rule: rule(short, threshold, results.confidence),
+        columns: vec![
+            "Workload",
+            "Variant",
+            "Metric",
+            "Revision",
+            "This tree",
+            "Ratio",
+            "CI",
+            "Verdict",
+        ],
+        cases,
+    })
+}
+
+fn measurement<'a>(
+    results: &'a Results,
+    workload: &str,
+    metric: &str,
+    variant: &str,
+) -> Option<&'a Measurement> {
+    results
+        .measurements
+        .iter()
+        .find(|m| m.workload == workload && m.metric.name == metric && m.variant == variant)
+}
+
+/// The samples of the rounds both measured, in round order.
+fn by_round(a: &Measurement, b: &Measurement) -> (Vec<f64>, Vec<f64>) {
+    let mut xa = Vec::new();
+    let mut xb = Vec::new();
+    for (round, x) in a.rounds.iter().zip(&a.samples) {
+        if let Some(i) = b.rounds.iter().position(|r| r == round) {
+            xa.push(*x);
+            xb.push(b.samples[i]);
+        }
+    }
+    (xa, xb)
+}
+
+/// The pair judged: exact counts by their resolution, noisy ones by the
+/// signed-rank interval from six rounds, by the paired t below.
+fn judge(results: &Results, a: &Measurement, xa: &[f64], xb: &[f64]) -> Option<Comparison> {
+    let noisy = a.metric.precision == Precision::Noisy;
+    if noisy && xa.len() < RANK_ROUNDS {
+        return stats::paired_t::compare(
+            xa,
+            xb,
+            results.confidence,
+            results.equivalence,
+            a.metric.lower_is_better,
+        );
+    }
+    stats::compare(
+        xa,
+        xb,
+        &CompareOptions {
+            confidence: results.confidence,
+            paired: true,
+            precision: a.metric.precision,
+            lower_is_better: a.metric.lower_is_better,
+            resamples: 10_000,
+            seed: results.seed,
+            equivalence: results.equivalence,
+        },
+    )
+}
+
+fn case(before: &Measurement, now: &Measurement, o: &Comparison, threshold: Percent) -> Case {
+    let worse = -o.improvement_pct;
+    let status = super::status_of(o, now.metric.lower_is_better, threshold);
+    let failed = status == Status::Failed;
+    let why = match o.verdict {
+        Verdict::Slower if failed => {
+            format!("slower by {worse:.1}%, more than the {threshold} threshold")
+        }
+        Verdict::Slower => format!("slower by {worse:.1}%, within the {threshold} threshold"),
+        Verdict::Faster => format!("faster by {:.1}%", o.improvement_pct),
+        Verdict::Same => o.verdict_text(),
+        Verdict::Undecided if status == Status::Passed => format!(
+            "{}, but its interval rules out a regression of more than {threshold}",
+            o.verdict_text()
+        ),
+        Verdict::Undecided => format!(
+            "{}: the rounds cannot tell a regression of more than {threshold} from none",
+            o.verdict_text()
+        ),
+    };
+    let scale = scale_for(&now.metric.unit, before.summary.mean);
+    let unit = scale.label(&now.metric.unit).to_owned();
+    Case {
+        workload: now.workload.clone(),
+        variant: now.variant.clone(),
+        metric: now.metric.name.clone(),
+        status,
+        message: format!(
+            "{} of `{}` on `{}`: {} at the revision → {} {unit} here ({:.3}× [{:.3}, {:.3}], {} paired rounds): {why}",
+            now.metric.name,
+            now.variant,
+            now.workload,
+            scale.show(before.summary.mean),
+            scale.show(now.summary.mean),
+            o.ratio,
+            o.ci_low,
+            o.ci_high,
+            now.samples.len().min(before.samples.len()),
+        ),
+        cells: vec![
+            now.workload.clone(),
+            now.variant.clone(),
+            format!("{} ({unit})", now.metric.name),
+            scale.show(before.summary.mean),
+            scale.show(now.summary.mean),
+            format!("{:.3}", o.ratio),
+            format!("{:.3}–{:.3}", o.ci_low, o.ci_high),
+            format!("{} ({})", o.verdict_text(), improvement(o.improvement_pct)),
+        ],
+        statistics: o.rule.clone(),
+    }
+}
+
+fn rule(short: &str, threshold: Percent, confidence: f64) -> String {
+    format!(
+        "Paired regression rule: every variant was built twice, from revision {short} and from this tree, and the two ran in the same interleaved rounds of one run; each round's ratio of the headline metric (time, unless `[bench] primary` says otherwise) is one observation, so the drift between runs (clock, neighbours) cancels. Six or more rounds: the {c}% signed-rank interval of the median ratio; fewer: Student's paired t-test on the log ratios. A case fails when it is decided slower by more than the threshold, {threshold}; passes when the same, faster, or slower by less, or when undecided but its interval rules out a regression beyond the threshold; is inconclusive otherwise.",
+        c = (confidence * 100.0 * 1e6).round() / 1e6
+    )
+}

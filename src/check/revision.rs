@@ -1,0 +1,117 @@
+//! The baseline revision of `check --rev REV`: the target's source at that
+//! commit, exported beside the work directory's other sources, and the
+//! experiment grown by one variant per variant built from it, so the two
+//! builds run interleaved in the same rounds.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _, Result};
+
+use crate::experiment::{Experiment, ProfileFrom, Source};
+use crate::process::{capture, capture_command, quote_output};
+
+/// The name of variant `name` built from revision `short`.
+pub fn variant_name(name: &str, short: &str) -> String {
+    format!("{name}@{short}")
+}
+
+/// The target's source at `rev`, and the commit it names (12 hex digits
+/// for a path source, `rev` as given for a git one).
+pub fn source_at(target: &Source, rev: &str, workdir: &Path) -> Result<(Source, String)> {
+    match target {
+        Source::Path(dir) => path_at(dir, rev, workdir),
+        Source::Git { url, .. } => Ok((
+            Source::Git {
+                url: url.clone(),
+                rev: Some(rev.to_owned()),
+            },
+            rev.to_owned(),
+        )),
+        Source::Apt(_) | Source::Url { .. } => bail!(
+            "`check --rev` builds another revision of the target's source, and this target's source is {} (no revisions)\nhint: compare against a stored run with --against, or give the target a path or git source",
+            crate::source::describe(target, None)
+        ),
+    }
+}
+
+const GIT_TIMEOUT: Duration = Duration::from_mins(5);
+
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let mut all = vec![
+        "-C",
+        dir.to_str().context("a source path that is not UTF-8")?,
+    ];
+    all.extend_from_slice(args);
+    let out = capture("git", &all, GIT_TIMEOUT).context("running git")?;
+    if !out.success() {
+        bail!("git {}:\n{}", args.join(" "), quote_output(&out.stderr));
+    }
+    Ok(out.stdout.trim().to_owned())
+}
+
+/// A path source inside a git repository, at `rev`: the repository's tree
+/// of that commit exported (`git archive`) once per commit, and the same
+/// subdirectory of it.
+fn path_at(dir: &Path, rev: &str, workdir: &Path) -> Result<(Source, String)> {
+    let top = git(dir, &["rev-parse", "--show-toplevel"]).with_context(|| {
+        format!(
+            "`check --rev {rev}` builds that revision of the target's source, and {} is not in a git repository\nhint: compare against a stored run with --against instead",
+            dir.display()
+        )
+    })?;
+    let prefix = git(dir, &["rev-parse", "--show-prefix"])?;
+    let commit = git(dir, &["rev-parse", "--verify", &format!("{rev}^{{commit}}")])
+        .with_context(|| {
+            format!("no revision `{rev}` in {top}\nhint: name a commit, branch or tag of that repository (`git log --oneline`)")
+        })?;
+    let short: String = commit.chars().take(12).collect();
+    let dest = workdir.join("src").join(format!("rev-{short}"));
+    let done = dest.join(".afterburner-exported");
+    if !done.exists() {
+        if dest.exists() {
+            fs_err::remove_dir_all(&dest)?;
+        }
+        fs_err::create_dir_all(&dest)?;
+        let mut command = std::process::Command::new("sh");
+        command.args([
+            "-c",
+            "git -C \"$1\" archive --format=tar \"$2\" | tar -x -C \"$3\"",
+            "export",
+            &top,
+            &commit,
+            &dest.to_string_lossy(),
+        ]);
+        let out = capture_command(&mut command, GIT_TIMEOUT).context("exporting the revision")?;
+        if !out.success() {
+            bail!(
+                "could not export {commit} of {top} into {}:\n{}",
+                dest.display(),
+                quote_output(&out.stderr)
+            );
+        }
+        fs_err::write(&done, format!("{commit}\n"))?;
+    }
+    Ok((Source::Path(dest.join(prefix)), short))
+}
+
+/// `experiment` with, after its own variants, each built from `source`
+/// (named `NAME@short`); their names, in the order of the originals.
+pub fn grow(experiment: &mut Experiment, source: &Source, short: &str) -> Vec<(String, String)> {
+    let exclude = experiment.target.exclude.clone();
+    let mut pairs = Vec::new();
+    let mut added = Vec::new();
+    // A prebuilt variant runs the same binaries at any revision.
+    for v in experiment.variants.iter().filter(|v| !v.is_prebuilt()) {
+        let mut before = v.clone();
+        before.name = variant_name(&v.name, short);
+        before.source = Some(ProfileFrom {
+            source: source.clone(),
+            exclude: exclude.clone(),
+        });
+        pairs.push((v.name.clone(), before.name.clone()));
+        added.push(before);
+    }
+    experiment.variants.extend(added);
+    pairs
+}
