@@ -118,8 +118,13 @@ fn note(results: &Results, rows: &[Row]) -> String {
     if instructions {
         "The instruction count heads this report (`[bench] primary = \"instructions\"`): its verdict is tested at the stated level, and time is secondary.".to_owned()
     } else {
+        let family = if results.schema_version < 3 {
+            "These results were written before the headlines were corrected for their number (results schema 2): each headline was tested at the stated level alone, and the report as a whole may claim more than that level allows."
+        } else {
+            "The headlines (every variant on every workload) are corrected for their number (Holm's step-down), and every other metric is secondary, tested only as far as the headlines allow (parallel gatekeeping), so that the report as a whole claims a false difference with probability at most the stated level."
+        };
         format!(
-            "Time heads each workload (its verdict tested at the stated level){}. Every other metric is secondary, corrected for their number (Holm's step-down).",
+            "Time heads each workload{}. {family}",
             if rows.iter().any(|r| r.work.is_some()) {
                 "; instructions are the work done, shown beside it"
             } else {

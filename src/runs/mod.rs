@@ -38,7 +38,9 @@ use crate::workdir::META_FILE;
 /// incompatible change (see `docs/results-schema.md`).
 /// 2: verdicts `same` (within `equivalence`) and `undecided` (with
 /// `resolution_pct`) replace `no significant difference`.
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: the headline comparisons are corrected for their number too (Holm),
+/// the secondaries gated by them; a file of 2 was not corrected so.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// What a bench run is, written to `meta.json` before the first run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -182,6 +184,59 @@ pub struct VariantInfo {
 }
 
 impl BenchMeta {
+    /// A plan for tests: `variants` (the first the baseline) × `workloads`,
+    /// `repetitions` rounds and no warmup, measuring `metrics`.
+    #[cfg(test)]
+    pub fn for_tests(
+        variants: &[&str],
+        workloads: &[&str],
+        repetitions: u32,
+        metrics: Vec<Metric>,
+    ) -> Self {
+        let variant = |name: &str| VariantInfo {
+            name: name.to_owned(),
+            optimize: Vec::new(),
+            compiler_version: String::new(),
+            cflags: String::new(),
+            ldflags: String::new(),
+            goflags: String::new(),
+            env: std::collections::BTreeMap::new(),
+            binaries: std::collections::BTreeMap::new(),
+            build_log: std::path::PathBuf::new(),
+            axes: std::collections::BTreeMap::new(),
+            system: std::collections::BTreeMap::new(),
+            profile_from: None,
+            profile_mismatch: None,
+            profiles: Vec::new(),
+        };
+        BenchMeta {
+            schema_version: SCHEMA_VERSION,
+            run_id: "20261125-020000".to_owned(),
+            experiment: std::path::PathBuf::from("e.toml"),
+            target: "t".to_owned(),
+            seed: 1,
+            repetitions,
+            warmup: 0,
+            instruction_repetitions: 0,
+            confidence: 0.95,
+            equivalence: 0.01,
+            aslr: true,
+            pinning: None,
+            instruction_counter: InstructionCounter::Callgrind,
+            metrics,
+            variants: variants.iter().map(|v| variant(v)).collect(),
+            workloads: workloads.iter().map(|w| (*w).to_owned()).collect(),
+            training_workloads: Vec::new(),
+            workload_sets: std::collections::BTreeMap::new(),
+            environment: crate::env::capture(),
+            revision: None,
+            sequential: None,
+            stopped: None,
+            judging: std::collections::BTreeMap::new(),
+            load_path: None,
+        }
+    }
+
     /// Rounds in the plan, warmup included: for a sequential plan that
     /// stopped, the rounds it ran; before it stops, its most rounds.
     pub fn rounds(&self) -> u32 {

@@ -183,52 +183,13 @@ fn check_planned(record: &RunRecord, meta: &BenchMeta, at: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::InstructionCounter;
-    use crate::runs::{VariantInfo, Writer, SCHEMA_VERSION};
+    use crate::runs::Writer;
 
     /// A plan of 1 warmup + 2 rounds, variants a and b, workload w.
     fn meta() -> BenchMeta {
-        let variant = |name: &str| VariantInfo {
-            name: name.to_owned(),
-            optimize: Vec::new(),
-            compiler_version: String::new(),
-            cflags: String::new(),
-            ldflags: String::new(),
-            goflags: String::new(),
-            env: std::collections::BTreeMap::new(),
-            binaries: std::collections::BTreeMap::new(),
-            build_log: PathBuf::new(),
-            axes: std::collections::BTreeMap::new(),
-            system: std::collections::BTreeMap::new(),
-            profile_from: None,
-            profile_mismatch: None,
-            profiles: Vec::new(),
-        };
         BenchMeta {
-            schema_version: SCHEMA_VERSION,
-            run_id: "20261125-020000".to_owned(),
-            experiment: PathBuf::from("e.toml"),
-            target: "t".to_owned(),
-            seed: 1,
-            repetitions: 2,
             warmup: 1,
-            instruction_repetitions: 0,
-            confidence: 0.95,
-            equivalence: 0.01,
-            aslr: true,
-            pinning: None,
-            instruction_counter: InstructionCounter::Callgrind,
-            metrics: Vec::new(),
-            variants: vec![variant("a"), variant("b")],
-            workloads: vec!["w".to_owned()],
-            training_workloads: Vec::new(),
-            workload_sets: std::collections::BTreeMap::new(),
-            environment: crate::env::capture(),
-            revision: None,
-            sequential: None,
-            stopped: None,
-            judging: std::collections::BTreeMap::new(),
-            load_path: None,
+            ..BenchMeta::for_tests(&["a", "b"], &["w"], 2, Vec::new())
         }
     }
 
