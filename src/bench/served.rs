@@ -28,7 +28,9 @@ pub mod remote;
 use copies::{copy_stem, drive};
 use count::{add_count, counter_prefix, drive_window};
 
-/// The metrics a load workload adds: throughput and latency percentiles.
+/// The metrics a load workload adds: throughput, latency percentiles
+/// (timed-out requests in them at their deadline) and the shares of
+/// requests that failed or timed out.
 pub fn load_metrics(load: &Load) -> Vec<Metric> {
     let metric = |name: &str, unit: &str, lower: bool| Metric {
         name: name.to_owned(),
@@ -38,12 +40,18 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
         primary: false,
         cumulative: false,
     };
+    let share = |name: &str| Metric {
+        precision: Precision::Share,
+        ..metric(name, "share", true)
+    };
     let mut out = vec![
         metric("throughput", "req/s", false),
         metric("p50", "ms", true),
         metric("p90", "ms", true),
         metric("p99", "ms", true),
         metric("p99.9", "ms", true),
+        share(ERROR_RATE),
+        share(TIMEOUT_RATE),
     ];
     if matches!(load.model, LoadModel::Sla { .. }) {
         out.push(metric("sla_rate", "req/s", false));
@@ -57,6 +65,7 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
 }
 
 use crate::load::driver::SERVER_MEAN;
+use crate::load::{ERRORS_OF, ERROR_RATE, TIMEOUT_RATE};
 
 /// What the servers of every copy had counted so far, if they count.
 fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::driver::ServerTime>> {
@@ -676,7 +685,7 @@ fn train_load(load: &Load, bindings: &Bindings, window: &Window) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::copies::hit_rate;
+    use super::copies::{failure_figures, hit_rate};
     use super::*;
 
     fn summary(hits: Option<u64>, misses: Option<u64>) -> load::Summary {
@@ -700,5 +709,32 @@ mod tests {
         assert_eq!(hit_rate(copies.iter()), Some(9.0 / 40.0));
         let none = [summary(None, None)];
         assert_eq!(hit_rate(none.iter()), None);
+    }
+
+    /// Failed requests are figures of the run: each share over all the
+    /// instances' attempted requests (answered, failed and timed out), and
+    /// each kind of error counted.
+    #[test]
+    #[allow(clippy::float_cmp)] // shares of small counts, exact in binary or computed alike
+    fn failure_shares_are_over_the_requests_attempted() {
+        let mut a = summary(None, None);
+        (a.requests, a.errors, a.timeouts) = (80, 10, 10);
+        a.errors_by_kind = serde_json::from_value(serde_json::json!(
+            {"connection": 4, "server": 6}
+        ))
+        .unwrap();
+        let mut b = summary(None, None);
+        (b.requests, b.timeouts) = (100, 0);
+        let f = failure_figures([a, b].iter());
+        assert_eq!(f[ERROR_RATE], 0.05);
+        assert_eq!(f[TIMEOUT_RATE], 0.05);
+        assert_eq!(f["errors.connection"], 4.0);
+        assert_eq!(f["errors.server"], 6.0);
+        assert_eq!(f.len(), 4, "{f:?}");
+        let clean = failure_figures([summary(None, None)].iter());
+        assert_eq!((clean[ERROR_RATE], clean[TIMEOUT_RATE]), (0.0, 0.0));
+        let mut nothing = summary(None, None);
+        nothing.requests = 0;
+        assert!(failure_figures([nothing].iter()).is_empty());
     }
 }

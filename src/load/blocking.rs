@@ -163,7 +163,9 @@ pub fn run_client(
         if result.as_ref().is_err_and(Failure::drops_connection) {
             client = None;
         }
+        let done = Instant::now();
         let tallied = match &result {
+            Ok(true) if recorder.late(intended, done) => Tallied::Timeout,
             Ok(true) => Tallied::Answered,
             Err(Failure::Timeout(_)) => Tallied::Timeout,
             _ => Tallied::Error,
@@ -171,11 +173,11 @@ pub fn run_client(
         recorder.tally(generator.chosen(), intended, tallied);
         answered += u64::from(tallied == Tallied::Answered && recorder.counts(intended));
         match result {
-            Ok(ok) => recorder.reply(intended, Instant::now(), ok),
-            Err(Failure::Timeout(_)) => recorder.timeout(intended, Instant::now()),
+            Ok(ok) => recorder.reply(intended, done, ok),
+            Err(Failure::Timeout(_)) => recorder.timeout(intended, done),
             Err(why) => {
                 let fatal = matches!(why, Failure::Fatal(_));
-                recorder.error(intended, Instant::now(), &why);
+                recorder.error(intended, done, &why);
                 if fatal {
                     break;
                 }

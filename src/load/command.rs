@@ -302,7 +302,34 @@ pub fn render(url: &str, spec: &LoadSpec, s: &Summary) -> String {
             .map(|r| format!(" (asked {r:.1})"))
             .unwrap_or_default()
     );
-    let _ = writeln!(out, "  errors {}, timeouts {}", s.errors, s.timeouts);
+    let attempted = s.requests + s.errors + s.timeouts;
+    let share = |n: u64| n as f64 * 100.0 / attempted.max(1) as f64;
+    let kinds: Vec<String> = s
+        .errors_by_kind
+        .iter()
+        .map(|(kind, n)| format!("{} {n}", kind.name()))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  errors {} ({:.2}%{}), timeouts {} ({:.2}%{}) of {attempted} attempted",
+        s.errors,
+        share(s.errors),
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", kinds.join(", "))
+        },
+        s.timeouts,
+        share(s.timeouts),
+        if s.timeouts > 0 {
+            format!(
+                ", in the latency at the {} ms timeout",
+                spec.timeout.as_millis()
+            )
+        } else {
+            String::new()
+        },
+    );
     if let (Some(hits), Some(misses), Some(rate)) = (s.hits, s.misses, s.hit_rate) {
         let _ = writeln!(
             out,

@@ -848,8 +848,13 @@ fn parse_replies(
         let pending = inflight.pop_front().ok_or_else(|| {
             Failure::Protocol("a reply arrived with no request in flight".to_owned())
         })?;
+        let late = recorder.late(pending.start, now);
         let outcome = if let Reply::Complete { ok: false, .. } = reply {
             Tallied::Error
+        } else if late {
+            // Found after its deadline (expired requests are swept only
+            // every tenth of the timeout): a timeout, not an answer.
+            Tallied::Timeout
         } else {
             *answered += u64::from(recorder.counts(pending.start));
             Tallied::Answered
@@ -859,6 +864,7 @@ fn parse_replies(
             Reply::Complete { ok: false, .. } => {
                 recorder.error_reply(pending.start, now, || first_line(&rest[..len]));
             }
+            _ if late => recorder.timeout(pending.start, now),
             Reply::Values { values, .. } if pending.lookups > 0 => {
                 let hits = values.min(pending.lookups);
                 recorder.reply(pending.start, now, true);

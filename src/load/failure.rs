@@ -35,6 +35,19 @@ pub enum Kind {
     Fatal,
 }
 
+impl Kind {
+    /// The kind's name, as `errors_by_kind` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Timeout => "timeout",
+            Kind::Connection => "connection",
+            Kind::Protocol => "protocol",
+            Kind::Server => "server",
+            Kind::Fatal => "fatal",
+        }
+    }
+}
+
 impl Failure {
     pub fn kind(&self) -> Kind {
         match self {

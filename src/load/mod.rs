@@ -72,6 +72,17 @@ pub use request::{RequestTemplate, Source};
 
 use recorder::Recorder;
 
+/// The share of a load's attempted requests that failed (an error reply,
+/// a lost or refused connection), 0 to 1: a judged metric of every load.
+pub const ERROR_RATE: &str = "error_rate";
+/// The share of a load's attempted requests left unanswered within the
+/// timeout, 0 to 1: a judged metric of every load.
+pub const TIMEOUT_RATE: &str = "timeout_rate";
+/// The prefix of the figures counting a load's failed requests by kind
+/// (`errors.connection`, `errors.protocol`, `errors.server`,
+/// `errors.fatal`): recorded, shown in the report, not judged.
+pub const ERRORS_OF: &str = "errors.";
+
 /// How requests are paced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "model")]
@@ -330,7 +341,9 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
                       + Sync)| {
         if let [share] = shares.as_slice() {
             let generator = spec.requests.generator(spec.seed, 0, 1);
-            let recorder = Recorder::new(from, spec.interval).for_mix(&spec.requests);
+            let recorder = Recorder::new(from, spec.interval)
+                .with_deadline(spec.timeout)
+                .for_mix(&spec.requests);
             let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 work(share, generator, recorder)
             }));
@@ -342,7 +355,9 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
                 .enumerate()
                 .map(|(w, share)| {
                     let generator = spec.requests.generator(spec.seed, w as u64, workers as u64);
-                    let recorder = Recorder::new(from, spec.interval).for_mix(&spec.requests);
+                    let recorder = Recorder::new(from, spec.interval)
+                        .with_deadline(spec.timeout)
+                        .for_mix(&spec.requests);
                     scope.spawn(move || work(share, generator, recorder))
                 })
                 .collect();
@@ -369,7 +384,9 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
     };
     let recorders = recorders.into_iter().collect::<Result<Vec<_>>>()?;
     let from = gate.clock().map_or(from, |c| c.from);
-    let mut total = Recorder::new(from, spec.interval).for_mix(&spec.requests);
+    let mut total = Recorder::new(from, spec.interval)
+        .with_deadline(spec.timeout)
+        .for_mix(&spec.requests);
     for recorder in &recorders {
         total.merge(recorder);
     }

@@ -1,6 +1,12 @@
 //! Latencies and outcomes of one load run: an `HdrHistogram` of every
 //! request's latency (µs), counts of errors and timeouts, and one bucket
 //! per interval (1 s by default) for the time series.
+//!
+//! A request that timed out is in the latency histogram at its deadline
+//! (the load's timeout), as wrk2 and k6 count one: a variant whose slowest
+//! requests time out must not get a better tail for failing them. A reply
+//! that came after the deadline (the engine looks for expired requests
+//! only every tenth of the timeout) is a timeout too, not an answer.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -49,6 +55,9 @@ impl Bucket {
 pub struct Recorder {
     from: Instant,
     interval: Duration,
+    /// How long a request may wait for its reply; a timed-out request is
+    /// recorded at this latency (`None`: at the time it was found).
+    deadline: Option<Duration>,
     latency: Histogram<u64>,
     errors: u64,
     timeouts: u64,
@@ -90,6 +99,7 @@ impl Recorder {
         Self {
             from,
             interval,
+            deadline: None,
             latency: Histogram::new_with_max(MAX_US, 3).expect("invariant: valid bounds"),
             errors: 0,
             timeouts: 0,
@@ -109,6 +119,21 @@ impl Recorder {
             clients: None,
             current: None,
         }
+    }
+
+    /// Requests wait at most `timeout` for their reply: one unanswered by
+    /// then is a timeout, in the latency histogram at `timeout`.
+    #[must_use]
+    pub fn with_deadline(mut self, timeout: Duration) -> Self {
+        self.deadline = Some(timeout);
+        self
+    }
+
+    /// Whether a reply at `done` to a request started at `start` came
+    /// after its deadline (and so is a timeout, not an answer).
+    pub fn late(&self, start: Instant, done: Instant) -> bool {
+        self.deadline
+            .is_some_and(|d| done.saturating_duration_since(start) > d)
     }
 
     /// Count what becomes of each request of `mix` apart, where it is one.
@@ -229,9 +254,14 @@ impl Recorder {
         Some(&mut self.buckets[index])
     }
 
-    /// A reply: `ok` or an error reply, finished at `done`.
+    /// A reply: `ok` or an error reply, finished at `done`; a good reply
+    /// after the deadline is a timeout.
     pub fn reply(&mut self, start: Instant, done: Instant, ok: bool) {
         if !self.counts(start) {
+            return;
+        }
+        if ok && self.late(start, done) {
+            self.timeout(start, done);
             return;
         }
         if !ok {
@@ -284,14 +314,21 @@ impl Recorder {
         }
     }
 
-    /// A request with no reply within the timeout.
+    /// A request with no reply within the timeout, found at `at`: in the
+    /// latency histogram at its deadline.
     pub fn timeout(&mut self, start: Instant, at: Instant) {
         if !self.counts(start) {
             return;
         }
+        let waited = self
+            .deadline
+            .unwrap_or_else(|| at.saturating_duration_since(start));
+        let us = u64::try_from(waited.as_micros()).unwrap_or(MAX_US).max(1);
         self.timeouts += 1;
+        self.latency.saturating_record(us);
         if let Some(bucket) = self.bucket(at) {
             bucket.timeouts += 1;
+            bucket.latency.saturating_record(us);
         }
     }
 
@@ -358,8 +395,10 @@ impl Recorder {
         let h = &self.latency;
         let ms = |us: u64| us as f64 / 1000.0;
         let q = |p: f64| ms(h.value_at_quantile(p));
-        let requests = h.len();
-        let empty = requests == 0;
+        // Timed-out requests are in the histogram at their deadline; the
+        // answered ones are the rest.
+        let requests = h.len().saturating_sub(self.timeouts);
+        let empty = h.is_empty();
         let looked_up = self.hits + self.misses;
         Summary {
             requests,
@@ -463,11 +502,12 @@ impl Recorder {
             .enumerate()
             .map(|(i, b)| {
                 let q = |p: f64| b.latency.value_at_quantile(p) as f64 / 1000.0;
+                let answered = b.latency.len().saturating_sub(b.timeouts);
                 SeriesRow {
                     time_s: (i + 1) as f64 * seconds,
                     requested_rps,
-                    achieved_rps: b.latency.len() as f64 / seconds,
-                    requests: b.latency.len(),
+                    achieved_rps: answered as f64 / seconds,
+                    requests: answered,
                     errors: b.errors,
                     timeouts: b.timeouts,
                     p50_ms: q(0.50),
@@ -510,8 +550,12 @@ pub struct Summary {
     pub requested_rps: Option<f64>,
     /// Successful requests per second over the measured period.
     pub achieved_rps: f64,
+    /// Latency of the answered requests and of the timed-out ones, each of
+    /// those at its deadline (the load's timeout): a request that timed
+    /// out is not left out of the tail (wrk2, k6). Error replies and lost
+    /// connections are not in it.
     pub latency_ms: Latency,
-    /// The latency curve: percentile → ms.
+    /// The latency curve: percentile → ms (timeouts at their deadline).
     pub percentiles: Vec<Percentile>,
     /// Why the first failed request failed.
     pub first_error: Option<String>,
@@ -784,7 +828,14 @@ mod tests {
         let s = r.summary(Some(Duration::from_secs(2)), None);
         assert_eq!((s.requests, s.errors, s.timeouts), (2, 1, 1));
         assert!((s.achieved_rps - 1.0).abs() < 1e-9);
-        assert!((s.latency_ms.max - 10.0).abs() < 0.1, "{:?}", s.latency_ms);
+        // The timeout is in the latency at the time it was found (no
+        // deadline given here), the error is not.
+        assert!(
+            (s.latency_ms.max - 2100.0).abs() < 2.0,
+            "{:?}",
+            s.latency_ms
+        );
+        assert!((s.latency_ms.p50 - 10.0).abs() < 0.1, "{:?}", s.latency_ms);
         assert_eq!(s.first_error.as_deref(), Some("connection: refused"));
         assert_eq!(s.errors_by_kind.get(&Kind::Connection), Some(&1));
         assert_eq!(s.errors_by_kind.len(), 1);
@@ -795,6 +846,39 @@ mod tests {
         let csv = series_csv(&series);
         assert!(csv.starts_with("time_s,requested_rps,achieved_rps"));
         assert_eq!(csv.lines().count(), 4);
+    }
+
+    /// A variant whose slowest requests time out must not get a better
+    /// tail for it: 10 of 100 requests timed out (found a sweep after their
+    /// 100 ms deadline) are in the latency at 100 ms, not left out, and a
+    /// reply after the deadline is a timeout, not an answer.
+    #[test]
+    fn timed_out_requests_are_in_the_latency_at_their_deadline() {
+        let from = Instant::now();
+        let ms = Duration::from_millis;
+        let mut r = Recorder::new(from, Duration::from_secs(1)).with_deadline(ms(100));
+        for i in 0..89 {
+            r.reply(from + ms(i), from + ms(i) + ms(2), true);
+        }
+        for i in 0..10 {
+            // The sweep runs every tenth of the timeout: found up to 10 ms late.
+            r.timeout(from + ms(i), from + ms(i) + ms(108));
+        }
+        // Its reply came 5 ms after the deadline, before a sweep found it.
+        assert!(r.late(from, from + ms(105)));
+        assert!(!r.late(from, from + ms(100)));
+        r.reply(from, from + ms(105), true);
+        let s = r.summary(Some(Duration::from_secs(1)), None);
+        assert_eq!((s.requests, s.errors, s.timeouts), (89, 0, 11));
+        assert!((s.achieved_rps - 89.0).abs() < 1e-9, "{}", s.achieved_rps);
+        // 11% timed out: p90 and p99 are the deadline, not 2 ms.
+        assert!((s.latency_ms.p99 - 100.0).abs() < 0.1, "{:?}", s.latency_ms);
+        assert!((s.latency_ms.max - 100.0).abs() < 0.1, "{:?}", s.latency_ms);
+        assert!(s.latency_ms.p50 < 2.1, "{:?}", s.latency_ms);
+        let series = r.series(None, Some(Duration::from_secs(1)));
+        assert_eq!((series[0].requests, series[0].timeouts), (89, 11));
+        // The interval's histogram keeps two significant digits.
+        assert!((series[0].p99_ms - 100.0).abs() < 1.0, "{:?}", series[0]);
     }
 
     #[test]

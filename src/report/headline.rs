@@ -24,6 +24,43 @@ pub struct Row<'a> {
     /// The work (instructions, or a service's instructions per request)
     /// beside a time headline.
     pub work: Option<&'a ComparisonEntry>,
+    /// The variant failed a larger share of its requests than the
+    /// baseline (errors or timeouts): what the row must say beside a
+    /// "faster", e.g. "timed out 10.0% of requests against 0.0%
+    /// (`timeout_rate` slower)".
+    pub failed_more: Option<String>,
+}
+
+/// The judged shares of failed requests, and how a row names each.
+const FAILURES: [(&str, &str); 2] = [
+    (crate::load::ERROR_RATE, "failed"),
+    (crate::load::TIMEOUT_RATE, "timed out"),
+];
+
+/// What `variant` failed more than the baseline on `workload`, in words;
+/// `None` when it failed no larger share of its requests.
+fn failed_more(results: &Results, workload: &str, variant: &str, baseline: &str) -> Option<String> {
+    let said: Vec<String> = FAILURES
+        .iter()
+        .filter_map(|(metric, verb)| {
+            let mine = results.mean(workload, variant, metric)?;
+            let theirs = results.mean(workload, baseline, metric).unwrap_or(0.0);
+            if mine <= theirs {
+                return None;
+            }
+            let judged = results
+                .comparisons
+                .iter()
+                .find(|c| c.workload == workload && c.variant == variant && c.metric == *metric)
+                .map_or_else(|| "not judged".to_owned(), |c| c.outcome.verdict_text());
+            Some(format!(
+                "{verb} {:.1}% of requests against {:.1}% ({metric} {judged})",
+                mine * 100.0,
+                theirs * 100.0
+            ))
+        })
+        .collect();
+    (!said.is_empty()).then(|| said.join(" and "))
 }
 
 /// Metrics that count executed work.
@@ -60,6 +97,7 @@ pub fn rows(results: &Results) -> Vec<Row<'_>> {
                 workload,
                 comparison: c,
                 work,
+                failed_more: failed_more(results, workload, &c.variant, &c.baseline),
             });
         }
     }
@@ -70,6 +108,18 @@ pub fn rows(results: &Results) -> Vec<Row<'_>> {
 /// instructions", "time undecided (±4.0%); 5.6% fewer instructions",
 /// "faster, but 3.7% more instructions: work and time disagree".
 pub fn verdict(row: &Row) -> String {
+    let said = work_verdict(row);
+    match &row.failed_more {
+        // A variant is never "faster" by failing requests, unsaid.
+        Some(failed) if row.comparison.outcome.verdict == Verdict::Faster => {
+            format!("{said}, but it {failed}: failed requests are results")
+        }
+        _ => said,
+    }
+}
+
+/// The verdict with the work beside it (see [`verdict`]).
+fn work_verdict(row: &Row) -> String {
     let time = &row.comparison.outcome;
     let Some(work) = row.work else {
         return time.verdict_text();
@@ -279,5 +329,54 @@ mod tests {
             m.metric.primary = true;
         }
         assert_eq!(metric(&results).as_deref(), Some("user"));
+    }
+
+    /// A variant called faster while it timed out a tenth of its requests
+    /// (the baseline none) is never just "faster": the row says what it
+    /// failed and how that share was judged. Failing no more than the
+    /// baseline adds nothing.
+    #[test]
+    fn a_faster_variant_that_failed_more_requests_says_so() {
+        let mut results: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
+        let wall = results
+            .comparisons
+            .iter_mut()
+            .find(|c| c.metric == "wall" && c.variant == "pgo")
+            .unwrap();
+        wall.outcome.verdict = Verdict::Faster;
+        let template = results.measurements[0].clone();
+        for (variant, share) in [("baseline", 0.0), ("pgo", 0.1), ("o3", 0.0)] {
+            let mut m = template.clone();
+            m.metric.name = crate::load::TIMEOUT_RATE.to_owned();
+            m.metric.precision = crate::stats::Precision::Share;
+            m.variant = variant.to_owned();
+            m.summary.mean = share;
+            results.measurements.push(m);
+        }
+        let said = |results: &Results, variant: &str| {
+            let rows = rows(results);
+            let row = rows
+                .iter()
+                .find(|r| r.comparison.metric == "wall" && r.comparison.variant == variant)
+                .unwrap();
+            verdict(row)
+        };
+        let pgo = said(&results, "pgo");
+        assert!(pgo.starts_with("faster"), "{pgo}");
+        assert!(
+            pgo.contains(
+                ", but it timed out 10.0% of requests against 0.0% (timeout_rate not judged)"
+            ),
+            "{pgo}"
+        );
+        assert!(!said(&results, "o3").contains("timed out"));
+        let mut judged = results.comparisons[0].clone();
+        judged.metric = crate::load::TIMEOUT_RATE.to_owned();
+        judged.outcome.verdict = Verdict::Slower;
+        results.comparisons.push(judged);
+        let pgo = said(&results, "pgo");
+        assert!(pgo.contains("(timeout_rate slower)"), "{pgo}");
     }
 }

@@ -60,6 +60,7 @@ impl Exporter for Markdown {
             }
             table(&mut out, results, &group.rows, &group.comparisons);
         }
+        out.push_str(&super::failures::markdown(results));
         out.push_str(&super::nodes::markdown(results));
         out.push_str(&super::sets::markdown(results));
         out.push_str(&super::utilization::markdown(results));
@@ -136,25 +137,29 @@ fn table(
     }));
     out.push('\n');
     let judged_by = |c: &ComparisonEntry| {
-        match (metric.precision, &c.outcome) {
-        (
-            Precision::Noisy,
+        let tests = match &c.outcome {
             Comparison {
                 median_ratio: Some(m),
                 median_ci_low: Some(low),
                 median_ci_high: Some(high),
                 signed_rank_p,
                 ..
-            },
-        ) => format!(
-            "median per-round ratio {m:.3} ({:.0}% CI {low:.3}–{high:.3}, Wilcoxon signed-rank p = {}; Mann-Whitney p = {})",
-            results.confidence * 100.0,
-            p_value(*signed_rank_p),
-            p_value(c.outcome.p_value)
-        ),
-        (Precision::Noisy, _) => format!("Mann-Whitney p = {}", p_value(c.outcome.p_value)),
-        (Precision::Exact, _) => "exact metric, judged by resolution".to_owned(),
-    }
+            } => format!(
+                "median per-round ratio {m:.3} ({:.0}% CI {low:.3}–{high:.3}, Wilcoxon signed-rank p = {}; Mann-Whitney p = {})",
+                results.confidence * 100.0,
+                p_value(*signed_rank_p),
+                p_value(c.outcome.p_value)
+            ),
+            _ => format!("Mann-Whitney p = {}", p_value(c.outcome.p_value)),
+        };
+        match metric.precision {
+            Precision::Noisy => tests,
+            Precision::Share => format!(
+                "a share of requests, judged on the answered share (1 − {}), whose ratio this is: {tests}",
+                metric.name
+            ),
+            Precision::Exact => "exact metric, judged by resolution".to_owned(),
+        }
     };
     for c in comparisons {
         let _ = writeln!(

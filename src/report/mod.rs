@@ -11,6 +11,7 @@
 mod agreement;
 mod axes;
 pub mod compare;
+mod failures;
 mod family;
 pub mod format;
 mod headline;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::env::Environment;
 use crate::measure::{InstructionCounter, Metric, RunRecord};
 use crate::runs::{BenchMeta, Progress, VariantInfo};
-use crate::stats::{self, CompareOptions, Comparison, Summary};
+use crate::stats::{self, CompareOptions, Comparison, Precision, Summary};
 
 /// Everything a report shows, derived from `meta.json` and `raw.jsonl` alone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -72,6 +72,10 @@ pub struct Results {
     /// workload and variant (the last counted one).
     #[serde(default)]
     pub loads: Vec<LoadCurves>,
+    /// Each load workload's requests per variant over its counted runs:
+    /// answered, failed (by kind) and timed out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<super::failures::Failures>,
     /// Each instance of loads run as several (`instances = N`): asked,
     /// achieved, latency, and whether it kept up with its siblings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -333,6 +337,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             complete_rounds: progress.complete_rounds,
         },
         loads: Vec::new(),
+        failures: super::failures::tally(meta, runs),
         instances: Vec::new(),
         nodes: Vec::new(),
         gain_shares: None,
@@ -369,6 +374,14 @@ fn compare_all(
                 continue;
             }
             for m in per_variant.iter().filter(|m| m.variant != baseline) {
+                if metric.precision == Precision::Share
+                    && base.summary.max == 0.0
+                    && m.summary.max == 0.0
+                {
+                    // Neither failed a request: nothing to judge, and no
+                    // test to spend the report's level on.
+                    continue;
+                }
                 match compare(meta, &base, m) {
                     Ok((entry, found)) => {
                         comparisons.push(entry);

@@ -94,6 +94,12 @@ pub enum Precision {
     /// Near-deterministic counts (callgrind instructions): judged by the
     /// difference against the measured spread (resolution).
     Exact,
+    /// A share of a load's requests that failed (`error_rate`,
+    /// `timeout_rate`, 0 to 1): judged as a noisy metric on the answered
+    /// share, 1 − share, whose ratio is defined when the baseline failed
+    /// nothing (a clean baseline against 10% timeouts is a ratio of 0.9,
+    /// not a division by zero).
+    Share,
 }
 
 /// The outcome of a comparison, from the user's side: "faster" means better
@@ -158,7 +164,8 @@ pub struct CompareOptions {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// mean(variant) / mean(baseline), a unitless ratio: the seeds' Opt/Default.
-    /// 1 when both means are 0.
+    /// 1 when both means are 0. For a share of failed requests
+    /// ([`Precision::Share`]), the ratio of the answered shares (1 − share).
     pub ratio: f64,
     /// Improvement in percent; positive is better whatever the direction:
     /// (1 − ratio)·100 when lower is better, (ratio − 1)·100 otherwise.
@@ -213,6 +220,9 @@ pub struct Comparison {
 /// the variant's is not (the ratio is undefined; the caller reports why). Two
 /// all-zero sets compare as equal, with ratio 1.
 pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> Option<Comparison> {
+    if options.precision == Precision::Share {
+        return compare_share(baseline, variant, options);
+    }
     let (b, v) = (summarize(baseline)?, summarize(variant)?);
     let ratio = ratio_of_means(&b, &v)?;
     let improvement_pct = if options.lower_is_better {
@@ -233,19 +243,21 @@ pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> O
     // bootstrap interval (noisy) or the ratio itself (exact, whose spread
     // is judged by resolution).
     let (low, high) = match (options.precision, &median) {
-        (Precision::Noisy, Some(m)) => (m.low, m.high),
-        (Precision::Noisy, None) => (ci_low, ci_high),
+        (Precision::Noisy | Precision::Share, Some(m)) => (m.low, m.high),
+        (Precision::Noisy | Precision::Share, None) => (ci_low, ci_high),
         (Precision::Exact, _) => (ratio, ratio),
     };
     let within = match (options.precision, &median) {
         (Precision::Exact, _) => true,
-        (Precision::Noisy, Some(m)) => m.reaches(options.confidence),
-        (Precision::Noisy, None) => interval.is_some(),
+        (Precision::Noisy | Precision::Share, Some(m)) => m.reaches(options.confidence),
+        (Precision::Noisy | Precision::Share, None) => interval.is_some(),
     };
     let same = within && low >= 1.0 - margin && high <= 1.0 + margin;
     let direction = match (options.precision, &median) {
-        (Precision::Noisy, Some(m)) => m.direction(options.confidence),
-        (Precision::Noisy, None) => noisy_direction(interval, p_value, options.confidence),
+        (Precision::Noisy | Precision::Share, Some(m)) => m.direction(options.confidence),
+        (Precision::Noisy | Precision::Share, None) => {
+            noisy_direction(interval, p_value, options.confidence)
+        }
         (Precision::Exact, _) => exact_direction(&b, &v),
     };
     let verdict = match (same, direction, options.lower_is_better) {
@@ -271,6 +283,28 @@ pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> O
         resolution_pct,
         rule: rule(options, paired, median.is_some()),
     })
+}
+
+/// A failure share judged on its complement, the answered share: the
+/// ratio, interval and verdict are the answered share's (a variant that
+/// failed more answered a smaller share: "slower"); the rule says so.
+fn compare_share(
+    baseline: &[f64],
+    variant: &[f64],
+    options: &CompareOptions,
+) -> Option<Comparison> {
+    let answered = |s: &[f64]| s.iter().map(|x| 1.0 - x).collect::<Vec<f64>>();
+    let noisy = CompareOptions {
+        precision: Precision::Noisy,
+        lower_is_better: !options.lower_is_better,
+        ..*options
+    };
+    let mut c = compare(&answered(baseline), &answered(variant), &noisy)?;
+    c.rule = format!(
+        "Share of requests that failed (error_rate, timeout_rate): judged on the answered share, 1 − share, so that a baseline that failed nothing still gives a ratio; its ratio, interval and verdict are the answered share's (below 1: the variant failed more). {}",
+        c.rule
+    );
+    Some(c)
 }
 
 /// The median per-round ratio of paired rounds, its interval, and the
@@ -399,13 +433,13 @@ pub fn resolution(baseline: &Summary, variant: &Summary) -> f64 {
 /// resampled together, `median` whether the median ratio's interval decided.
 fn rule(options: &CompareOptions, paired: bool, median: bool) -> String {
     match options.precision {
-        Precision::Noisy if median => format!(
+        Precision::Noisy | Precision::Share if median => format!(
             "Noisy metric, paired rounds: each round's ratio (variant / baseline of the same round) is one observation; same when the whole {c}% distribution-free interval of the median ratio (Hodges–Lehmann, from the Walsh averages of the per-round log ratios; dual to the two-sided Wilcoxon signed-rank test) lies within 1 ± {e}%; otherwise faster or slower when it lies on one side of 1 (the signed-rank p-value is then below {a}); otherwise undecided, with the resolution reached (the farther bound's distance from 1). The ratio of means and its paired bootstrap interval are shown beside it.",
             c = tidy(options.confidence * 100.0),
             e = tidy(options.equivalence * 100.0),
             a = tidy(1.0 - options.confidence),
         ),
-        Precision::Noisy => format!(
+        Precision::Noisy | Precision::Share => format!(
             "Noisy metric{}: same when the whole {}% bootstrap interval of the ratio of means ({}) lies within 1 ± {}%; otherwise faster or slower when the interval lies on one side of 1 and the two-sided Mann-Whitney U p-value is below {}; otherwise undecided, with the resolution reached (the farther bound's distance from 1).",
             if paired { " (too few paired rounds for the signed-rank interval: fewer than 6 at 95%)" } else { ", unpaired" },
             tidy(options.confidence * 100.0),

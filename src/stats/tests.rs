@@ -552,3 +552,29 @@ fn paired_rounds_see_an_effect_through_shared_drift() {
         called.0
     );
 }
+
+/// A failure share against a baseline that failed nothing has no ratio of
+/// means (0 / 0.1), yet must be judged: its answered share is compared
+/// instead, so a variant timing out a tenth of its requests is "slower",
+/// paired or not, and two clean sets are the same.
+#[test]
+fn a_failure_share_against_a_clean_baseline_is_judged() {
+    let clean = [0.0; 10];
+    let failing = [0.1, 0.11, 0.09, 0.1, 0.12, 0.1, 0.08, 0.1, 0.1, 0.11];
+    let mut o = options(Precision::Share, 3);
+    assert!(compare(&clean, &failing, &options(Precision::Noisy, 3)).is_none());
+    for paired in [true, false] {
+        o.paired = paired;
+        let c = compare(&clean, &failing, &o).unwrap();
+        assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
+        assert!((c.ratio - 0.899).abs() < 1e-9, "{c:?}");
+        assert!(c.improvement_pct < -10.0 + 0.2, "{c:?}");
+        assert!(c.rule.starts_with("Share of requests"), "{}", c.rule);
+        assert!(all_finite(&c));
+        // The other way round, fewer failures is better.
+        let better = compare(&failing, &clean, &o).unwrap();
+        assert_eq!(better.verdict, Verdict::Faster, "{better:?}");
+    }
+    let same = compare(&clean, &clean, &o).unwrap();
+    assert_eq!(same.verdict, Verdict::Same, "{same:?}");
+}

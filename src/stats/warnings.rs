@@ -128,7 +128,9 @@ pub fn warnings(
     out.extend(too_few_runs(per_side, undecided, precision, confidence));
     if undecided {
         out.extend(match precision {
-            Precision::Noisy => noise_hides_effect(baseline, variant, effect, per_side),
+            Precision::Noisy | Precision::Share => {
+                noise_hides_effect(baseline, variant, effect, per_side)
+            }
             Precision::Exact => spread_hides_effect(baseline, variant, effect),
         });
     }
@@ -142,7 +144,7 @@ fn too_few_runs(
     confidence: f64,
 ) -> Option<Warning> {
     let (minimum, suggested, warn) = match precision {
-        Precision::Noisy => {
+        Precision::Noisy | Precision::Share => {
             let minimum = min_runs_for(confidence);
             let weak = per_side < WEAK_TEST_BELOW && undecided;
             (

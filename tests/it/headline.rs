@@ -159,3 +159,101 @@ fn a_server_serving_more_in_the_same_time_is_judged_per_request() {
     let cpu = comparison(&results, "second", "web.cpu_per_request", "fast");
     assert!(cpu["ratio"].as_f64().unwrap() < 1.0, "{cpu:#}");
 }
+
+/// Two slowserver builds at a fixed rate: `failing` serves five times as
+/// fast but never answers every tenth request (`--drop-every 10`), so a
+/// tenth of its requests time out at the load's 100 ms deadline.
+const FAILING: &str = r#"
+[target]
+name = "slowserver"
+source = { path = "src" }
+build = "make"
+binaries = { server = "slowserver" }
+
+[[target.service]]
+name = "web"
+start = "{bin.server} {port} {params.us} --drop-every {params.drop}"
+ready = "http:/"
+
+[params]
+us = 500
+drop = 0
+
+[[variant]]
+name = "clean"
+
+[[variant]]
+name = "failing"
+params = { us = 100, drop = 10 }
+
+[[workload]]
+name = "paced"
+role = "bench"
+[workload.load]
+driver = "http"
+model = "rate"
+rate = 200
+clients = 4
+duration = "1s"
+warmup = "100ms"
+timeout = "100ms"
+
+[bench]
+repetitions = 10
+warmup = 0
+metrics = ["wall"]
+seed = 5
+"#;
+
+/// Failed requests are results: a variant that times out a tenth of its
+/// requests has its timeout rate judged (slower, against a baseline that
+/// failed none), its timed-out requests in its latency at the deadline (so
+/// its p99 is the deadline, never better than the clean variant's), and
+/// the report counts them.
+#[test]
+fn a_variant_timing_out_a_tenth_of_its_requests_is_judged_by_it() {
+    let _alone = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    sandbox.write("afterburner.toml", FAILING);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let dir = only_run_dir(&sandbox);
+    let results = read_json(&dir.join("results.json"));
+    let mean = |metric: &str, variant: &str| {
+        results["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"]["name"] == metric && m["variant"] == variant)
+            .unwrap_or_else(|| panic!("no {metric} for {variant}"))["summary"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    let share = mean("timeout_rate", "failing");
+    assert!((0.05..0.2).contains(&share), "timeout_rate {share}");
+    assert!(mean("timeout_rate", "clean") == 0.0);
+    let timeouts = comparison(&results, "paced", "timeout_rate", "failing");
+    assert_eq!(timeouts["verdict"], "slower", "{timeouts:#}");
+    assert!(timeouts["ratio"].as_f64().unwrap() < 0.95, "{timeouts:#}");
+    let p99 = comparison(&results, "paced", "p99", "failing");
+    assert_eq!(p99["primary"], true, "{p99:#}");
+    assert_eq!(p99["verdict"], "slower", "{p99:#}");
+    // Its timed-out requests are in its latency at the 100 ms deadline.
+    assert!(mean("p99", "failing") >= 99.0, "{}", mean("p99", "failing"));
+    assert!(mean("p99", "clean") < 50.0, "{}", mean("p99", "clean"));
+    let failures = results["failures"].as_array().unwrap();
+    let of = |variant: &str| {
+        failures
+            .iter()
+            .find(|f| f["variant"] == variant)
+            .unwrap_or_else(|| panic!("no failures for {variant}: {failures:#?}"))
+    };
+    assert_eq!(of("clean")["timeouts"], 0);
+    assert!(
+        of("failing")["timeouts"].as_u64().unwrap() > 100,
+        "{failures:#?}"
+    );
+    assert_eq!(of("failing")["runs"], 10);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("## Failed requests"), "{report}");
+    assert!(report.contains("| paced | failing | 10 |"), "{report}");
+}

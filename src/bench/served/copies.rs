@@ -12,7 +12,10 @@ use crate::load::{self, series_csv, sla, Outcome};
 use crate::measure::{nanos, RunRecord};
 
 use super::remote::{Part, Step};
-use super::{countable, server_times, step_timeout, Served, REQUESTS, SERVER_MEAN};
+use super::{
+    countable, server_times, step_timeout, Served, ERRORS_OF, ERROR_RATE, REQUESTS, SERVER_MEAN,
+    TIMEOUT_RATE,
+};
 
 /// Each copy of the load against its own services, in parallel.
 pub(super) fn run_copies(
@@ -158,6 +161,7 @@ pub(super) fn drive(
     }
     let requests = sum(&|s| s.requests as f64);
     figures.insert(REQUESTS.to_owned(), requests);
+    figures.extend(failure_figures(outcomes.iter().map(|(o, _)| &o.summary)));
     if let (Some(before), Some(after)) = (servers_before, servers_after) {
         let sum = |v: &[load::driver::ServerTime]| {
             v.iter().fold(load::driver::ServerTime::default(), |a, t| {
@@ -188,6 +192,35 @@ pub(super) fn drive(
         record.success = true;
     }
     Ok(())
+}
+
+/// The failed requests of copies of a load as figures: `error_rate` and
+/// `timeout_rate`, each a share of the requests attempted (answered,
+/// failed and timed out: 0 to 1), and the count of each kind of error
+/// (`errors.connection`, `errors.server`, …) that occurred. Nothing when
+/// no request was attempted.
+pub(super) fn failure_figures<'a>(
+    summaries: impl Iterator<Item = &'a load::Summary>,
+) -> BTreeMap<String, f64> {
+    let mut kinds: BTreeMap<String, f64> = BTreeMap::new();
+    let (mut answered, mut errors, mut timeouts) = (0u64, 0u64, 0u64);
+    for s in summaries {
+        answered += s.requests;
+        errors += s.errors;
+        timeouts += s.timeouts;
+        for (kind, n) in &s.errors_by_kind {
+            *kinds
+                .entry(format!("{ERRORS_OF}{}", kind.name()))
+                .or_default() += *n as f64;
+        }
+    }
+    let attempted = answered + errors + timeouts;
+    if attempted == 0 {
+        return BTreeMap::new();
+    }
+    kinds.insert(ERROR_RATE.to_owned(), errors as f64 / attempted as f64);
+    kinds.insert(TIMEOUT_RATE.to_owned(), timeouts as f64 / attempted as f64);
+    kinds
 }
 
 /// The share of looked-up keys that copies of a load found, over all of
