@@ -1,6 +1,7 @@
 //! Run subprocesses with a timeout, always: capture their output, or time them
 //! with the kernel's resource accounting (`wait4`) for CPU time and peak RSS.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -418,6 +419,168 @@ fn children(pid: libc::pid_t) -> Vec<libc::pid_t> {
         .collect()
 }
 
+/// What the kernel has counted so far for a process and every descendant,
+/// read from `/proc`: the two edges of a measured window are two of these,
+/// and [`TreeCounters::since`] is what the window used.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TreeCounters {
+    /// User + system clock ticks of every process in the tree, each with
+    /// what its reaped children had used (`utime + stime + cutime +
+    /// cstime` of `/proc/<pid>/stat`): a worker that exits and is reaped
+    /// inside the tree moves into its parent's count, so the sum only
+    /// grows. The fallback where run times in nanoseconds cannot be read.
+    ticks: u64,
+    /// Each thread's (task id's) run time in ns (`/proc/<pid>/task/<tid>/schedstat`)
+    /// and context switches, voluntary and involuntary
+    /// (`/proc/<pid>/task/<tid>/status`): the kernel shows both per thread
+    /// only, and a thread's are gone once it ends.
+    threads: BTreeMap<libc::pid_t, (Option<u64>, u64)>,
+    /// Each process's run time in ns (its threads'), to take back out when
+    /// a reaped process's whole life lands in its parent's count.
+    processes: BTreeMap<libc::pid_t, u64>,
+    /// Clock ticks of the children the tree's processes reaped
+    /// (`cutime + cstime`).
+    reaped_ticks: u64,
+}
+
+/// What a tree of processes used between two readings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowUsage {
+    /// User + system CPU time.
+    pub cpu: Duration,
+    /// Context switches, voluntary and involuntary.
+    pub switches: u64,
+}
+
+impl std::ops::Add for WindowUsage {
+    type Output = Self;
+    fn add(self, other: Self) -> Self {
+        Self {
+            cpu: self.cpu + other.cpu,
+            switches: self.switches + other.switches,
+        }
+    }
+}
+
+impl TreeCounters {
+    /// The counters of `root` and every descendant now; `None` when `root`
+    /// is gone (or this is no Linux).
+    pub fn read(root: libc::pid_t) -> Option<Self> {
+        let mut counters = Self::default();
+        counters.add_process(root).then_some(())?;
+        for pid in descendants(root) {
+            // A process may end between the listing and the reading: its
+            // time is then its parent's (once reaped), or lost.
+            counters.add_process(pid);
+        }
+        Some(counters)
+    }
+
+    /// Add `pid`'s counters; false when it is gone.
+    fn add_process(&mut self, pid: libc::pid_t) -> bool {
+        let Some((own, reaped)) = fs_err::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|t| stat_ticks(&t))
+        else {
+            return false;
+        };
+        self.ticks += own + reaped;
+        self.reaped_ticks += reaped;
+        let Ok(tasks) = fs_err::read_dir(format!("/proc/{pid}/task")) else {
+            return true;
+        };
+        let mut runtime = 0;
+        for task in tasks.flatten() {
+            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+                continue;
+            };
+            let read = |file| fs_err::read_to_string(task.path().join(file)).ok();
+            let ns = read("schedstat").and_then(|t| t.split_whitespace().next()?.parse().ok());
+            let switches = read("status")
+                .and_then(|t| status_switches(&t))
+                .unwrap_or(0);
+            runtime += ns.unwrap_or(0);
+            self.threads.insert(tid, (ns, switches));
+        }
+        self.processes.insert(pid, runtime);
+        true
+    }
+
+    /// What was used from `start` to this reading. CPU: each thread's run
+    /// time since `start` (all of a thread born since), and the children
+    /// reaped since (to the tick) less what those had run by `start`; to
+    /// the tick over the whole tree where run times cannot be read. A
+    /// thread that ended in between takes its run time and switches with
+    /// it, so both are floors.
+    pub fn since(&self, start: &Self) -> WindowUsage {
+        let grown = |now: u64, then: Option<u64>| now.saturating_sub(then.unwrap_or(0));
+        let switches = self
+            .threads
+            .iter()
+            .map(|(tid, (_, n))| grown(*n, start.threads.get(tid).map(|t| t.1)))
+            .sum();
+        let precise = self
+            .threads
+            .values()
+            .chain(start.threads.values())
+            .all(|t| t.0.is_some());
+        let cpu = if precise {
+            let ran: u64 = self
+                .threads
+                .iter()
+                .map(|(tid, (ns, _))| {
+                    grown(ns.unwrap_or(0), start.threads.get(tid).and_then(|t| t.0))
+                })
+                .sum();
+            let gone: u64 = start
+                .processes
+                .iter()
+                .filter(|(pid, _)| !self.processes.contains_key(pid))
+                .map(|(_, ns)| ns)
+                .sum();
+            let reaped = ticks_to_time(self.reaped_ticks.saturating_sub(start.reaped_ticks));
+            let reaped = u64::try_from(reaped.as_nanos()).unwrap_or(u64::MAX);
+            Duration::from_nanos(ran + reaped.saturating_sub(gone))
+        } else {
+            ticks_to_time(self.ticks.saturating_sub(start.ticks))
+        };
+        WindowUsage { cpu, switches }
+    }
+}
+
+/// `(utime + stime, cutime + cstime)` of a `/proc/<pid>/stat` line, in
+/// clock ticks: its own, and its reaped children's. The command name, in
+/// parentheses, may hold spaces and parentheses itself: the fields are
+/// counted after the last `)`.
+fn stat_ticks(line: &str) -> Option<(u64, u64)> {
+    let (_, rest) = line.rsplit_once(')')?;
+    // After the name: state is field 3; utime, stime, cutime, cstime are
+    // fields 14 to 17 (proc(5)). cutime and cstime are signed there.
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| -> Option<u64> {
+        let v: i64 = fields.get(n - 3)?.parse().ok()?;
+        Some(u64::try_from(v).unwrap_or(0))
+    };
+    Some((field(14)? + field(15)?, field(16)? + field(17)?))
+}
+
+/// Voluntary + involuntary context switches of a `/proc/…/status`.
+fn status_switches(text: &str) -> Option<u64> {
+    let count = |key: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some(count("voluntary_ctxt_switches:")? + count("nonvoluntary_ctxt_switches:")?)
+}
+
+fn ticks_to_time(ticks: u64) -> Duration {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = u64::try_from(hz).ok().filter(|h| *h > 0).unwrap_or(100);
+    Duration::from_secs(ticks / hz) + Duration::from_nanos((ticks % hz) * 1_000_000_000 / hz)
+}
+
 /// Send `signal` to one process.
 pub(crate) fn signal(pid: libc::pid_t, signal: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions.
@@ -620,5 +783,95 @@ mod tests {
         assert!(timed.usage.wall >= timed.usage.user / 2);
         assert!(timed.usage.max_rss_kib > 100);
         assert_eq!(fs_err::read_to_string(&io.stdout).unwrap(), "done\n");
+    }
+
+    #[test]
+    fn stat_ticks_count_after_the_name_even_with_parentheses_in_it() {
+        // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
+        // majflt cmajflt utime stime cutime cstime …
+        let line = "42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 20 5 20 0 1 0";
+        assert_eq!(stat_ticks(line), Some((10, 25)));
+        assert_eq!(stat_ticks("42 (short) S 1"), None);
+    }
+
+    #[test]
+    fn status_switches_add_voluntary_and_involuntary() {
+        let text = "Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
+        assert_eq!(status_switches(text), Some(15));
+    }
+
+    /// A worker alive at the opening edge and reaped by its parent before
+    /// the closing one: its whole life lands in the parent's count, less
+    /// what it had run by the opening edge.
+    #[test]
+    fn a_worker_reaped_inside_the_window_counts_only_its_time_inside() {
+        let hz = ticks_to_time(1);
+        let ms = |n: u64| n * 1_000_000;
+        let start = TreeCounters {
+            ticks: 0,
+            threads: BTreeMap::from([(1, (Some(ms(100)), 5)), (2, (Some(ms(300)), 7))]),
+            processes: BTreeMap::from([(1, ms(100)), (2, ms(300))]),
+            reaped_ticks: 0,
+        };
+        // The worker (pid 2) had run 300 ms; it ran 4 ticks more and was
+        // reaped: its life, 300 ms + 4 ticks, is now its parent's.
+        let life = Duration::from_millis(300) + hz * 4;
+        let ticks = u64::try_from(life.as_nanos() / hz.as_nanos()).unwrap();
+        let end = TreeCounters {
+            ticks: 0,
+            threads: BTreeMap::from([(1, (Some(ms(150)), 9)), (3, (Some(ms(20)), 2))]),
+            processes: BTreeMap::from([(1, ms(150)), (3, ms(20))]),
+            reaped_ticks: ticks,
+        };
+        let used = end.since(&start);
+        // 50 ms of the parent, 20 of a new worker, 4 ticks of the reaped one.
+        assert_eq!(used.cpu, Duration::from_millis(70) + hz * 4);
+        // Switches: 4 of the parent and 2 of the new worker; the reaped
+        // worker's went with it.
+        assert_eq!(used.switches, 6);
+        // Without run times, the ticks of the whole tree.
+        let coarse = |t: &TreeCounters, ticks| TreeCounters {
+            ticks,
+            threads: t.threads.iter().map(|(k, v)| (*k, (None, v.1))).collect(),
+            ..t.clone()
+        };
+        assert_eq!(coarse(&end, 12).since(&coarse(&start, 5)).cpu, hz * 7);
+    }
+
+    #[test]
+    fn a_window_counts_only_what_a_tree_did_inside_it() {
+        // A child that spins ~0.3 s, then sleeps: read before and after
+        // its spin, and again over its sleep.
+        let mut child = Command::new("sh")
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 5",
+            ])
+            .spawn()
+            .unwrap();
+        let pid = libc::pid_t::try_from(child.id()).unwrap();
+        let Some(start) = TreeCounters::read(pid) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            crate::test_skips::skip("no /proc here: no process counters");
+            return;
+        };
+        // Wait for the spin to end: the shell's CPU stops growing.
+        let mut last = start.clone();
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let now = TreeCounters::read(pid).unwrap();
+            if now.ticks == last.ticks && now.ticks > start.ticks {
+                break;
+            }
+            last = now;
+        }
+        let spun = last.since(&start);
+        std::thread::sleep(Duration::from_millis(300));
+        let idle = TreeCounters::read(pid).unwrap().since(&last);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(spun.cpu >= Duration::from_millis(50), "{spun:?}");
+        assert!(idle.cpu <= Duration::from_millis(20), "{idle:?}");
     }
 }

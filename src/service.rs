@@ -400,6 +400,16 @@ impl Services {
             .collect()
     }
 
+    /// Each service's counters now (its CPU time and context switches, over
+    /// every process and thread it has), for the edges of a measured
+    /// window; `None` for a service that is gone.
+    pub fn counters(&self) -> Vec<(String, Option<crate::process::TreeCounters>)> {
+        self.running
+            .iter()
+            .map(|r| (r.name.clone(), crate::process::TreeCounters::read(r.pid)))
+            .collect()
+    }
+
     pub fn stop(mut self) -> Result<Vec<ServiceUsage>> {
         let mut usages = Vec::new();
         let mut died = Vec::new();

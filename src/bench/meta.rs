@@ -218,13 +218,22 @@ fn judging(
         .filter(|w| w.role.benches())
         .filter_map(|w| {
             let counted = |name: &str| metrics.iter().any(|m| m.name == name);
-            let instructions = e.bench.primary_instructions.then(|| {
-                if w.load.is_some() && counted(served::INSTRUCTIONS_PER_REQUEST) {
-                    served::INSTRUCTIONS_PER_REQUEST
-                } else {
-                    "instructions"
-                }
-            });
+            // In a run of fixed duration the instruction total is not judged
+            // (a faster build does more in the time): such a workload keeps
+            // time in its headline unless its service is counted per request.
+            let instructions = e
+                .bench
+                .primary_instructions
+                .then(|| {
+                    if w.load.is_some() && counted(served::INSTRUCTIONS_PER_REQUEST) {
+                        served::INSTRUCTIONS_PER_REQUEST
+                    } else {
+                        "instructions"
+                    }
+                })
+                .filter(|name| {
+                    *name == served::INSTRUCTIONS_PER_REQUEST || !served::fixed_duration(w)
+                });
             let primary = match instructions {
                 Some(name) => name.to_owned(),
                 None => sequential::primary_metric(w, metrics)?.name.clone(),

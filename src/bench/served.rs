@@ -24,9 +24,11 @@ use crate::toolchain::sampling::{Attach, Recording};
 mod copies;
 mod count;
 pub mod remote;
+mod window;
 
 use copies::{copy_stem, drive};
 use count::{add_count, counter_prefix, drive_window};
+use window::{window_usage, ServiceWindow};
 
 /// The metrics a load workload adds: throughput, latency percentiles
 /// (timed-out requests in them at their deadline) and the shares of
@@ -245,15 +247,29 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
             .as_ref()
             .map_or(Duration::from_secs(1), |l| l.interval),
     );
+    // Each copy's services' counters, read at the edges of the window its
+    // per-request figures count.
+    let windows: Vec<ServiceWindow> = started.iter().map(ServiceWindow::new).collect();
     let work = if let Some(load) = &slot.workload.load {
+        let copies = (all_bindings.as_slice(), windows.as_slice());
         if windowed {
-            drive_window(load, &all_bindings, &started, s, &stem, &mut record)
+            drive_window(load, copies, Some(&started), s, &stem, &mut record)
+        } else if s.remote.is_some() {
+            // A load on another node opens its window out of sight: its
+            // warmup goes first, as a step of its own.
+            drive_window(load, copies, None, s, &stem, &mut record)
         } else {
-            drive(load, &all_bindings, s, &stem, &mut record)
+            drive(load, copies, s, &stem, &mut record)
         }
     } else {
-        run_command(slot, s, bindings, &io, &mut record)
+        // A command's window is its run.
+        windows[0].edge(load::Edge::Opens);
+        let ran = run_command(slot, s, bindings, &io, &mut record);
+        windows[0].edge(load::Edge::Closes);
+        ran
     };
+    let window = window_usage(&windows);
+    drop(windows);
     let cpu = sampler.stop();
     fs_err::write(
         s.logs.join(format!("{stem}.cpu.json")),
@@ -274,7 +290,7 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
         }
     }
     let work = units_of_work(&record, slot.workload);
-    add_usages(&mut record, &usages, work);
+    add_usages(&mut record, &usages, window.as_deref(), work);
     if counting {
         add_count(&mut record, s, slot.workload.load.as_ref(), windowed);
     }
@@ -371,44 +387,67 @@ fn start_copies(
     Ok((started, all_bindings))
 }
 
-/// A service's CPU time (user + sys from `wait4`, start to stop) divided by
-/// the requests the load had answered in its measured window, in µs: on a
+/// A service's CPU time (user + sys, from `/proc`) over the measured window
+/// divided by the requests the load answered in that window, in µs: on a
 /// saturated machine far steadier than throughput.
 const CPU_PER_REQUEST: &str = "cpu_per_request";
 
-/// A service's context switches (voluntary and involuntary) per request
-/// answered: in a run of fixed duration the total grows with the work done.
+/// A service's context switches (voluntary and involuntary) over the
+/// measured window per request answered in it: in a run of fixed duration
+/// the total grows with the work done.
 const SWITCHES_PER_REQUEST: &str = "ctx_switches_per_request";
 
-/// Each service's CPU time and context switches (summed over instances)
-/// and peak RSS (the largest instance's); both totals per unit of work
-/// where the run did some.
-fn add_usages(record: &mut RunRecord, usages: &[ServiceUsage], work: Option<f64>) {
+/// A service's CPU time from start to stop (`wait4`), start-up, warmup and
+/// shutdown included, in seconds: recorded, not a metric.
+const LIFE_CPU: &str = "life_cpu";
+
+/// A service's context switches from start to stop: recorded, not a metric.
+const LIFE_SWITCHES: &str = "life_ctx_switches";
+
+/// Each service's peak RSS (the largest instance's, over its life, from
+/// `wait4`), and its CPU time and context switches over the run's window
+/// (summed over instances; see [`window`]), both per unit of work where the
+/// run did some. Without a whole window (a service gone at an edge) there
+/// are no CPU and switch figures: a total over the service's life (its
+/// start-up, the warmup) divided by the window's requests would mix two
+/// windows.
+fn add_usages(
+    record: &mut RunRecord,
+    usages: &[ServiceUsage],
+    window: Option<&[(String, crate::process::WindowUsage)]>,
+    work: Option<f64>,
+) {
     for u in usages {
-        *record.figures.entry(format!("{}.cpu", u.name)).or_default() += u.user_s + u.sys_s;
         let rss = record
             .figures
             .entry(format!("{}.max_rss", u.name))
             .or_default();
         *rss = rss.max(u.max_rss_kib as f64);
+        // Start to stop (start-up and shutdown too): recorded, not judged.
         *record
             .figures
-            .entry(format!("{}.ctx_switches", u.name))
+            .entry(format!("{}.{LIFE_CPU}", u.name))
+            .or_default() += u.user_s + u.sys_s;
+        *record
+            .figures
+            .entry(format!("{}.{LIFE_SWITCHES}", u.name))
             .or_default() += (u.voluntary_switches + u.involuntary_switches) as f64;
     }
-    let Some(work) = work else {
-        return;
-    };
-    for u in usages {
-        let cpu = record.figures[&format!("{}.cpu", u.name)];
-        let switches = record.figures[&format!("{}.ctx_switches", u.name)];
+    for (name, used) in window.unwrap_or_default() {
+        let cpu = used.cpu.as_secs_f64();
+        let switches = used.switches as f64;
+        record.figures.insert(format!("{name}.cpu"), cpu);
         record
             .figures
-            .insert(format!("{}.{CPU_PER_REQUEST}", u.name), cpu / work * 1e6);
-        record.figures.insert(
-            format!("{}.{SWITCHES_PER_REQUEST}", u.name),
-            switches / work,
-        );
+            .insert(format!("{name}.ctx_switches"), switches);
+        if let Some(work) = work {
+            record
+                .figures
+                .insert(format!("{name}.{CPU_PER_REQUEST}"), cpu / work * 1e6);
+            record
+                .figures
+                .insert(format!("{name}.{SWITCHES_PER_REQUEST}"), switches / work);
+        }
     }
 }
 

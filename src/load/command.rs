@@ -222,8 +222,11 @@ pub fn main(args: &LoadArgs) -> Result<()> {
             probe: args.probe,
             precision: 0.05,
         };
-        let found = sla::search(&spec, &bound, |p| {
-            eprintln!(
+        let found = sla::search(
+            &spec,
+            &bound,
+            |p| {
+                eprintln!(
                 "probe {:>10.1} req/s: achieved {:>10.1}, p{} {:.3} ms, errors {}, timeouts {} -> {}",
                 p.requested_rps,
                 p.achieved_rps,
@@ -233,7 +236,9 @@ pub fn main(args: &LoadArgs) -> Result<()> {
                 p.timeouts,
                 if p.met { "met" } else { "broken" }
             );
-        })?;
+            },
+            None,
+        )?;
         crate::stdout::line(format_args!(
             "highest rate with p{percentile} <= {max_ms} ms: {:.1} requests/s ({})",
             found.rate_rps,

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
+use super::{Edge, Watch};
+
 /// When the load's schedule starts, when its counted part starts (after
 /// the warmup), and when the last request may start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +37,8 @@ struct State {
     clock: Option<Clock>,
     /// Why the load cannot start, once every thread arrived.
     failed: Option<String>,
+    /// Every thread is done: a window that has not opened never will.
+    finished: bool,
 }
 
 /// What a thread brings to the gate: how many of its clients connected,
@@ -50,16 +54,29 @@ pub struct Arrival {
 }
 
 /// A gate for `threads` load threads.
-#[derive(Debug)]
-pub struct Gate {
+pub struct Gate<'w> {
     threads: usize,
     warmup: Duration,
     duration: Option<Duration>,
     state: Mutex<State>,
     opened: Condvar,
+    /// Told when a load without warmup opens its window (see [`Gate::watched`]).
+    watch: Option<Watch<'w>>,
 }
 
-impl Gate {
+impl std::fmt::Debug for Gate<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("threads", &self.threads)
+            .field("warmup", &self.warmup)
+            .field("duration", &self.duration)
+            .field("state", &self.state)
+            .field("watched", &self.watch.is_some())
+            .finish()
+    }
+}
+
+impl<'w> Gate<'w> {
     pub fn new(threads: usize, warmup: Duration, duration: Option<Duration>) -> Self {
         Self {
             threads,
@@ -67,7 +84,17 @@ impl Gate {
             duration,
             state: Mutex::new(State::default()),
             opened: Condvar::new(),
+            watch: None,
         }
+    }
+
+    /// A gate that tells `watch` when the measured window opens, if that is
+    /// when the clock starts (no warmup): the last thread to arrive calls
+    /// it before any request is sent. With a warmup the window opens later,
+    /// at the clock's `from` ([`Gate::wait_window`]).
+    pub fn watched(mut self, watch: Watch<'w>) -> Self {
+        self.watch = Some(watch);
+        self
     }
 
     /// Arrive with this thread's connections; wait for the others, at
@@ -100,6 +127,9 @@ impl Gate {
                     state.made, state.wanted
                 ));
             } else {
+                if let (Some(watch), true) = (self.watch, self.warmup.is_zero()) {
+                    watch(Edge::Opens);
+                }
                 let start = Instant::now() + LEAD;
                 let from = start + self.warmup;
                 state.clock = Some(Clock {
@@ -133,6 +163,49 @@ impl Gate {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .0;
         }
+    }
+
+    /// Wait until the measured window opens (the clock's `from`, after the
+    /// warmup): its clock, or `None` when the load ended first (it could not
+    /// start, or every thread stopped during the warmup).
+    pub fn wait_window(&self) -> Option<Clock> {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        loop {
+            if let Some(clock) = state.clock {
+                let now = Instant::now();
+                if now >= clock.from {
+                    return Some(clock);
+                }
+                if state.finished {
+                    return None;
+                }
+                state = self
+                    .opened
+                    .wait_timeout(state, clock.from - now)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .0;
+            } else {
+                if state.finished || state.failed.is_some() {
+                    return None;
+                }
+                state = self
+                    .opened
+                    .wait(state)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+        }
+    }
+
+    /// Every load thread is done: wake [`Gate::wait_window`].
+    pub fn finish(&self) {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .finished = true;
+        self.opened.notify_all();
     }
 
     /// The clock, once the gate opened.

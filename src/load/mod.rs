@@ -304,8 +304,30 @@ pub fn merged_summary(runs: &[Recorded]) -> Option<Summary> {
     Some(summary)
 }
 
+/// An edge of a load's measured window (after its warmup, until its last
+/// request is answered), as [`run_watched`] tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// The window opens: no counted request has been sent yet.
+    Opens,
+    /// The window has closed: every counted request is answered (or timed out).
+    Closes,
+}
+
+/// Whoever reads counters at a window's edges (a bench reads its services').
+pub type Watch<'w> = &'w (dyn Fn(Edge) + Sync);
+
 /// [`run`], keeping what was recorded.
 pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
+    run_watched(spec, None)
+}
+
+/// [`run_recorded`], telling `watch` the measured window's edges: when it
+/// opens (as the clock starts with no warmup, before any request; at the
+/// warmup's end otherwise, from a thread of its own) and when it has
+/// closed. A load that fails before its window opens tells nothing; one
+/// whose window opened always tells it closed.
+pub fn run_watched(spec: &LoadSpec, watch: Option<Watch>) -> Result<Recorded> {
     // Checked at the edge already; again here, so no caller can get a
     // panic or an unbounded allocation instead of an error.
     limits::check(&limits::Settings {
@@ -327,7 +349,10 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
     let workers = shares.len();
     let _raised = limits::raise_descriptor_limit(shares.iter().map(|s| s.clients).sum())?;
     // The clock starts once every thread has made its connections.
-    let gate = gate::Gate::new(workers, spec.warmup, duration);
+    let mut gate = gate::Gate::new(workers, spec.warmup, duration);
+    if let Some(watch) = watch {
+        gate = gate.watched(watch);
+    }
     let gate = &gate;
     // Recorders count from the clock's `from`, set at the gate; until
     // then, from now.
@@ -364,23 +389,29 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
             handles.into_iter().map(join).collect::<Vec<_>>()
         })
     };
-    let recorders = match spec.driver.client(spec)? {
-        driver::Client::Blocking(connect) => each(&|share, generator, recorder| {
-            blocking::run_client(&connect, generator, share, gate, recorder)
-        }),
-        driver::Client::Engine(protocol) => {
-            let address = spec.address.as_deref().with_context(|| {
-                format!(
-                    "the {} driver needs an address (host:port)",
-                    spec.driver.name()
-                )
-            })?;
-            let addr = resolve(address)?;
-            let protocol = &*protocol;
-            each(&|share, generator, recorder| {
-                engine::run(protocol, generator, addr, share, gate, recorder)
-            })
-        }
+    let drive = || -> Result<Vec<Result<Recorder>>> {
+        Ok(match spec.driver.client(spec)? {
+            driver::Client::Blocking(connect) => each(&|share, generator, recorder| {
+                blocking::run_client(&connect, generator, share, gate, recorder)
+            }),
+            driver::Client::Engine(protocol) => {
+                let address = spec.address.as_deref().with_context(|| {
+                    format!(
+                        "the {} driver needs an address (host:port)",
+                        spec.driver.name()
+                    )
+                })?;
+                let addr = resolve(address)?;
+                let protocol = &*protocol;
+                each(&|share, generator, recorder| {
+                    engine::run(protocol, generator, addr, share, gate, recorder)
+                })
+            }
+        })
+    };
+    let recorders = match watch {
+        None => drive()?,
+        Some(watch) => watched(gate, spec.warmup, watch, drive)?,
     };
     let recorders = recorders.into_iter().collect::<Result<Vec<_>>>()?;
     let from = gate.clock().map_or(from, |c| c.from);
@@ -397,6 +428,39 @@ pub fn run_recorded(spec: &LoadSpec) -> Result<Recorded> {
         },
         recorder: total,
         measured: duration,
+    })
+}
+
+/// Run `drive` with `watch` told the window's edges: the gate tells it the
+/// window opened when there is no warmup; a thread of its own waits for
+/// the warmup's end otherwise. It is told the window closed once `drive`
+/// is done, if it was told it opened.
+fn watched<T>(
+    gate: &gate::Gate,
+    warmup: Duration,
+    watch: Watch,
+    drive: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    thread::scope(|scope| {
+        let waiter = (!warmup.is_zero()).then(|| {
+            scope.spawn(|| {
+                let opened = gate.wait_window().is_some();
+                if opened {
+                    watch(Edge::Opens);
+                }
+                opened
+            })
+        });
+        let done = drive();
+        gate.finish();
+        let opened = match waiter {
+            Some(waiter) => waiter.join().unwrap_or(false),
+            None => gate.clock().is_some(),
+        };
+        if opened {
+            watch(Edge::Closes);
+        }
+        done
     })
 }
 
@@ -548,5 +612,67 @@ mod tests {
         let outcome = run(&spec).unwrap();
         assert_eq!((outcome.summary.requests, outcome.summary.errors), (5, 5));
         assert!(outcome.summary.first_error.unwrap().contains("exit code 1"));
+    }
+
+    /// The window's edges fall after the warmup and after the last counted
+    /// request: each request appends a line to a file, and the lines there
+    /// at the edges differ by the requests counted (one in flight at the
+    /// opening edge may land on either side).
+    #[test]
+    fn a_watched_load_tells_its_window_after_the_warmup() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("requests");
+        fs_err::write(&file, "").unwrap();
+        let lines = || fs_err::read_to_string(&file).unwrap().lines().count();
+        let spec = |model, warmup| LoadSpec {
+            driver: Driver::EXEC,
+            address: None,
+            requests: RequestMix::one(
+                template(
+                    Driver::EXEC,
+                    &format!("sh -c 'echo x >> {}'", file.display()),
+                    &BTreeMap::new(),
+                    std::path::Path::new("."),
+                )
+                .unwrap(),
+            ),
+            model,
+            warmup,
+            timeout: Duration::from_secs(10),
+            depth: 1,
+            threads: 1,
+            interval: Duration::from_millis(100),
+            seed: 1,
+            cwd: None,
+        };
+        let seen = std::sync::Mutex::new(Vec::new());
+        let watch = |edge| seen.lock().unwrap().push((edge, lines()));
+        let closed = Model::Closed {
+            clients: 1,
+            duration: Some(Duration::from_millis(400)),
+            requests: None,
+        };
+        let outcome = run_watched(&spec(closed, Duration::from_millis(400)), Some(&watch))
+            .unwrap()
+            .outcome;
+        let edges = std::mem::take(&mut *seen.lock().unwrap());
+        let [(Edge::Opens, at_open), (Edge::Closes, at_close)] = edges[..] else {
+            panic!("{edges:?}");
+        };
+        assert!(at_open > 0, "the warmup's requests came before: {edges:?}");
+        let counted = usize::try_from(outcome.summary.requests).unwrap();
+        assert!(counted > 0);
+        assert!(
+            (at_close - at_open).abs_diff(counted) <= 1,
+            "{edges:?}, {counted} counted"
+        );
+        assert_eq!(at_close, lines(), "nothing after the closing edge");
+
+        // Without a warmup the window opens before the first request.
+        fs_err::write(&file, "").unwrap();
+        let iterations = spec(Model::Iterations { requests: 5 }, Duration::ZERO);
+        run_watched(&iterations, Some(&watch)).unwrap();
+        let edges = std::mem::take(&mut *seen.lock().unwrap());
+        assert_eq!(edges, [(Edge::Opens, 0), (Edge::Closes, 5)]);
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::{run, LoadSpec, Model, Outcome, Summary};
+use super::{run, run_watched, LoadSpec, Model, Outcome, Summary, Watch};
 
 /// The bound to hold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,8 +82,15 @@ pub struct Found {
 /// Double the rate from `start_rps` until the bound breaks, bisect between
 /// the last rate that held and the first that broke, then run the found
 /// rate for `spec`'s own duration. `spec.model` must be `rate`; its rate
-/// is ignored.
-pub fn search(spec: &LoadSpec, sla: &Sla, mut log: impl FnMut(&Probe)) -> Result<Found> {
+/// is ignored. `watch` is told the confirming run's window only: what is
+/// counted per request of an SLA workload is counted over that run, never
+/// over the probes.
+pub fn search(
+    spec: &LoadSpec,
+    sla: &Sla,
+    mut log: impl FnMut(&Probe),
+    watch: Option<Watch>,
+) -> Result<Found> {
     let Model::Rate {
         clients, duration, ..
     } = spec.model
@@ -158,7 +165,7 @@ pub fn search(spec: &LoadSpec, sla: &Sla, mut log: impl FnMut(&Probe)) -> Result
         rate: good,
         duration,
     };
-    let confirm = run(&s)?;
+    let confirm = run_watched(&s, watch)?.outcome;
     let confirmed = sla.met(&confirm.summary, good);
     Ok(Found {
         rate_rps: good,

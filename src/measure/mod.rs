@@ -85,9 +85,10 @@ pub struct Metric {
     /// A figure declared `primary = true`: its workload's headline metric.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub primary: bool,
-    /// A total over the run (a service's CPU seconds or context switches):
-    /// meaningful only when the run did a fixed amount of work. In a run of
-    /// fixed duration it is shown but not judged; its per-request twin is.
+    /// A total over the run (a service's CPU seconds or context switches, a
+    /// command's user and system time and instructions): meaningful only
+    /// when the run did a fixed amount of work. In a run of fixed duration
+    /// it is shown but not judged; a service's per-request twin is.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cumulative: bool,
 }
@@ -105,7 +106,19 @@ impl Metric {
             lower_is_better: true,
             precision,
             primary: false,
-            cumulative: false,
+            // User and system time and instructions are totals over the
+            // run. In a run of fixed duration (a command whose primary
+            // figure is a rate, pgbench -T) a faster build does more in
+            // them, so they are shown, not judged, and not the headline's
+            // work. Not per unit of the rate either: the command counts its
+            // rate over a window of its own (pgbench leaves out its
+            // connections) that its whole-life CPU and instructions (start-up,
+            // connecting, teardown) do not share, and a quotient of the two
+            // would mix windows.
+            cumulative: matches!(
+                kind,
+                MetricKind::User | MetricKind::Sys | MetricKind::Instructions
+            ),
         }
     }
 
@@ -253,4 +266,23 @@ pub fn measure(slot: &RunSlot, setup: &RunSetup) -> anyhow::Result<RunRecord> {
 
 pub fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A command whose primary figure is a rate (pgbench -T) does more on a
+    /// faster build in the same time: its totals are shown, not judged (nor
+    /// the headline's work); its time and peak memory are judged.
+    #[test]
+    fn a_commands_cpu_and_instruction_totals_are_cumulative() {
+        let metric = |kind| Metric::builtin(kind, InstructionCounter::Callgrind);
+        for kind in [MetricKind::User, MetricKind::Sys, MetricKind::Instructions] {
+            assert!(metric(kind).cumulative, "{kind:?}");
+        }
+        for kind in [MetricKind::Wall, MetricKind::MaxRss] {
+            assert!(!metric(kind).cumulative, "{kind:?}");
+        }
+    }
 }

@@ -34,3 +34,4 @@ mod strays;
 mod support;
 mod walkthrough;
 mod weights;
+mod windows;

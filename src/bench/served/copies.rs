@@ -12,15 +12,17 @@ use crate::load::{self, series_csv, sla, Outcome};
 use crate::measure::{nanos, RunRecord};
 
 use super::remote::{Part, Step};
+use super::window::ServiceWindow;
 use super::{
     countable, server_times, step_timeout, Served, ERRORS_OF, ERROR_RATE, REQUESTS, SERVER_MEAN,
     TIMEOUT_RATE,
 };
 
-/// Each copy of the load against its own services, in parallel.
+/// Each copy of the load against its own services, in parallel, each
+/// copy's services' counters read at its measured window's edges.
 pub(super) fn run_copies(
     load: &Load,
-    bindings: &[Bindings],
+    (bindings, windows): (&[Bindings], &[ServiceWindow]),
     s: &Served,
     round: u64,
     (workload, stem): (&str, &str),
@@ -32,6 +34,8 @@ pub(super) fn run_copies(
             .map(|(copy, b)| {
                 scope.spawn(move || -> Result<Ran> {
                     let address = load.address.expand(b)?;
+                    let window = &windows[copy];
+                    let watch = |edge| window.edge(edge);
                     let seed = s.seed ^ round ^ ((copy as u64) << 32);
                     if let Some(remote) = s.remote {
                         // A load without its warmup is a counted window's.
@@ -40,6 +44,8 @@ pub(super) fn run_copies(
                         } else {
                             Part::All
                         };
+                        // Its window's edges are seen from here only: the step's.
+                        window.edge(load::Edge::Opens);
                         let outcome = remote.run(&Step {
                             workload,
                             address: &address,
@@ -47,17 +53,18 @@ pub(super) fn run_copies(
                             part,
                             stem: s.logs.join(copy_stem(stem, copy, bindings.len())),
                             timeout: step_timeout(load),
-                        })?;
-                        return Ok((outcome, None, None));
+                        });
+                        window.edge(load::Edge::Closes);
+                        return Ok((outcome?, None, None));
                     }
                     let spec = load.spec(address, seed, &s.experiment.dir);
                     match &load.model {
                         LoadModel::Sla { sla: bound, .. } => {
-                            let found = sla::search(&spec, bound, |_| {})?;
+                            let found = sla::search(&spec, bound, |_| {}, Some(&watch))?;
                             Ok((found.confirm.clone(), Some(found), None))
                         }
                         LoadModel::Run(_) => {
-                            let recorded = load::run_recorded(&spec)?;
+                            let recorded = load::run_watched(&spec, Some(&watch))?;
                             Ok((recorded.outcome.clone(), None, Some(recorded)))
                         }
                     }
@@ -84,15 +91,15 @@ pub(super) type Ran = (Outcome, Option<sla::Found>, Option<load::Recorded>);
 /// histograms (averaged only for an SLA search's confirming runs).
 pub(super) fn drive(
     load: &Load,
-    bindings: &[Bindings],
+    copies: (&[Bindings], &[ServiceWindow]),
     s: &Served,
     stem: &str,
     record: &mut RunRecord,
 ) -> Result<()> {
-    let started = Instant::now();
+    let (started, bindings) = (Instant::now(), copies.0);
     let round = u64::from(record.round);
     let servers_before = server_times(load, bindings);
-    let results = run_copies(load, bindings, s, round, (&record.workload, stem));
+    let results = run_copies(load, copies, s, round, (&record.workload, stem));
     let servers_after = server_times(load, bindings);
     // The time a fixed amount of work took is a measurement; the length of
     // a load that runs for a set duration is not.

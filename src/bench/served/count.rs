@@ -12,6 +12,7 @@ use crate::load;
 use crate::measure::{RunRecord, RunSlot};
 use crate::service;
 
+use super::window::ServiceWindow;
 use super::{countable, drive, windowable, Served, INSTRUCTIONS_PER_REQUEST, REQUESTS};
 
 /// The instructions the counter wrote into scratch, and per request for a
@@ -70,27 +71,33 @@ pub(super) fn counter_prefix(
     }
 }
 
-/// Drive a load whose services run under callgrind with instrumentation
-/// off: the warmup as a load of its own, uncounted; then instrumentation on
-/// in every service process, the measured load, and off again before the
-/// services stop, so only the window is counted.
+/// Drive a load whose window opens after a warmup of its own: the warmup as
+/// a load of its own, uncounted; then the measured load (which reads each
+/// copy's services' counters at its edges). With `switched` (services under
+/// callgrind with instrumentation off), instrumentation goes on in every
+/// service process before the measured load and off again after it, so only
+/// the window is counted. A load on another node runs this way too.
 pub(super) fn drive_window(
     load: &Load,
-    bindings: &[Bindings],
-    started: &[service::Services],
+    copies: (&[Bindings], &[ServiceWindow]),
+    switched: Option<&[service::Services]>,
     s: &Served,
     stem: &str,
     record: &mut RunRecord,
 ) -> Result<()> {
     if !load.warmup.is_zero() {
-        if let Err(error) = warm_up(load, bindings, s, (&record.workload, stem)) {
+        if let Err(error) = warm_up(load, copies.0, s, (&record.workload, stem)) {
             // This run fails; the bench goes on.
             record.error = Some(format!("{error:#}"));
             return Ok(());
         }
     }
-    let groups: Vec<libc::pid_t> = started.iter().flat_map(service::Services::groups).collect();
-    if let Err(error) = crate::measure::window::switch(&groups, true) {
+    let groups: Vec<libc::pid_t> = switched
+        .unwrap_or_default()
+        .iter()
+        .flat_map(service::Services::groups)
+        .collect();
+    if let Err(error) = switch(switched.is_some(), &groups, true) {
         // A service that died in the warmup, say: this run fails, the
         // bench goes on.
         record.error = Some(format!("{error:#}"));
@@ -100,14 +107,22 @@ pub(super) fn drive_window(
         warmup: Duration::ZERO,
         ..load.clone()
     };
-    let result = drive(&measured, bindings, s, stem, record);
+    let result = drive(&measured, copies, s, stem, record);
     // A service that died during the load leaves nothing to switch off:
     // that fails this run (it has its own error already), not the bench.
-    if let Err(error) = crate::measure::window::switch(&groups, false) {
+    if let Err(error) = switch(switched.is_some(), &groups, false) {
         record.success = false;
         record.error.get_or_insert_with(|| format!("{error:#}"));
     }
     result
+}
+
+/// Callgrind's instrumentation on or off in `groups`, if they are switched.
+fn switch(switched: bool, groups: &[libc::pid_t], on: bool) -> Result<()> {
+    if switched {
+        crate::measure::window::switch(groups, on)?;
+    }
+    Ok(())
 }
 
 /// The load's warmup alone, on every instance, its outcome dropped.
