@@ -227,6 +227,28 @@ pub(crate) fn status_of(
     }
 }
 
+/// The sentence that says why a regression case has its `status`.
+pub(crate) fn why(o: &crate::stats::Comparison, status: Status, threshold: Percent) -> String {
+    use crate::stats::Verdict;
+    let worse = -o.improvement_pct;
+    match o.verdict {
+        Verdict::Slower if status == Status::Failed => {
+            format!("slower by {worse:.1}%, more than the {threshold} threshold")
+        }
+        Verdict::Slower => format!("slower by {worse:.1}%, within the {threshold} threshold"),
+        Verdict::Faster => format!("faster by {:.1}%", o.improvement_pct),
+        Verdict::Same => o.verdict_text(),
+        Verdict::Undecided if status == Status::Passed => format!(
+            "{}, but its interval rules out a regression of more than {threshold}",
+            o.verdict_text()
+        ),
+        Verdict::Undecided => format!(
+            "{}: the data cannot tell a regression of more than {threshold} from none",
+            o.verdict_text()
+        ),
+    }
+}
+
 /// What to check and against what, as the command line says it.
 #[derive(Debug, Clone)]
 pub struct Options {

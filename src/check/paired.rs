@@ -9,11 +9,11 @@
 
 use anyhow::{bail, Result};
 
-use super::{workloads, Case, Percent, Status, Suite};
+use super::{workloads, Case, Percent, Suite};
 use crate::report::format::{improvement, scale_for};
 use crate::report::results::Measurement;
 use crate::report::Results;
-use crate::stats::{self, CompareOptions, Comparison, Precision, Verdict};
+use crate::stats::{self, CompareOptions, Comparison, Precision};
 
 /// Rounds under which no test decides anything.
 pub const FEWEST_ROUNDS: usize = 3;
@@ -125,25 +125,8 @@ fn judge(results: &Results, a: &Measurement, xa: &[f64], xb: &[f64]) -> Option<C
 }
 
 fn case(before: &Measurement, now: &Measurement, o: &Comparison, threshold: Percent) -> Case {
-    let worse = -o.improvement_pct;
     let status = super::status_of(o, now.metric.lower_is_better, threshold);
-    let failed = status == Status::Failed;
-    let why = match o.verdict {
-        Verdict::Slower if failed => {
-            format!("slower by {worse:.1}%, more than the {threshold} threshold")
-        }
-        Verdict::Slower => format!("slower by {worse:.1}%, within the {threshold} threshold"),
-        Verdict::Faster => format!("faster by {:.1}%", o.improvement_pct),
-        Verdict::Same => o.verdict_text(),
-        Verdict::Undecided if status == Status::Passed => format!(
-            "{}, but its interval rules out a regression of more than {threshold}",
-            o.verdict_text()
-        ),
-        Verdict::Undecided => format!(
-            "{}: the rounds cannot tell a regression of more than {threshold} from none",
-            o.verdict_text()
-        ),
-    };
+    let why = super::why(o, status, threshold);
     let scale = scale_for(&now.metric.unit, before.summary.mean);
     let unit = scale.label(&now.metric.unit).to_owned();
     Case {

@@ -9,7 +9,6 @@ use super::{workloads, Case, Percent, Status, Suite};
 use crate::report::compare::{across, Across};
 use crate::report::format::{improvement, scale_for};
 use crate::report::Results;
-use crate::stats::Verdict;
 
 /// The regression suite of `current` against `baseline`.
 pub fn suite(
@@ -84,27 +83,10 @@ fn rule(baseline: &Results, threshold: Percent) -> String {
 /// One judged case.
 fn case(x: &Across, threshold: Percent) -> Case {
     let o = &x.outcome;
-    let worse = -o.improvement_pct;
     let status = super::status_of(o, x.b.metric.lower_is_better, threshold);
-    let failed = status == Status::Failed;
     let scale = scale_for(&x.a.metric.unit, x.a.summary.mean);
     let unit = scale.label(&x.a.metric.unit).to_owned();
-    let why = match o.verdict {
-        Verdict::Slower if failed => {
-            format!("slower by {worse:.1}%, more than the {threshold} threshold")
-        }
-        Verdict::Slower => format!("slower by {worse:.1}%, within the {threshold} threshold"),
-        Verdict::Faster => format!("faster by {:.1}%", o.improvement_pct),
-        Verdict::Same => o.verdict_text(),
-        Verdict::Undecided if status == Status::Passed => format!(
-            "{}, but its interval rules out a regression of more than {threshold}",
-            o.verdict_text()
-        ),
-        Verdict::Undecided => format!(
-            "{}: the data cannot tell a regression of more than {threshold} from none",
-            o.verdict_text()
-        ),
-    };
+    let why = super::why(o, status, threshold);
     Case {
         workload: x.b.workload.clone(),
         variant: x.b.variant.clone(),

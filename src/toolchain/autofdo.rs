@@ -156,26 +156,46 @@ fn convert_for_clang(
     out: &Path,
     branch_stack: bool,
 ) -> Result<Option<PathBuf>> {
-    if branch_stack {
-        convert(recording, binary, out, branch_stack)
-    } else {
-        super::afdo_ip::convert(recording, binary, out, super::afdo_ip::Dialect::Llvm)
-    }
+    let with_lbr = branch_stack.then_some(convert as super::merge::Convert);
+    either(
+        recording,
+        binary,
+        out,
+        with_lbr,
+        super::afdo_ip::Dialect::Llvm,
+    )
 }
 
-/// gcc's round: recordings with branch stacks through `create_llvm_prof`
-/// (which reads LBR ranges), the others through afterburner's own
-/// conversion ([`super::afdo_ip`]), which names every inlined callee.
+/// gcc's round: as clang's, keyed for gcc ([`super::afdo_ip`] names every
+/// inlined callee, which `create_llvm_prof` 0.19 garbles).
 fn convert_for_gcc(
     recording: &Path,
     binary: &Path,
     out: &Path,
     branch_stack: bool,
 ) -> Result<Option<PathBuf>> {
-    if branch_stack {
-        convert_text(recording, binary, out, branch_stack)
-    } else {
-        super::afdo_ip::convert(recording, binary, out, super::afdo_ip::Dialect::Gcc)
+    let with_lbr = branch_stack.then_some(convert_text as super::merge::Convert);
+    either(
+        recording,
+        binary,
+        out,
+        with_lbr,
+        super::afdo_ip::Dialect::Gcc,
+    )
+}
+
+/// `with_lbr` for a recording with branch stacks, else afterburner's own
+/// conversion in `dialect`.
+fn either(
+    recording: &Path,
+    binary: &Path,
+    out: &Path,
+    with_lbr: Option<super::merge::Convert>,
+    dialect: super::afdo_ip::Dialect,
+) -> Result<Option<PathBuf>> {
+    match with_lbr {
+        Some(converter) => converter(recording, binary, out, true),
+        None => super::afdo_ip::convert(recording, binary, out, dialect),
     }
 }
 
