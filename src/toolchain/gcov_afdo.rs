@@ -61,6 +61,17 @@ pub enum Reader {
 }
 
 impl Reader {
+    /// What this reader reads, for `doctor`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::LineOnly => "gcc 12's reader: version 2, a line's discriminators folded",
+            Self::Discriminators => {
+                "gcc 13 to 15's reader: version 2, keyed by line and discriminator"
+            }
+            Self::Version3 => "gcc 16's reader: version 3, keyed by line and discriminator",
+        }
+    }
+
     /// The file layout this reader reads.
     pub fn layout(self) -> Layout {
         match self {

@@ -76,7 +76,14 @@ impl Optimize for Word {
         if gcc {
             let served = autofdo::check_gcc();
             let note = served.as_ref().err().map(|e| format!("{e:#}")).unwrap_or_default();
-            let need = Requirement::fact("a gcc whose AutoFDO reader afterburner writes for (gcc 12 to 16)", served.is_ok(), &note);
+            let need = Requirement::fact(
+                &match &served {
+                    Ok(reader) => format!("the installed gcc's AutoFDO reader ({})", reader.describe()),
+                    Err(_) => "a gcc whose AutoFDO reader afterburner writes for (gcc 12 to 16)".to_owned(),
+                },
+                served.is_ok(),
+                &note,
+            );
             // Only a gcc variant needs it; `doctor` alone shows it as optional.
             needs.push(if variant.is_some() { need } else { need.optional() });
         }
