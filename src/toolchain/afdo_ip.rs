@@ -192,21 +192,24 @@ fn read_samples(recording: &perf_script::Recording, path: &Path, segments: &[Seg
 }
 
 /// Whose reader the profile is keyed for: gcc's (names cut at the first
-/// `.`, the DWARF's raw discriminators, head counts left 0) or LLVM's
-/// (clang's `-fprofile-sample-use`: see [`Dialect::Llvm`]).
+/// `.`, the DWARF's raw discriminators) or LLVM's (clang's
+/// `-fprofile-sample-use`: see [`Dialect::Llvm`]). Either way a sampled
+/// function's head count is that of its first instruction, at least 1
+/// (LLVM puts a function whose entry has no samples in `.text.unlikely`;
+/// gcc 14 needs it too), except for gcc 12 (see
+/// `gcov_afdo::Reader::wants_sampled_heads`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
-    Gcc,
+    /// gcc's; `heads`: whether sampled functions get a head count (see
+    /// `gcov_afdo::Reader::wants_sampled_heads`).
+    Gcc { heads: bool },
     /// LLVM's sample profile, keyed as its loader looks it up
     /// (`FunctionSamples::getCallSiteIdentifier` and
     /// `getCanonicalFnName` in LLVM 14 and 19): the base discriminator
     /// decoded from the DWARF's encoded one and each sample counted times
     /// the duplication factor clang encoded with it (loops unrolled or
     /// vectorized under `-fdebug-info-for-profiling`), as `create_llvm_prof`
-    /// counts; names keep a `.__uniq.N` suffix and lose any other; a
-    /// function's head count is that of its first instruction, at least 1
-    /// (LLVM puts a function whose entry has no samples in
-    /// `.text.unlikely`).
+    /// counts; names keep a `.__uniq.N` suffix and lose any other.
     Llvm,
 }
 
@@ -214,7 +217,7 @@ impl Dialect {
     /// The name the reader looks a function up by.
     pub fn name(self, linkage: &str) -> &str {
         match self {
-            Self::Gcc => gcc_name(linkage),
+            Self::Gcc { .. } => gcc_name(linkage),
             Self::Llvm => llvm_name(linkage),
         }
     }
@@ -224,7 +227,7 @@ impl Dialect {
     /// bits for it).
     fn discriminator(self, raw: u32) -> Option<(u32, u64)> {
         match self {
-            Self::Gcc => (raw <= 0xffff).then_some((raw, 1)),
+            Self::Gcc { .. } => (raw <= 0xffff).then_some((raw, 1)),
             Self::Llvm => {
                 let base = prefix_decoded(raw);
                 let duplication = prefix_decoded(next_component(raw)).max(1);
@@ -310,15 +313,39 @@ fn build(
         let line = instance.lines.entry(key).or_default();
         line.count = line.count.max(count * duplication);
     }
-    if dialect == Dialect::Llvm {
-        for (name, function) in &mut functions {
-            let entry = entries.get(name).and_then(|k| function.lines.get(k));
-            if function.total() > 0 {
-                function.head = entry.map_or(0, |l| l.count).max(1);
-            }
+    for function in functions.values_mut() {
+        drop_zeros_beside_samples(function);
+    }
+    let heads = !matches!(dialect, Dialect::Gcc { heads: false });
+    for (name, function) in functions.iter_mut().filter(|_| heads) {
+        let entry = entries.get(name).and_then(|k| function.lines.get(k));
+        if function.total() > 0 {
+            function.head = entry.map_or(0, |l| l.count).max(1);
         }
     }
     (functions.into_values().collect(), cut)
+}
+
+/// Timer samples are sparse: where one discriminator of a line was sampled
+/// and another was not, the other is unknown, not cold (a loop's increment
+/// runs as often as its body). A reader that keys by discriminator (gcc 13
+/// and later, LLVM) takes a listed 0 as never executed, so such zeros are
+/// left out and only a line none of whose instructions was sampled is
+/// listed at 0. gcc 12 folds a line into its largest count, which a zero
+/// never was.
+fn drop_zeros_beside_samples(instance: &mut Instance) {
+    let sampled: std::collections::BTreeSet<u32> = instance
+        .lines
+        .iter()
+        .filter(|(_, l)| l.count > 0)
+        .map(|(k, _)| k >> 16)
+        .collect();
+    instance
+        .lines
+        .retain(|k, l| l.count > 0 || !sampled.contains(&(k >> 16)));
+    for callee in instance.callsites.values_mut() {
+        drop_zeros_beside_samples(callee);
+    }
 }
 
 /// A frame's location key in its function (line offset `<< 16` | the
@@ -488,14 +515,14 @@ mod tests {
             (0x10, vec![frame("f", 1, 2)]),
             (0x18, vec![frame("g", 7, 8), frame("f", 1, 5)]),
         ]);
-        let (functions, _) = build(&counts, &frames, Dialect::Gcc);
+        let (functions, _) = build(&counts, &frames, Dialect::Gcc { heads: true });
         let f = &functions[0];
         assert_eq!(f.lines[&(1 << 16)].count, 4);
         let g = &f.callsites[&(4 << 16, "g".to_owned())];
         assert_eq!(g.lines[&(1 << 16)].count, 0);
         assert_eq!(
             super::super::gcov_afdo::write_llvm_text(&functions),
-            "f:4:0\n 1: 4\n 4: g:0\n  1: 0\n"
+            "f:4:4\n 1: 4\n 4: g:0\n  1: 0\n"
         );
     }
 
@@ -521,7 +548,7 @@ mod tests {
             // A line before its function's first: cut.
             (0x30, vec![frame("main.cold", 10, 9)]),
         ]);
-        let (functions, cut) = build(&counts, &frames, Dialect::Gcc);
+        let (functions, cut) = build(&counts, &frames, Dialect::Gcc { heads: true });
         assert_eq!(cut, 2);
         assert_eq!(functions.len(), 1);
         let main = &functions[0];
@@ -532,7 +559,7 @@ mod tests {
         assert_eq!(main.total(), 12);
         // The text gcc's round merges reads back the same.
         let text = super::super::gcov_afdo::write_llvm_text(&functions);
-        assert_eq!(text, "main:12:0\n 4: 5\n 2: helper:7\n  2: 7\n");
+        assert_eq!(text, "main:12:5\n 4: 5\n 2: helper:7\n  2: 7\n");
         assert_eq!(
             super::super::gcov_afdo::parse_llvm_text(&text).unwrap(),
             functions
@@ -551,8 +578,11 @@ mod tests {
         // (prefix-encoded 4 is 8, shifted past the base's 7 bits).
         assert_eq!(Dialect::Llvm.discriminator(2 | (8 << 7)), Some((1, 4)));
         // gcc's are raw, and gcc keeps 16 bits of them.
-        assert_eq!(Dialect::Gcc.discriminator(6), Some((6, 1)));
-        assert_eq!(Dialect::Gcc.discriminator(0x1_0000), None);
+        assert_eq!(
+            (Dialect::Gcc { heads: true }).discriminator(6),
+            Some((6, 1))
+        );
+        assert_eq!((Dialect::Gcc { heads: true }).discriminator(0x1_0000), None);
     }
 
     #[test]
@@ -588,8 +618,10 @@ mod tests {
             super::super::gcov_afdo::write_llvm_text(&functions),
             "f:80:1\n 0: 0\n 2.1: 30\n 2.3: 50\n"
         );
-        let (gcc, _) = build(&counts, &frames, Dialect::Gcc);
-        assert_eq!(gcc[0].head, 0);
+        let (gcc, _) = build(&counts, &frames, Dialect::Gcc { heads: true });
+        assert_eq!(gcc[0].head, 1);
+        let (gcc12, _) = build(&counts, &frames, Dialect::Gcc { heads: false });
+        assert_eq!(gcc12[0].head, 0);
         assert_eq!(gcc[0].lines[&((2 << 16) | 6)].count, 50);
     }
 }
