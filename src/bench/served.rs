@@ -31,8 +31,9 @@ use count::{add_count, counter_prefix, drive_window};
 use window::{window_usage, ServiceWindow};
 
 /// The metrics a load workload adds: throughput, latency percentiles
-/// (timed-out requests in them at their deadline) and the shares of
-/// requests that failed or timed out.
+/// (timed-out requests in them at their deadline), the shares of
+/// requests that failed or timed out, and the share of keys found where
+/// its requests look keys up (memcached gets).
 pub fn load_metrics(load: &Load) -> Vec<Metric> {
     let metric = |name: &str, unit: &str, lower: bool| Metric {
         name: name.to_owned(),
@@ -58,6 +59,13 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
     if matches!(load.model, LoadModel::Sla { .. }) {
         out.push(metric("sla_rate", "req/s", false));
     }
+    if load
+        .request
+        .entries()
+        .any(|(text, _)| load.driver.looks_up(text))
+    {
+        out.push(metric(HIT_RATE, "share", false));
+    }
     if load.driver.keeps_server_time() {
         // The server's own time per command (Redis INFO commandstats),
         // beside the client's latency.
@@ -67,7 +75,7 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
 }
 
 use crate::load::driver::SERVER_MEAN;
-use crate::load::{ERRORS_OF, ERROR_RATE, TIMEOUT_RATE};
+use crate::load::{ERRORS_OF, ERROR_RATE, HIT_RATE, TIMEOUT_RATE};
 
 /// What the servers of every copy had counted so far, if they count.
 fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::driver::ServerTime>> {
@@ -739,6 +747,35 @@ mod tests {
         s.hits = hits;
         s.misses = misses;
         s
+    }
+
+    /// A bench of memcached gets recorded `hit_rate` as a figure but never
+    /// declared it, so no report showed it: a load that looks keys up
+    /// (any request of its mix) declares it, higher is better and noisy;
+    /// one that looks nothing up does not.
+    #[test]
+    fn a_load_that_looks_keys_up_declares_its_hit_rate() {
+        let experiment = |request: &str| {
+            let text = format!(
+                "[target]\nname = \"mc\"\nsource = {{ path = \"src\" }}\nbuild = \"make\"\nbinaries = {{ memcached = \"memcached\" }}\n\n[[target.service]]\nname = \"mc\"\nstart = \"{{bin.memcached}} -p {{port}}\"\nready = \"memcached\"\n\n[[variant]]\nname = \"base\"\n\n[[workload]]\nname = \"w\"\n[workload.load]\ndriver = \"memcached\"\n{request}\nclients = 2\nrequests = 100\n"
+            );
+            crate::experiment::load_str(Path::new("/exp/a.toml"), &text, false).unwrap()
+        };
+        let hit_rate_of = |request: &str| {
+            let e = experiment(request);
+            let load = e.workloads[0].load.as_ref().unwrap();
+            load_metrics(load).into_iter().find(|m| m.name == HIT_RATE)
+        };
+        let declared = hit_rate_of(
+            r#"request = ["set k:{k} v", "get k:{k}"]
+mix = [1, 9]
+vars = { k = "uniform:1:10" }"#,
+        )
+        .expect("a mix with gets has a hit rate");
+        assert!(!declared.lower_is_better, "{declared:?}");
+        assert_eq!(declared.precision, Precision::Noisy);
+        assert!(hit_rate_of("request = \"gats 60 k:1 k:2\"").is_some());
+        assert!(hit_rate_of("request = \"set k:1 v\"").is_none());
     }
 
     /// Instances' hit rate is over all their keys, not a mean of rates.

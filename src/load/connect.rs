@@ -99,6 +99,9 @@ struct Probing {
 enum Answer {
     Waiting,
     Answered,
+    /// Answered by a reply that ran to the close ([`Reply::UntilClose`]):
+    /// the server answers, and the connection is gone.
+    AnsweredAndClosed,
     Failed(String),
 }
 
@@ -124,13 +127,14 @@ struct Connector<'a> {
 
 /// Open `wanted.count` connections, registered with `poll` as tokens
 /// `0..count` for reading and writing (the event loop's own tokens), each
-/// confirmed by an answer to the probe.
+/// confirmed by an answer to the probe; `None` for one the server closed
+/// with its answer (a reply that runs to the close), to be made again.
 pub fn connect_all(
     poll: &mut Poll,
     events: &mut Events,
     wanted: &Wanted<'_>,
     recorder: &mut Recorder,
-) -> Result<Vec<TcpStream>, Shortfall> {
+) -> Result<Vec<Option<TcpStream>>, Shortfall> {
     let count = wanted.count;
     let mut c = Connector {
         wanted,
@@ -186,7 +190,7 @@ pub fn connect_all(
         let why = std::mem::take(&mut c.last_error);
         return Err(short(&c, why));
     }
-    Ok(c.slots.into_iter().filter_map(|s| s.stream).collect())
+    Ok(c.slots.into_iter().map(|s| s.stream).collect())
 }
 
 impl Connector<'_> {
@@ -310,9 +314,13 @@ impl Connector<'_> {
                 }
             }
         }
-        match probe(slot, &self.wanted.probe) {
+        let answer = probe(slot, &self.wanted.probe);
+        match answer {
             Answer::Waiting => {}
-            Answer::Answered => {
+            Answer::Answered | Answer::AnsweredAndClosed => {
+                if matches!(answer, Answer::AnsweredAndClosed) {
+                    drop_attempt(poll, slot);
+                }
                 slot.probing = None;
                 slot.made = true;
                 self.flight -= 1;
@@ -342,7 +350,8 @@ impl Connector<'_> {
 
 /// Write what is left of the probe and read what came back: answered once
 /// the bytes hold a whole reply of the protocol (or bytes that are none:
-/// the server answered, and the load's requests will say what is wrong).
+/// the server answered, and the load's requests will say what is wrong);
+/// a reply that runs to the close is whole when the server closes.
 fn probe(slot: &mut Slot, probe: &Probe<'_>) -> Answer {
     let (Some(stream), Some(probing)) = (slot.stream.as_mut(), slot.probing.as_mut()) else {
         return Answer::Waiting;
@@ -362,10 +371,13 @@ fn probe(slot: &mut Slot, probe: &Probe<'_>) -> Answer {
     loop {
         match stream.read(&mut buf) {
             Ok(0) => {
+                if let Ok(Reply::UntilClose { .. }) = probe.protocol.parse(&probing.reply) {
+                    return Answer::AnsweredAndClosed;
+                }
                 return Answer::Failed(format!(
                     "the server closed the connection before answering {}",
                     probe.what
-                ))
+                ));
             }
             Ok(n) => probing.reply.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -377,7 +389,7 @@ fn probe(slot: &mut Slot, probe: &Probe<'_>) -> Answer {
         return Answer::Waiting;
     }
     match probe.protocol.parse(&probing.reply) {
-        Ok(Reply::Incomplete) => Answer::Waiting,
+        Ok(Reply::Incomplete | Reply::UntilClose { .. }) => Answer::Waiting,
         Ok(_) | Err(_) => Answer::Answered,
     }
 }
@@ -503,7 +515,7 @@ mod tests {
         let mut rec = recorder();
         let wanted = wanted(addr, 300, Duration::from_secs(10));
         let streams = connect_all(&mut poll, &mut events, &wanted, &mut rec).unwrap();
-        assert_eq!(streams.len(), 300);
+        assert_eq!(streams.iter().flatten().count(), 300);
         let summary = rec.summary(Some(Duration::from_secs(1)), None);
         let connects = summary.connects.unwrap();
         assert_eq!((connects.made, connects.failed_attempts), (300, 0));

@@ -58,6 +58,11 @@ pub trait DriverKind: Sync {
     fn server_time(&self, _address: &str, _timeout: std::time::Duration) -> Option<ServerTime> {
         None
     }
+    /// Whether `request` (a template's text) looks keys up, each found or
+    /// missed (a memcached retrieval): its load then has a hit rate.
+    fn looks_up(&self, _request: &str) -> bool {
+        false
+    }
     /// Whether [`DriverKind::server_time`] reads anything.
     fn keeps_server_time(&self) -> bool {
         false

@@ -223,6 +223,18 @@ struct Conn {
     /// Counted requests answered successfully on this client (over its
     /// reconnections).
     answered: u64,
+    /// The oldest request's reply runs to the close ([`Reply::UntilClose`]):
+    /// its body is read and dropped, and the request counted when the
+    /// server closes; `Err` holds the status line of a failure.
+    until_close: Option<Result<(), Box<str>>>,
+}
+
+/// How a read left the connection.
+#[derive(Debug, PartialEq, Eq)]
+enum Stream {
+    Open,
+    /// The server closed it, ending a reply that ran to the close.
+    Closed,
 }
 
 /// Due times (rate model) and reconnect times, soonest first.
@@ -327,7 +339,7 @@ pub fn run(
         .into_iter()
         .enumerate()
         .map(|(i, stream)| Conn {
-            stream: Some(stream),
+            stream,
             out: Vec::new(),
             written: 0,
             input: Inbox::new(),
@@ -335,8 +347,15 @@ pub fn run(
             due: clock.start + share.offset(i),
             stalled: false,
             answered: 0,
+            until_close: None,
         })
+        .collect::<Vec<_>>();
+    // A connection its probe's answer closed is made again as the clock
+    // starts.
+    let closed: Vec<usize> = (0..conns.len())
+        .filter(|&i| conns[i].stream.is_none())
         .collect();
+    let up = conns.len() - closed.len();
     let mut driver = Driver {
         protocol,
         generator,
@@ -348,9 +367,9 @@ pub fn run(
         end: clock.end,
         remaining: share.requests,
         inflight: 0,
-        up: share.clients,
+        up,
         due: BinaryHeap::new(),
-        reconnect: BinaryHeap::new(),
+        reconnect: closed.iter().map(|&i| Reverse((clock.start, i))).collect(),
         ready: Vec::new(),
         last_error: String::new(),
         scratch: vec![0; WIDE_INBOX],
@@ -500,9 +519,28 @@ impl Driver<'_> {
             );
             let answered = before - conn.inflight.len();
             self.inflight -= answered;
-            if let Err(why) = read {
-                self.fail(i, Instant::now(), &why);
-                return;
+            match read {
+                Err(why) => {
+                    self.fail(i, Instant::now(), &why);
+                    return;
+                }
+                Ok(Stream::Closed) => {
+                    // Made again at once: a server that closes after each
+                    // reply (HTTP/1.0) is not paced by the pause a broken
+                    // connection waits.
+                    let now = Instant::now();
+                    self.drop_inflight(
+                        i,
+                        now,
+                        &Failure::Connection(
+                            "the server closed the connection after a reply that ran to its close"
+                                .to_owned(),
+                        ),
+                    );
+                    self.down(i, now);
+                    return;
+                }
+                Ok(Stream::Open) => {}
             }
             if answered > 0 {
                 let open_loop = self.open_loop();
@@ -651,6 +689,12 @@ impl Driver<'_> {
 
     /// The connection broke: every request in flight failed; reconnect soon.
     fn fail(&mut self, i: usize, now: Instant, why: &Failure) {
+        self.drop_inflight(i, now, why);
+        self.down(i, now + RECONNECT_AFTER);
+    }
+
+    /// Every request in flight on connection `i` failed, `why`.
+    fn drop_inflight(&mut self, i: usize, now: Instant, why: &Failure) {
         let conn = &mut self.conns[i];
         self.inflight -= conn.inflight.len();
         for pending in conn.inflight.drain(..) {
@@ -658,7 +702,6 @@ impl Driver<'_> {
             self.recorder
                 .tally(pending.template as usize, pending.start, Tallied::Error);
         }
-        self.down(i, now + RECONNECT_AFTER);
     }
 
     /// Close connection `i` and reconnect it at `at`.
@@ -671,6 +714,7 @@ impl Driver<'_> {
         conn.out.clear();
         conn.written = 0;
         conn.input.clear();
+        conn.until_close = None;
         // Its due requests fail while it is down, rather than wait.
         if std::mem::take(&mut conn.stalled) {
             self.due.push(Reverse((conn.due, i)));
@@ -758,17 +802,19 @@ fn flush(conn: &mut Conn, recorder: &mut Recorder, now: Instant) -> io::Result<(
 /// read per batch of replies rather than two. Data arriving after it
 /// raises a new edge. When the event said the peer closed (`closing`),
 /// reading goes on to the end of the stream. Reads land in `scratch`
-/// unless a partial reply waits in the connection's inbox.
+/// unless a partial reply waits in the connection's inbox. While a reply
+/// runs to the close its body is counted and dropped, and the close ends
+/// it ([`Stream::Closed`]).
 fn read_replies(
     conn: &mut Conn,
     protocol: &dyn Protocol,
     closing: bool,
     recorder: &mut Recorder,
     scratch: &mut [u8],
-) -> Result<(), Failure> {
+) -> Result<Stream, Failure> {
     loop {
         let Some(stream) = conn.stream.as_mut() else {
-            return Ok(());
+            return Ok(Stream::Open);
         };
         let partial = conn.input.holds();
         let room = if partial {
@@ -779,15 +825,22 @@ fn read_replies(
         let asked = room.len();
         match stream.read(room) {
             Ok(0) => {
+                if let Some(outcome) = conn.until_close.take() {
+                    end_at_close(conn, outcome, recorder, Instant::now());
+                    return Ok(Stream::Closed);
+                }
                 return Err(Failure::Connection(
                     "the server closed the connection".to_owned(),
-                ))
+                ));
             }
             Ok(n) => {
                 // One clock read for the bytes and the replies they end.
                 let now = Instant::now();
                 recorder.bytes_at(now, n as u64, 0);
-                if partial {
+                let until_close = &mut conn.until_close;
+                if until_close.is_some() {
+                    // The body of a reply that ends at the close.
+                } else if partial {
                     conn.input.end += n;
                     if n == asked {
                         // More may be waiting: read it in bigger pieces.
@@ -796,7 +849,7 @@ fn read_replies(
                     let inbox = &mut conn.input;
                     let used = parse_replies(
                         &inbox.buf[inbox.start..inbox.end],
-                        (&mut conn.inflight, &mut conn.answered),
+                        (&mut conn.inflight, &mut conn.answered, until_close),
                         protocol,
                         recorder,
                         now,
@@ -806,7 +859,7 @@ fn read_replies(
                 } else {
                     let used = parse_replies(
                         &scratch[..n],
-                        (&mut conn.inflight, &mut conn.answered),
+                        (&mut conn.inflight, &mut conn.answered, until_close),
                         protocol,
                         recorder,
                         now,
@@ -816,69 +869,121 @@ fn read_replies(
                     }
                 }
                 if n < asked && !closing {
-                    return Ok(());
+                    return Ok(Stream::Open);
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Stream::Open),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(Failure::Connection(format!("read: {e}"))),
         }
     }
 }
 
+/// The connection's state that replies move on: its requests in flight,
+/// its counted successes, and a reply that runs to the close.
+type Replies<'c> = (
+    &'c mut VecDeque<Pending>,
+    &'c mut u64,
+    &'c mut Option<Result<(), Box<str>>>,
+);
+
 /// Record every complete reply in `input`, which arrived at `now`,
 /// oldest request first of the connection's `inflight`, adding the counted
 /// successes to its `answered`; the bytes they took (the rest is the start
-/// of a reply).
+/// of a reply). A reply that runs to the close takes all the bytes and is
+/// left to [`end_at_close`].
 fn parse_replies(
     input: &[u8],
-    (inflight, answered): (&mut VecDeque<Pending>, &mut u64),
+    (inflight, answered, until_close): Replies<'_>,
     protocol: &dyn Protocol,
     recorder: &mut Recorder,
     now: Instant,
 ) -> Result<usize, Failure> {
+    let no_request = || Failure::Protocol("a reply arrived with no request in flight".to_owned());
     let mut used = 0;
     while used < input.len() {
         let rest = &input[used..];
         let reply = protocol.parse(rest).map_err(|e| Failure::Protocol(e.0))?;
         let len = match reply {
             Reply::Incomplete => break,
+            Reply::UntilClose { head, ok } => {
+                if inflight.is_empty() {
+                    return Err(no_request());
+                }
+                *until_close = Some(if ok {
+                    Ok(())
+                } else {
+                    Err(first_line(&rest[..head]).into())
+                });
+                return Ok(input.len());
+            }
             Reply::Complete { len, .. } | Reply::Values { len, .. } => len,
         };
-        let pending = inflight.pop_front().ok_or_else(|| {
-            Failure::Protocol("a reply arrived with no request in flight".to_owned())
-        })?;
-        let late = recorder.late(pending.start, now);
-        let outcome = if let Reply::Complete { ok: false, .. } = reply {
-            Tallied::Error
-        } else if late {
-            // Found after its deadline (expired requests are swept only
-            // every tenth of the timeout): a timeout, not an answer.
-            Tallied::Timeout
-        } else {
-            *answered += u64::from(recorder.counts(pending.start));
-            Tallied::Answered
-        };
-        recorder.tally(pending.template as usize, pending.start, outcome);
-        match reply {
-            Reply::Complete { ok: false, .. } => {
-                recorder.error_reply(pending.start, now, || first_line(&rest[..len]));
-            }
-            _ if late => recorder.timeout(pending.start, now),
-            Reply::Values { values, .. } if pending.lookups > 0 => {
-                let hits = values.min(pending.lookups);
-                recorder.reply(pending.start, now, true);
-                recorder.lookups(
-                    pending.start,
-                    u64::from(hits),
-                    u64::from(pending.lookups - hits),
-                );
-            }
-            _ => recorder.reply(pending.start, now, true),
-        }
+        let pending = inflight.pop_front().ok_or_else(no_request)?;
+        record(pending, reply, answered, recorder, now, || {
+            first_line(protocol.error_words(&rest[..len]))
+        });
         used += len;
     }
     Ok(used)
+}
+
+/// The server closed the connection, ending the oldest request's reply
+/// that ran to the close: record it now.
+fn end_at_close(
+    conn: &mut Conn,
+    outcome: Result<(), Box<str>>,
+    recorder: &mut Recorder,
+    now: Instant,
+) {
+    let Some(pending) = conn.inflight.pop_front() else {
+        return;
+    };
+    let reply = Reply::Complete {
+        len: 0,
+        ok: outcome.is_ok(),
+    };
+    record(pending, reply, &mut conn.answered, recorder, now, || {
+        outcome.err().map(String::from).unwrap_or_default()
+    });
+}
+
+/// Record the reply to `pending`, arrived at `now`; `text` is an error
+/// reply's words.
+fn record(
+    pending: Pending,
+    reply: Reply,
+    answered: &mut u64,
+    recorder: &mut Recorder,
+    now: Instant,
+    text: impl FnOnce() -> String,
+) {
+    let late = recorder.late(pending.start, now);
+    let outcome = if let Reply::Complete { ok: false, .. } = reply {
+        Tallied::Error
+    } else if late {
+        // Found after its deadline (expired requests are swept only
+        // every tenth of the timeout): a timeout, not an answer.
+        Tallied::Timeout
+    } else {
+        *answered += u64::from(recorder.counts(pending.start));
+        Tallied::Answered
+    };
+    recorder.tally(pending.template as usize, pending.start, outcome);
+    match reply {
+        Reply::Complete { ok: false, .. } => recorder.error_reply(pending.start, now, text),
+        _ if late => recorder.timeout(pending.start, now),
+        Reply::Values { values, .. } if pending.lookups > 0 => {
+            let hits = values.min(pending.lookups);
+            recorder.reply(pending.start, now, true);
+            recorder.lookups(
+                pending.start,
+                u64::from(hits),
+                u64::from(pending.lookups - hits),
+            );
+        }
+        _ => recorder.reply(pending.start, now, true),
+    }
 }
 
 /// An error reply's first line, as the server wrote it (`-ERR unknown

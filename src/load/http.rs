@@ -1,8 +1,10 @@
 //! HTTP/1.1 with keep-alive, as wrk and oha speak it: requests are
 //! `METHOD PATH ['Name: value'…] [BODY]` (a word that starts with a header
 //! name and a colon is a header; the word after the headers is the body,
-//! sent with its `Content-Length`); replies end by `Content-Length` or
-//! chunked encoding; a status of 400 or more counts as a failed request.
+//! sent with its `Content-Length`); replies end by `Content-Length`,
+//! chunked encoding or, with neither (HTTP/1.0 style), the server closing
+//! the connection; only a 2xx status is a success: a redirect is not the
+//! page asked for, so 3xx fails the request as 4xx and 5xx do.
 
 use super::driver::{Client, DriverKind};
 use super::protocol::{integer, line, Malformed, Protocol, Reply};
@@ -131,7 +133,7 @@ impl Protocol for Http {
                 chunked = true;
             }
         }
-        let ok = status < 400;
+        let ok = (200..300).contains(&status);
         let total = if chunked {
             match chunked_len(&buf[body_at..])? {
                 Some(len) => body_at + len,
@@ -139,9 +141,12 @@ impl Protocol for Http {
             }
         } else if status == 204 || status == 304 || (100..200).contains(&status) {
             body_at
+        } else if let Some(length) = length {
+            body_at + length
         } else {
-            // Without a length a keep-alive reply can't end: treat as empty.
-            body_at + length.unwrap_or(0)
+            // Neither a length nor chunks: the body runs to the close
+            // (RFC 9112 section 6.3, rule 8).
+            return Ok(Reply::UntilClose { head: body_at, ok });
         };
         Ok(if buf.len() >= total {
             Reply::Complete { len: total, ok }
@@ -318,5 +323,45 @@ mod tests {
             }
         );
         assert!(http().parse(b"+OK\r\n\r\n").is_err());
+    }
+
+    /// A redirect was counted a success (status < 400): it is not the page
+    /// asked for, so only 2xx is.
+    #[test]
+    fn a_redirect_fails_the_request() {
+        for status in ["301 Moved Permanently", "302 Found", "304 Not Modified"] {
+            let reply = format!("HTTP/1.1 {status}\r\nLocation: /x\r\nContent-Length: 0\r\n\r\n");
+            assert_eq!(
+                http().parse(reply.as_bytes()).unwrap(),
+                Reply::Complete {
+                    len: reply.len(),
+                    ok: false
+                },
+                "{status}"
+            );
+        }
+    }
+
+    /// A reply with neither a length nor chunks was read as an empty body
+    /// (its body then taken for the next reply): it ends at the close.
+    #[test]
+    fn a_reply_without_a_length_runs_to_the_close() {
+        let head = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n";
+        let mut reply = head.to_vec();
+        reply.extend_from_slice(b"the body, until the server closes");
+        assert_eq!(
+            http().parse(&reply).unwrap(),
+            Reply::UntilClose {
+                head: head.len(),
+                ok: true
+            }
+        );
+        assert_eq!(
+            http().parse(b"HTTP/1.0 404 Not Found\r\n\r\n").unwrap(),
+            Reply::UntilClose {
+                head: 26,
+                ok: false
+            }
+        );
     }
 }

@@ -41,7 +41,17 @@ impl DriverKind for Memcached {
     fn client<'a>(&self, _spec: &'a LoadSpec) -> anyhow::Result<Client<'a>> {
         Ok(Client::Engine(Box::new(Memcached)))
     }
+
+    fn looks_up(&self, request: &str) -> bool {
+        request
+            .split_whitespace()
+            .next()
+            .is_some_and(|command| RETRIEVALS.contains(&command.as_bytes()))
+    }
 }
+
+/// The commands that look keys up, each answered by a value or a miss.
+const RETRIEVALS: [&[u8]; 4] = [b"get", b"gets", b"gat", b"gats"];
 
 const STORAGE: [&[u8]; 5] = [b"set", b"add", b"replace", b"append", b"prepend"];
 

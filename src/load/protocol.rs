@@ -12,8 +12,14 @@ pub enum Reply {
     /// More bytes are needed.
     Incomplete,
     /// The first `len` bytes are one reply; `ok` is false for an error reply
-    /// (RESP `-ERR`, HTTP status >= 400, memcached `SERVER_ERROR`).
+    /// (RESP `-ERR`, or an array holding one; an HTTP status other than
+    /// 2xx; memcached `SERVER_ERROR`).
     Complete { len: usize, ok: bool },
+    /// The first `head` bytes begin a reply whose body ends only when the
+    /// server closes the connection (HTTP without `Content-Length` or
+    /// chunked encoding, as HTTP/1.0 servers send it): every byte after
+    /// them up to the close is its body, and the connection ends with it.
+    UntilClose { head: usize, ok: bool },
     /// The first `len` bytes are the answer to a retrieval (memcached
     /// `VALUE …` blocks then `END`), carrying `values` of the keys asked
     /// for: a key without one was a miss, which is no error.
@@ -43,6 +49,12 @@ pub trait Protocol: Send + Sync {
     fn lookups(&self, words: &Words) -> u32 {
         let _ = words;
         0
+    }
+    /// The part of an error `reply` that says what went wrong (its first
+    /// line is shown): the whole reply, or the error inside it (an element
+    /// of a Redis array).
+    fn error_words<'r>(&self, reply: &'r [u8]) -> &'r [u8] {
+        reply
     }
     /// A cheap request every server of the protocol answers, its name and
     /// its bytes (Redis `PING`, memcached `version`), sent once on each new

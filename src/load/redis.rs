@@ -1,5 +1,7 @@
 //! Redis serialization protocol (RESP2): requests as arrays of bulk strings,
-//! replies of any type, errors (`-…`) counted as failed requests.
+//! replies of any type, errors (`-…`) counted as failed requests, an
+//! error anywhere inside an array (a `MULTI`/`EXEC` whose command failed)
+//! as well.
 
 use super::driver::{Client, DriverKind};
 use super::protocol::{integer, line, push_decimal, Malformed, Protocol, Reply};
@@ -113,16 +115,33 @@ impl Protocol for Redis {
     fn parse(&self, buf: &[u8]) -> Result<Reply, Malformed> {
         Ok(match value(buf, 0)? {
             None => Reply::Incomplete,
-            Some(len) => Reply::Complete {
+            Some(Value { len, error }) => Reply::Complete {
                 len,
-                ok: buf.first() != Some(&b'-'),
+                ok: error.is_none(),
             },
         })
     }
+
+    fn error_words<'r>(&self, reply: &'r [u8]) -> &'r [u8] {
+        match value(reply, 0) {
+            Ok(Some(Value {
+                error: Some(at), ..
+            })) => &reply[at..],
+            _ => reply,
+        }
+    }
 }
 
-/// The length of the RESP value at the start of `buf`, if complete.
-fn value(buf: &[u8], depth: usize) -> Result<Option<usize>, Malformed> {
+/// A complete RESP value: its length, and where its first error is (the
+/// value itself, or an element of an array at any depth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Value {
+    len: usize,
+    error: Option<usize>,
+}
+
+/// The RESP value at the start of `buf`, if complete.
+fn value(buf: &[u8], depth: usize) -> Result<Option<Value>, Malformed> {
     if depth > 32 {
         return Err(Malformed("RESP nested deeper than 32".to_owned()));
     }
@@ -132,26 +151,38 @@ fn value(buf: &[u8], depth: usize) -> Result<Option<usize>, Malformed> {
     let Some((&kind, rest)) = head.split_first() else {
         return Err(Malformed("empty RESP line".to_owned()));
     };
+    let plain = |len| Some(Value { len, error: None });
     match kind {
-        b'+' | b'-' | b':' => Ok(Some(head_len)),
+        b'+' | b':' => Ok(plain(head_len)),
+        b'-' => Ok(Some(Value {
+            len: head_len,
+            error: Some(0),
+        })),
         b'$' => {
             let n = integer(rest)?;
             if n < 0 {
-                return Ok(Some(head_len));
+                return Ok(plain(head_len));
             }
             let total = head_len + usize::try_from(n).unwrap_or(usize::MAX) + 2;
-            Ok((buf.len() >= total).then_some(total))
+            Ok((buf.len() >= total).then_some(Value {
+                len: total,
+                error: None,
+            }))
         }
         b'*' => {
             let n = integer(rest)?;
             let mut at = head_len;
+            let mut error = None;
             for _ in 0..n.max(0) {
                 match value(&buf[at..], depth + 1)? {
-                    Some(len) => at += len,
+                    Some(element) => {
+                        error = error.or(element.error.map(|e| at + e));
+                        at += element.len;
+                    }
                     None => return Ok(None),
                 }
             }
-            Ok(Some(at))
+            Ok(Some(Value { len: at, error }))
         }
         other => Err(Malformed(format!("RESP type byte {:?}", char::from(other)))),
     }
@@ -201,6 +232,39 @@ mod tests {
         assert_eq!(
             parse(b"*2\r\n$1\r\na\r\n:1\r\n"),
             Reply::Complete { len: 15, ok: true }
+        );
+    }
+
+    /// An array holding an error (`EXEC` whose queued command failed)
+    /// counted as a success: an error at any depth fails the request, and
+    /// its words are the error's.
+    #[test]
+    fn an_error_inside_an_array_fails_the_request() {
+        let exec = b"*2\r\n+OK\r\n-WRONGTYPE Operation against a key\r\n";
+        assert_eq!(
+            parse(exec),
+            Reply::Complete {
+                len: exec.len(),
+                ok: false
+            }
+        );
+        assert_eq!(
+            Redis.error_words(exec),
+            b"-WRONGTYPE Operation against a key\r\n"
+        );
+        let nested = b"*2\r\n*1\r\n$4\r\n-ERR\r\n*2\r\n:1\r\n-ERR deep\r\n";
+        assert_eq!(
+            parse(nested),
+            Reply::Complete {
+                len: nested.len(),
+                ok: false
+            },
+            "a bulk string that reads -ERR is no error"
+        );
+        assert_eq!(Redis.error_words(nested), b"-ERR deep\r\n");
+        assert_eq!(
+            parse(b"*1\r\n$4\r\n-ERR\r\n"),
+            Reply::Complete { len: 14, ok: true }
         );
     }
 

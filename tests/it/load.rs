@@ -1545,3 +1545,124 @@ fn feedsim_csv_counts_the_bytes_the_server_saw() {
     assert_eq!(queries, 1500);
     assert_eq!((rx, tx), (u(&s["bytes_rx"]), u(&s["bytes_tx"])));
 }
+
+/// A tiny HTTP server on loopback: each connection's requests (a head
+/// each, no body) answered by `answer`, which writes to the stream and
+/// says whether the connection stays open. Its port.
+fn tiny_http(answer: fn(&mut TcpStream) -> bool) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                    head.push(byte[0]);
+                    if head.ends_with(b"\r\n\r\n") {
+                        head.clear();
+                        if !answer(&mut stream) {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A redirect counted as a success (the driver took status < 400 as
+/// one): it is not the page asked for, so every 302 is a failed request,
+/// a server error in the server's words.
+#[test]
+fn an_http_redirect_is_a_failed_request() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let port = tiny_http(|stream| {
+        stream
+            .write_all(b"HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n")
+            .is_ok()
+    });
+    let out = load_failing(
+        &sandbox,
+        &format!("http://127.0.0.1:{port}/"),
+        &["-n", "20", "-c", "2", "--warmup", "0s"],
+    );
+    let s = &out["summary"];
+    assert_eq!((u(&s["requests"]), u(&s["errors"])), (0, 20), "{s}");
+    assert_eq!(u(&s["errors_by_kind"]["server"]), 20, "{s}");
+    let first = s["first_error"].as_str().unwrap();
+    assert!(first.contains("302 Found"), "{first}");
+}
+
+/// A reply without a length or chunks (HTTP/1.0 style) was read as an
+/// empty body at its head: its body then broke the connection's next
+/// request. Its body runs to the close: each request is counted once the
+/// server closes (50 ms after the head here, so no latency is shorter),
+/// and the connection is made again without a failure.
+#[test]
+fn an_http_body_that_ends_at_the_close_is_read_to_the_close() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let port = tiny_http(|stream| {
+        let _ = stream.write_all(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nhalf ");
+        std::thread::sleep(Duration::from_millis(50));
+        // A body that reads like a reply: taken for one, it is a reply
+        // with no request in flight.
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        false
+    });
+    let out = load(
+        &sandbox,
+        &format!("http://127.0.0.1:{port}/"),
+        &["-n", "20", "-c", "2", "--warmup", "0s"],
+    );
+    let s = &out["summary"];
+    assert_eq!((u(&s["requests"]), u(&s["errors"])), (20, 0), "{s}");
+    assert!(f(&s["latency_ms"]["min"]) >= 50.0, "{s}");
+}
+
+/// A Redis reply array holding an error (as `EXEC` returns a queued
+/// command's failure) counted as a success: an error at any depth fails
+/// the request, shown in the server's words.
+#[test]
+fn a_redis_error_inside_an_array_fails_the_request() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    let server = start(
+        "redis-server",
+        &[
+            "--port",
+            "{port}",
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+    );
+    // `{{`/`}}` are literal braces: the script returns {1, {err = …}},
+    // which Redis sends as `*2 :1 -ERR in array`.
+    let out = load_failing(
+        &sandbox,
+        &format!("redis://127.0.0.1:{}", server.port),
+        &[
+            "-r",
+            "EVAL \"return {{1, {{err='ERR in array'}}}}\" 0",
+            "-n",
+            "10",
+            "-c",
+            "1",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let s = &out["summary"];
+    assert_eq!((u(&s["requests"]), u(&s["errors"])), (0, 10), "{s}");
+    assert_eq!(u(&s["errors_by_kind"]["server"]), 10, "{s}");
+    let first = s["first_error"].as_str().unwrap();
+    assert!(first.contains("-ERR in array"), "{first}");
+}

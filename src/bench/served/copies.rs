@@ -164,7 +164,7 @@ pub(super) fn drive(
         );
     }
     if let Some(rate) = hit_rate(outcomes.iter().map(|(o, _)| &o.summary)) {
-        figures.insert("hit_rate".to_owned(), rate);
+        figures.insert(load::HIT_RATE.to_owned(), rate);
     }
     let requests = sum(&|s| s.requests as f64);
     figures.insert(REQUESTS.to_owned(), requests);
