@@ -12,7 +12,36 @@ use afterburner::process::capture_command;
 pub struct Sandbox {
     dir: Option<tempfile::TempDir>,
     /// Held while the test runs: shared, unless the test is `exclusive()`.
-    _turn: Option<std::sync::RwLockReadGuard<'static, ()>>,
+    turn: Option<std::rc::Rc<ReadTurn>>,
+}
+
+/// A test thread's shared turn, one however many sandboxes it makes.
+struct ReadTurn(#[allow(dead_code)] std::sync::RwLockReadGuard<'static, ()>);
+
+thread_local! {
+    /// The turn this thread's live sandboxes share.
+    static READ_TURN: std::cell::RefCell<std::rc::Weak<ReadTurn>> =
+        const { std::cell::RefCell::new(std::rc::Weak::new()) };
+}
+
+/// This thread's shared turn: the one its live sandboxes hold, else a new
+/// one. Regression: a test that made a second sandbox while its first
+/// held a turn asked the lock for a second read, which waits behind an
+/// `exclusive()` test already waiting for the first to end (std's
+/// `RwLock` lets a waiting writer go first): both hung, and CI with them.
+fn read_turn() -> std::rc::Rc<ReadTurn> {
+    READ_TURN.with(|held| {
+        if let Some(turn) = held.borrow().upgrade() {
+            return turn;
+        }
+        let turn = std::rc::Rc::new(ReadTurn(
+            TURNS
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        ));
+        *held.borrow_mut() = std::rc::Rc::downgrade(&turn);
+        turn
+    })
 }
 
 impl Drop for Sandbox {
@@ -43,14 +72,10 @@ impl Sandbox {
             .status()
             .unwrap();
         assert!(status.success());
-        let turn = (!EXCLUSIVE.with(std::cell::Cell::get)).then(|| {
-            TURNS
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        });
+        let turn = (!EXCLUSIVE.with(std::cell::Cell::get)).then(read_turn);
         Self {
             dir: Some(dir),
-            _turn: turn,
+            turn,
         }
     }
 
@@ -348,6 +373,16 @@ fn may_skip(lack: Lack, ci: Option<&str>, test: &str) -> Result<(), String> {
             "{test} skipped under CI=true, where .ci/run installs what it needs: {why}"
         )),
         _ => Ok(()),
+    }
+}
+
+#[test]
+fn a_tests_second_sandbox_shares_its_first_ones_turn() {
+    let first = Sandbox::with_fixture("hotpath");
+    let second = Sandbox::with_fixture("hotpath");
+    match (&first.turn, &second.turn) {
+        (Some(a), Some(b)) => assert!(std::rc::Rc::ptr_eq(a, b)),
+        _ => panic!("a test that is not exclusive holds a turn"),
     }
 }
 
