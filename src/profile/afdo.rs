@@ -37,10 +37,7 @@ pub fn binary_of(pid: libc::pid_t, given: Option<&Path>) -> Result<PathBuf> {
 /// of functions with samples.
 pub fn convert(recording: &Path, binary: &Path, out: &Path) -> Result<usize> {
     let text = out.with_extension("afdo.txt");
-    // Heads as the gcc here reads them best, as its round would write them.
-    let heads = crate::toolchain::autofdo::check_gcc()
-        .is_ok_and(crate::toolchain::gcov_afdo::Reader::wants_sampled_heads);
-    let converted = afdo_ip::convert(recording, binary, &text, afdo_ip::Dialect::Gcc { heads })?;
+    let converted = afdo_ip::convert(recording, binary, &text, afdo_ip::Dialect::Gcc)?;
     let Some(converted) = converted else {
         bail!(
             "none of the samples in {} lies in {}\nhint: give with --binary the executable the process runs (its file name must be the one the process mapped)",

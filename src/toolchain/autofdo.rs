@@ -175,9 +175,13 @@ fn convert_for_gcc(
     branch_stack: bool,
 ) -> Result<Option<PathBuf>> {
     let with_lbr = branch_stack.then_some(convert_text as super::merge::Convert);
-    let heads = check_gcc().is_ok_and(super::gcov_afdo::Reader::wants_sampled_heads);
-    let dialect = super::afdo_ip::Dialect::Gcc { heads };
-    either(recording, binary, out, with_lbr, dialect)
+    either(
+        recording,
+        binary,
+        out,
+        with_lbr,
+        super::afdo_ip::Dialect::Gcc,
+    )
 }
 
 /// `with_lbr` for a recording with branch stacks, else afterburner's own

@@ -88,17 +88,6 @@ impl Reader {
             }
         }
     }
-
-    /// Whether a profile converted from timer samples (no branch stacks,
-    /// so no measured entry counts) gives this reader head counts. On
-    /// `tests/fixtures/hotpath` (one recording, the profile written both
-    /// ways, callgrind): gcc 12 gained 23.5% without heads and 11.5% with
-    /// one on the indirectly called `mix`; gcc 14 ran 6.0% more
-    /// instructions than without a profile when `main`'s head was 0, and as
-    /// many with it.
-    pub fn wants_sampled_heads(self) -> bool {
-        self != Self::LineOnly
-    }
 }
 
 pub(super) const GCOV_DATA_MAGIC: u32 = 0x6763_6461;
