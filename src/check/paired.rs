@@ -32,8 +32,8 @@ pub fn suite(
     for (workload, metric) in workloads(results) {
         for (now, before) in pairs {
             let (Some(a), Some(b)) = (
-                measurement(results, workload, metric, before),
-                measurement(results, workload, metric, now),
+                results.measurement(workload, before, metric),
+                results.measurement(workload, now, metric),
             ) else {
                 continue;
             };
@@ -69,18 +69,6 @@ pub fn suite(
         ],
         cases,
     })
-}
-
-fn measurement<'a>(
-    results: &'a Results,
-    workload: &str,
-    metric: &str,
-    variant: &str,
-) -> Option<&'a Measurement> {
-    results
-        .measurements
-        .iter()
-        .find(|m| m.workload == workload && m.metric.name == metric && m.variant == variant)
 }
 
 /// The samples of the rounds both measured, in round order.

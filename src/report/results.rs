@@ -222,10 +222,15 @@ impl Results {
 
     /// The mean of `metric` for `variant` on `workload`, if measured.
     pub fn mean(&self, workload: &str, variant: &str, metric: &str) -> Option<f64> {
+        self.measurement(workload, variant, metric)
+            .map(|m| m.summary.mean)
+    }
+
+    /// The samples of `metric` for `variant` on `workload`, if measured.
+    pub fn measurement(&self, workload: &str, variant: &str, metric: &str) -> Option<&Measurement> {
         self.measurements
             .iter()
             .find(|m| m.workload == workload && m.variant == variant && m.metric.name == metric)
-            .map(|m| m.summary.mean)
     }
 
     /// Measurements grouped by workload and metric, in the order they were

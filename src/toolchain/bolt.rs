@@ -58,9 +58,7 @@ fn clang_release() -> Option<u32> {
 /// installed clang's release where it has BOLT, else the newest release
 /// of at least [`MINIMUM`], else an unversioned tool on the PATH.
 pub fn find_tool(name: &str) -> Result<PathBuf> {
-    let clang = clang_release();
-    let found = super::llvm::find(name, clang).filter(|c| c.major.is_none_or(|m| m >= MINIMUM));
-    let Some(found) = found else {
+    let Some(found) = found(name) else {
         bail!(
             "{name} is missing, so BOLT cannot run\nhint: {}",
             install_hint()
@@ -89,7 +87,12 @@ pub fn package() -> Option<String> {
 
 /// Which BOLT runs, and why, for `doctor`.
 pub fn chosen() -> Option<super::llvm::Chosen> {
-    super::llvm::find("llvm-bolt", clang_release()).filter(|c| c.major.is_none_or(|m| m >= MINIMUM))
+    found("llvm-bolt")
+}
+
+/// BOLT tool `name` as [`find_tool`] chooses it (see there).
+fn found(name: &str) -> Option<super::llvm::Chosen> {
+    super::llvm::find(name, clang_release()).filter(|c| c.major.is_none_or(|m| m >= MINIMUM))
 }
 
 /// Run a BOLT tool; its output (stdout, then stderr) when it succeeds.

@@ -41,20 +41,10 @@ pub fn find_symbolizer() -> Option<PathBuf> {
     if super::tools::is_installed("llvm-symbolizer") {
         return Some(PathBuf::from("llvm-symbolizer"));
     }
-    let mut found: Vec<(u32, PathBuf)> = fs_err::read_dir("/usr/lib")
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let major = name.strip_prefix("llvm-")?.parse().ok()?;
-                    Some((major, e.path().join("bin/llvm-symbolizer")))
-                })
-                .filter(|(_, p)| p.is_file())
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found.pop().map(|(_, p)| p)
+    super::llvm::installed_majors()
+        .into_iter()
+        .rev()
+        .find_map(|major| super::llvm::tool_of("llvm-symbolizer", major))
 }
 
 /// The install hint when it is missing.

@@ -88,14 +88,7 @@ impl Optimize for Word {
             needs.push(if variant.is_some() { need } else { need.optional() });
         }
         if !gcc_only {
-            let package = crate::toolchain::llvm_package();
-            needs.push(Requirement {
-                need: format!("llvm-profdata of clang's release ({package})"),
-                present: crate::toolchain::find_llvm_profdata().is_ok(),
-                packages: vec![package],
-                note: Some("clang's autofdo merges with it".to_owned()),
-                optional: false,
-            });
+            needs.push(super::llvm_profdata_requirement().note("clang's autofdo merges with it"));
         }
         needs.extend([
             Requirement::fact(

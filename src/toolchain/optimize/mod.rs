@@ -271,15 +271,8 @@ fn clang_profile_requirements(clang_only: bool) -> Vec<Requirement> {
     let runtime =
         super::clang_major_installed_or_candidate().map(|m| format!("libclang-rt-{m}-dev"));
     let clang = clang_only.then(|| Requirement::tool("clang", "clang"));
-    let llvm_package = super::llvm_package();
     let profile = [
-        Requirement {
-            need: format!("llvm-profdata of clang's release ({llvm_package})"),
-            present: super::find_llvm_profdata().is_ok(),
-            packages: vec![llvm_package.clone()],
-            note: None,
-            optional: false,
-        },
+        llvm_profdata_requirement(),
         Requirement {
             need: format!(
                 "clang's profile runtime ({})",
@@ -294,6 +287,19 @@ fn clang_profile_requirements(clang_only: bool) -> Vec<Requirement> {
         },
     ];
     clang.into_iter().chain(profile).collect()
+}
+
+/// `llvm-profdata` of the installed clang's release, which clang's
+/// profiles are merged with.
+pub fn llvm_profdata_requirement() -> Requirement {
+    let package = super::llvm_package();
+    Requirement {
+        need: format!("llvm-profdata of clang's release ({package})"),
+        present: super::find_llvm_profdata().is_ok(),
+        packages: vec![package],
+        note: None,
+        optional: false,
+    }
 }
 
 /// Go's PGO: a Go of 1.21 or newer (Debian 12's golang-go is 1.19, so
