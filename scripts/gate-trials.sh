@@ -12,7 +12,9 @@
 #
 # Usage: scripts/gate-trials.sh [TRIALS_AA] [TRIALS_EFFECT] [REPETITIONS...]
 #   defaults: 40 A/A trials, 10 per effect, repetitions 3 5 10
-# Environment: AFTERBURNER (the binary, default target/release/afterburner)
+# Environment: AFTERBURNER (the binary, default target/release/afterburner),
+#   GATE_FLAGS (more options for every check, e.g. "--budget 2m": rounds
+#   go on past the repetitions until each case passes or fails)
 # Prints one line per (effect, repetitions): trials, passed, failed,
 # inconclusive; the A/A false-alarm rate is failed / trials, the power
 # failed / trials.
@@ -75,7 +77,7 @@ trial() {
     hog=$!
   fi
   set +e
-  (cd "$dir" && "$bin" check --rev HEAD >"$dir/check.log" 2>&1)
+  (cd "$dir" && "$bin" check --rev HEAD ${GATE_FLAGS:-} >"$dir/check.log" 2>&1)
   status=$?
   set -e
   if [ -n "$hog" ]; then

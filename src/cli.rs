@@ -298,6 +298,13 @@ pub struct HistoryArgs {
     pub workdir: Option<PathBuf>,
 }
 
+/// `--budget 10m`: a duration more than 0.
+fn budget(text: &str) -> Result<std::time::Duration, String> {
+    crate::units::parse_duration(text)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("`{text}` is not a duration, e.g. 90s, 10m or 1h"))
+}
+
 /// `afterburner check`'s arguments.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -324,10 +331,16 @@ pub struct CheckArgs {
     /// With --rev: build and run with the experiment's `[quick]` settings.
     #[arg(long, requires = "rev")]
     pub quick: bool,
-    /// Fail when a headline metric is decided worse than the baseline run's
-    /// by more than this (Perfherder's default).
-    #[arg(long, default_value = "2%", value_name = "PCT%")]
-    pub threshold: crate::check::Percent,
+    /// With --rev: rounds go on past the repetitions, looked at
+    /// sequentially (alpha spending), until every case passes or fails or
+    /// this much time is spent, e.g. 10m.
+    #[arg(long, requires = "rev", value_name = "DURATION", value_parser = budget)]
+    pub budget: Option<std::time::Duration>,
+    /// Fail when a headline metric is decided worse than the baseline's by
+    /// more than this (default: 2% for an exact instruction count,
+    /// Perfherder's, and 5% for time).
+    #[arg(long, value_name = "PCT%")]
+    pub threshold: Option<crate::check::Percent>,
     /// Fail when VARIANT's gain over the baseline variant in this run is
     /// ruled out at PCT% (the upper bound of its interval below it), e.g.
     /// pgo:5%; repeatable.
@@ -489,9 +502,10 @@ fn check(args: &CheckArgs) -> Result<ExitCode> {
         workdir: workdir_root(&args.file, args.workdir.as_ref()),
         run: args.run.clone(),
         against: args.against.clone(),
-        threshold: args.threshold,
+        threshold: crate::check::Threshold(args.threshold),
         keep_gain: args.keep_gain.clone(),
         inconclusive: args.inconclusive,
+        budget: args.budget,
     };
     let outcome = match &args.rev {
         Some(rev) => {

@@ -1,15 +1,19 @@
 //! `repetitions = "auto"`: after each scheduled look, judge every primary
 //! comparison (each bench workload's primary time-based metric, every
 //! variant against the baseline) by the plan's alpha spending, and stop when
-//! all are decided or the budget cannot fit another round.
+//! all are decided or the budget cannot fit another round. Under `check
+//! --rev --budget` the comparisons waited for are the gate's pairs (each
+//! variant against itself built from the baseline revision), decided when
+//! the gate passes or fails them.
 
 use std::time::Duration;
 
 use crate::experiment::{Experiment, LoadModel, Workload};
 use crate::measure::{Metric, RunKind, RunRecord};
 use crate::runs::SequentialMeta;
+use crate::stats::gate::{default_threshold_pct, paired_looks, PairedGate, Status};
 use crate::stats::sequential::Plan;
-use crate::stats::{CompareOptions, Verdict};
+use crate::stats::{CompareOptions, Precision, Verdict};
 
 /// The plan recorded for an experiment's `repetitions = "auto"`.
 pub fn meta(e: &Experiment) -> Option<SequentialMeta> {
@@ -79,6 +83,28 @@ pub fn look(
                 .filter_map(|r| metric.value(r).map(|v| (r.round, v)))
                 .collect()
         };
+        if let Some(gate) = e.bench.sequential.as_ref().and_then(|s| s.gate.as_ref()) {
+            for (now, before) in &gate.pairs {
+                out.comparisons += 1;
+                let paired = PairedGate {
+                    equivalence,
+                    lower_is_better: metric.lower_is_better,
+                    threshold_pct: gate
+                        .threshold_pct
+                        .unwrap_or(default_threshold_pct(metric.precision)),
+                };
+                let decided = metric.precision == Precision::Exact
+                    || paired_looks(plan, &samples(before), &samples(now), paired)
+                        .is_some_and(|l| l.status != Status::Inconclusive);
+                if decided {
+                    out.decided += 1;
+                } else {
+                    out.pending
+                        .push(format!("{} {}: {now}", workload.name, metric.name));
+                }
+            }
+            continue;
+        }
         let base = samples(baseline);
         for variant in e.variants.iter().skip(1) {
             out.comparisons += 1;

@@ -59,12 +59,30 @@ pub fn from_history(
     current: &Results,
     notes: &mut Vec<String>,
 ) -> Result<Option<(Results, PathBuf)>> {
+    Ok(earlier(workdir, current, 1, notes)?.into_iter().next())
+}
+
+/// Up to `limit` runs in `workdir`'s history before `current` of the same
+/// target on the same machine class, newest first, and where each was read
+/// from. Stored runs that cannot be read any more are passed over with a
+/// note, and so are (counted in a note) those of another machine class
+/// newer than the first found.
+pub fn earlier(
+    workdir: &Path,
+    current: &Results,
+    limit: usize,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(Results, PathBuf)>> {
+    let mut found = Vec::new();
     if !workdir.join(crate::store::HISTORY_FILE).is_file() {
-        return Ok(None);
+        return Ok(found);
     }
     let class = MachineClass::of(current);
     let mut passed_over = 0;
     for entry in crate::store::list(workdir)?.into_iter().rev() {
+        if found.len() >= limit {
+            break;
+        }
         if entry.run_id.as_str() >= current.run_id.as_str() || entry.target != current.target {
             continue;
         }
@@ -81,15 +99,16 @@ pub fn from_history(
             }
         };
         if MachineClass::of(&stored) == class {
-            if passed_over > 0 {
+            if passed_over > 0 && found.is_empty() {
                 notes.push(format!(
                     "{passed_over} later stored run(s) of `{}` ran on another machine class and were passed over",
                     current.target
                 ));
             }
-            return Ok(Some((stored, path)));
+            found.push((stored, path));
+        } else {
+            passed_over += 1;
         }
-        passed_over += 1;
     }
-    Ok(None)
+    Ok(found)
 }

@@ -55,6 +55,34 @@ impl fmt::Display for Percent {
     }
 }
 
+/// `--threshold`: the regression that fails a case, as given, or by
+/// default by the metric's precision ([`crate::stats::gate::default_threshold_pct`]:
+/// 2% for an exact count, 5% for time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Threshold(pub Option<Percent>);
+
+impl Threshold {
+    /// The threshold a metric of this precision is judged by.
+    pub fn of(self, precision: crate::stats::Precision) -> Percent {
+        self.0
+            .unwrap_or(Percent(crate::stats::gate::default_threshold_pct(
+                precision,
+            )))
+    }
+
+    /// In words, for a rule.
+    pub fn describe(self) -> String {
+        match self.0 {
+            Some(p) => p.to_string(),
+            None => format!(
+                "{} for an exact count, {} for time and other noisy metrics (the defaults; `--threshold` sets one for all)",
+                self.of(crate::stats::Precision::Exact),
+                self.of(crate::stats::Precision::Noisy)
+            ),
+        }
+    }
+}
+
 /// `--keep-gain VARIANT:PCT%`: the variant must keep at least this gain
 /// over the baseline on every workload's primary metric.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,17 +107,7 @@ impl FromStr for KeepGain {
     }
 }
 
-/// What became of one test case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Passed,
-    Failed,
-    /// The data cannot decide it either way (an interval that holds both
-    /// a pass and a failure, or too few repetitions for the test).
-    Inconclusive,
-    /// Nothing to judge (e.g. the baseline run did not measure it).
-    Skipped,
-}
+pub use crate::stats::gate::Status;
 
 /// One workload × variant × primary metric under one rule.
 #[derive(Debug, Clone)]
@@ -191,40 +209,13 @@ impl Outcome {
     }
 }
 
-/// A case's status from its comparison: failed when decided slower by
-/// more than `threshold`; passed when decided the same or faster, or
-/// slower by less, or when its interval rules out a regression beyond the
-/// threshold (non-inferiority: the worse bound within it); otherwise
-/// inconclusive.
+/// A case's status from its comparison ([`crate::stats::gate::status_of`]).
 pub(crate) fn status_of(
     o: &crate::stats::Comparison,
     lower_is_better: bool,
     threshold: Percent,
 ) -> Status {
-    use crate::stats::Verdict;
-    let worse = -o.improvement_pct;
-    if o.verdict == Verdict::Slower && worse > threshold.0 {
-        return Status::Failed;
-    }
-    if o.verdict != Verdict::Undecided {
-        return Status::Passed;
-    }
-    // The interval that decided: the signed-rank one where there was one.
-    let (low, high) = match (o.median_ci_low, o.median_ci_high) {
-        (Some(l), Some(h)) => (l, h),
-        _ => (o.ci_low, o.ci_high),
-    };
-    let t = threshold.0 / 100.0;
-    let within = if lower_is_better {
-        high <= 1.0 + t
-    } else {
-        low >= 1.0 - t
-    };
-    if within {
-        Status::Passed
-    } else {
-        Status::Inconclusive
-    }
+    crate::stats::gate::status_of(o, lower_is_better, threshold.0)
 }
 
 /// The sentence that says why a regression case has its `status`.
@@ -259,9 +250,12 @@ pub struct Options {
     pub run: Option<PathBuf>,
     /// The baseline run; default: from history.
     pub against: Option<PathBuf>,
-    pub threshold: Percent,
+    pub threshold: Threshold,
     pub keep_gain: Vec<KeepGain>,
     pub inconclusive: Inconclusive,
+    /// `check --rev --budget`: rounds go on, looked at sequentially, until
+    /// every pair is decided or this time is spent.
+    pub budget: Option<std::time::Duration>,
 }
 
 /// `check --rev REV`: the experiment run once with every variant built
@@ -274,7 +268,20 @@ pub fn check_revision(
 ) -> Result<Outcome> {
     let (source, short) = revision::source_at(&cx.experiment.target.source, rev, &cx.workdir.root)?;
     let pairs = revision::grow(&mut cx.experiment, &source, &short);
-    let repetitions = cx.experiment.bench.repetitions;
+    if let Some(budget) = options.budget {
+        revision::sequential(
+            &mut cx.experiment.bench,
+            budget,
+            &pairs,
+            options.threshold.0.map(|p| p.0),
+        );
+    }
+    let repetitions = cx
+        .experiment
+        .bench
+        .sequential
+        .as_ref()
+        .map_or(cx.experiment.bench.repetitions, |s| s.min);
     if (repetitions as usize) < paired::FEWEST_ROUNDS {
         bail!(
             "{} sets repetitions = {repetitions}: a paired gate can decide nothing from fewer than {} rounds\nhint: set `repetitions = 6` (or more) under [bench]; 3 to 5 rounds are judged by a paired t-test, 6 or more by the signed-rank test",
@@ -312,6 +319,9 @@ pub fn check_revision(
         inconclusive: options.inconclusive,
     })
 }
+
+/// Stored runs whose spread judges a noisy metric across runs.
+const LOOKBACK: usize = 20;
 
 /// Judge the run `options` names by its rules.
 pub fn check(options: &Options) -> Result<Outcome> {
@@ -375,9 +385,15 @@ fn judge(
                     .as_deref()
                     .map_or(String::new(), |r| format!(", revision {r}"))
             ));
+            let history: Vec<Results> =
+                baseline::earlier(&options.workdir, current, LOOKBACK, &mut notes)?
+                    .into_iter()
+                    .map(|(r, _)| r)
+                    .collect();
             suites.push(regression::suite(
                 current,
                 baseline,
+                &history,
                 options.threshold,
                 &mut notes,
             )?);

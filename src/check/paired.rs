@@ -9,10 +9,11 @@
 
 use anyhow::{bail, Result};
 
-use super::{workloads, Case, Percent, Suite};
+use super::{workloads, Case, Percent, Suite, Threshold};
 use crate::report::format::{improvement, scale_for};
 use crate::report::results::Measurement;
 use crate::report::Results;
+use crate::stats::gate::{paired_looks, PairedGate};
 use crate::stats::{self, CompareOptions, Comparison, Precision};
 
 /// Rounds under which no test decides anything.
@@ -26,7 +27,7 @@ pub fn suite(
     results: &Results,
     pairs: &[(String, String)],
     short: &str,
-    threshold: Percent,
+    threshold: Threshold,
 ) -> Result<Suite> {
     let mut cases = Vec::new();
     for (workload, metric) in workloads(results) {
@@ -45,10 +46,11 @@ pub fn suite(
                     xa.len()
                 );
             }
-            let Some(outcome) = judge(results, a, &xa, &xb) else {
+            let Some(outcome) = judge(results, a, b, (&xa, &xb), threshold.of(a.metric.precision))
+            else {
                 continue;
             };
-            cases.push(case(a, b, &outcome, threshold));
+            cases.push(case(a, b, &outcome, threshold.of(a.metric.precision)));
         }
     }
     if cases.is_empty() {
@@ -56,7 +58,7 @@ pub fn suite(
     }
     Ok(Suite {
         name: format!("paired regression against revision {short}"),
-        rule: rule(short, threshold, results.confidence),
+        rule: rule(short, threshold, results),
         columns: vec![
             "Workload",
             "Variant",
@@ -84,10 +86,49 @@ fn by_round(a: &Measurement, b: &Measurement) -> (Vec<f64>, Vec<f64>) {
     (xa, xb)
 }
 
-/// The pair judged: exact counts by their resolution, noisy ones by the
-/// signed-rank interval from six rounds, by the paired t below.
-fn judge(results: &Results, a: &Measurement, xa: &[f64], xb: &[f64]) -> Option<Comparison> {
+/// The pair judged: exact counts by their resolution; noisy ones of a
+/// sequential run (`--budget`) look by look by the paired t at each look's
+/// level, else by the signed-rank interval from six rounds, by the paired t
+/// below.
+fn judge(
+    results: &Results,
+    a: &Measurement,
+    b: &Measurement,
+    (xa, xb): (&[f64], &[f64]),
+    threshold: Percent,
+) -> Option<Comparison> {
     let noisy = a.metric.precision == Precision::Noisy;
+    if let (true, Some(sequential)) = (noisy, &results.sequential) {
+        let tagged = |m: &Measurement| -> Vec<(u32, f64)> {
+            m.rounds
+                .iter()
+                .copied()
+                .zip(m.samples.iter().copied())
+                .collect()
+        };
+        let gate = PairedGate {
+            equivalence: results.equivalence,
+            lower_is_better: a.metric.lower_is_better,
+            threshold_pct: threshold.0,
+        };
+        return paired_looks(&sequential.plan, &tagged(a), &tagged(b), gate).map(|looked| {
+            let mut comparison = looked.comparison;
+            comparison.rule = format!(
+                "{} Sequential (`check --budget`): looks after {} rounds, this one after {} judged at {:.2}% confidence (repeated confidence intervals under the plan's alpha spending).",
+                comparison.rule,
+                sequential
+                    .plan
+                    .looks
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                looked.rounds,
+                looked.confidence * 100.0
+            );
+            comparison
+        });
+    }
     if noisy && xa.len() < RANK_ROUNDS {
         return stats::paired_t::compare(
             xa,
@@ -148,9 +189,23 @@ fn case(before: &Measurement, now: &Measurement, o: &Comparison, threshold: Perc
     }
 }
 
-fn rule(short: &str, threshold: Percent, confidence: f64) -> String {
+fn rule(short: &str, threshold: Threshold, results: &Results) -> String {
+    let c = (results.confidence * 100.0 * 1e6).round() / 1e6;
+    let test = match &results.sequential {
+        Some(s) => format!(
+            "Rounds went on until every pair was decided or the budget ({:.0} s) ran out (`check --budget`): at each look (after {} rounds) Student's paired t-test on the log ratios, its interval at that look's level under group-sequential alpha spending (Lan–DeMets, Pocock-type), so that the intervals of all looks hold the true ratio together at {c}% (repeated confidence intervals, Jennison & Turnbull 1984); the first look that passes or fails a pair decides it.",
+            s.budget_s,
+            s.plan
+                .looks
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => format!("Six or more rounds: the {c}% signed-rank interval of the median ratio; fewer: Student's paired t-test on the log ratios."),
+    };
     format!(
-        "Paired regression rule: every variant was built twice, from revision {short} and from this tree, and the two ran in the same interleaved rounds of one run; each round's ratio of the headline metric (time, unless `[bench] primary` says otherwise) is one observation, so the drift between runs (clock, neighbours) cancels. Six or more rounds: the {c}% signed-rank interval of the median ratio; fewer: Student's paired t-test on the log ratios. A case fails when it is decided slower by more than the threshold, {threshold}; passes when the same, faster, or slower by less, or when undecided but its interval rules out a regression beyond the threshold; is inconclusive otherwise.",
-        c = (confidence * 100.0 * 1e6).round() / 1e6
+        "Paired regression rule: every variant was built twice, from revision {short} and from this tree, and the two ran in the same interleaved rounds of one run; each round's ratio of the headline metric (time, unless `[bench] primary` says otherwise) is one observation, so the drift between runs (clock, neighbours) cancels. {test} A case fails when it is decided slower by more than the threshold, {}; passes when the same, faster, or slower by less, or when undecided but its interval rules out a regression beyond the threshold; is inconclusive otherwise.",
+        threshold.describe()
     )
 }

@@ -1,20 +1,27 @@
 //! The regression rule: every variant's headline metric in this run
-//! against the same variant's in the baseline run, judged as `afterburner
-//! compare` judges two runs; a verdict of slower by more than the
-//! threshold fails.
+//! against the same variant's in the baseline run; a verdict of slower by
+//! more than the threshold fails. An exact count is judged as `afterburner
+//! compare` judges it; a noisy metric by the spread between runs, from
+//! history ([`crate::stats::lookback`]), since the spread within each run
+//! says nothing of the drift between two runs minutes or days apart.
 
 use anyhow::{bail, Result};
 
-use super::{workloads, Case, Percent, Status, Suite};
+use super::{workloads, Case, Percent, Status, Suite, Threshold};
 use crate::report::compare::{across, Across};
 use crate::report::format::{improvement, scale_for};
 use crate::report::Results;
+use crate::stats::{lookback, Comparison, Precision};
 
-/// The regression suite of `current` against `baseline`.
+/// The regression suite of `current` against `baseline`, noisy metrics
+/// judged with the spread between the runs of `history` (stored runs of
+/// the same target on the same machine class; the baseline is counted once
+/// whether among them or not).
 pub fn suite(
     current: &Results,
     baseline: &Results,
-    threshold: Percent,
+    history: &[Results],
+    threshold: Threshold,
     notes: &mut Vec<String>,
 ) -> Result<Suite> {
     if current.target != baseline.target {
@@ -42,7 +49,23 @@ pub fn suite(
                 x.b.workload == workload && x.b.metric.name == metric && x.b.variant == variant
             });
             cases.push(match found {
-                Some(x) => case(x, threshold),
+                Some(x) if x.b.metric.precision == Precision::Exact => {
+                    case(x, &x.outcome, threshold.of(Precision::Exact))
+                }
+                Some(x) => {
+                    let means = between(baseline, history, workload, variant, metric);
+                    match lookback::compare(
+                        &means,
+                        x.a.summary.mean,
+                        x.b.summary.mean,
+                        current.confidence,
+                        current.equivalence,
+                        x.b.metric.lower_is_better,
+                    ) {
+                        Some(o) => case(x, &o, threshold.of(x.b.metric.precision)),
+                        None => unknown_spread(x, means.len()),
+                    }
+                }
                 None => skipped(workload, variant, metric, baseline),
             });
         }
@@ -56,7 +79,7 @@ pub fn suite(
     }
     Ok(Suite {
         name: format!("regression against run {}", baseline.run_id),
-        rule: rule(baseline, threshold),
+        rule: rule(baseline, history.len(), threshold),
         columns: vec![
             "Workload",
             "Variant",
@@ -72,17 +95,71 @@ pub fn suite(
 }
 
 /// The rule in words, with its figures.
-fn rule(baseline: &Results, threshold: Percent) -> String {
+fn rule(baseline: &Results, history: usize, threshold: Threshold) -> String {
     format!(
-        "Regression rule: each workload's headline metric (time, unless `[bench] primary = \"instructions\"` or a declared primary figure) of every variant in this run is judged against the same variant in baseline run {} as `afterburner compare` judges two runs (unpaired, {}% confidence: a noisy metric by its bootstrap interval and the Mann-Whitney U test, an exact instruction count by its resolution). A case fails when that verdict is slower and its mean is worse by more than the threshold, {threshold}; slower by less, the same or faster pass, and so does an undecided case whose interval rules out a regression beyond the threshold; any other undecided case is inconclusive, never a pass. Unpaired, the spread that judges is the one within each run: two runs minutes apart differ by more (clock, neighbours), so prefer `check --rev`, which builds the baseline revision and runs both in the same rounds.",
+        "Regression rule: each workload's headline metric (time, unless `[bench] primary = \"instructions\"` or a declared primary figure) of every variant in this run is judged against the same variant in baseline run {} at {}% confidence. An exact instruction count is judged by its resolution. A noisy metric (time) is judged by the spread between runs, not within them: two runs minutes apart differ by more (clock, neighbours); the spread is that of the variant's means in the stored runs of this target on this machine class ({history} found, the baseline counted once), and with fewer than {} the case is inconclusive. A case fails when its verdict is slower and its mean is worse by more than the threshold, {}; slower by less, the same or faster pass, and so does an undecided case whose interval rules out a regression beyond the threshold; any other undecided case is inconclusive, never a pass. `check --rev` builds the baseline revision and runs both in the same rounds, where the drift between runs cancels: prefer it.",
         baseline.run_id,
-        (baseline.confidence * 100.0 * 1e6).round() / 1e6
+        (baseline.confidence * 100.0 * 1e6).round() / 1e6,
+        lookback::FEWEST_RUNS,
+        threshold.describe(),
     )
 }
 
+/// The means of `metric` for `variant` on `workload` in `history` and in
+/// the baseline (once, when it is not among them).
+fn between(
+    baseline: &Results,
+    history: &[Results],
+    workload: &str,
+    variant: &str,
+    metric: &str,
+) -> Vec<f64> {
+    let mut runs: Vec<&Results> = history.iter().collect();
+    if !history.iter().any(|h| h.run_id == baseline.run_id) {
+        runs.push(baseline);
+    }
+    runs.iter()
+        .filter_map(|r| r.mean(workload, variant, metric))
+        .collect()
+}
+
+/// A noisy case whose spread between runs history cannot give.
+fn unknown_spread(x: &Across, runs: usize) -> Case {
+    let scale = scale_for(&x.a.metric.unit, x.a.summary.mean);
+    let unit = scale.label(&x.a.metric.unit).to_owned();
+    let why = format!(
+        "the spread between runs is unknown: {runs} stored run(s) of it on this machine class, {} needed (run the baseline revision again, or prefer `check --rev`)",
+        lookback::FEWEST_RUNS
+    );
+    Case {
+        workload: x.b.workload.clone(),
+        variant: x.b.variant.clone(),
+        metric: x.b.metric.name.clone(),
+        status: Status::Inconclusive,
+        message: format!(
+            "{} of `{}` on `{}`: {} → {} {unit}: {why}",
+            x.b.metric.name,
+            x.b.variant,
+            x.b.workload,
+            scale.show(x.a.summary.mean),
+            scale.show(x.b.summary.mean),
+        ),
+        cells: vec![
+            x.b.workload.clone(),
+            x.b.variant.clone(),
+            format!("{} ({unit})", x.b.metric.name),
+            scale.show(x.a.summary.mean),
+            scale.show(x.b.summary.mean),
+            format!("{:.3}", x.b.summary.mean / x.a.summary.mean),
+            "–".to_owned(),
+            "inconclusive: spread between runs unknown".to_owned(),
+        ],
+        statistics: why,
+    }
+}
+
 /// One judged case.
-fn case(x: &Across, threshold: Percent) -> Case {
-    let o = &x.outcome;
+fn case(x: &Across, o: &Comparison, threshold: Percent) -> Case {
     let status = super::status_of(o, x.b.metric.lower_is_better, threshold);
     let scale = scale_for(&x.a.metric.unit, x.a.summary.mean);
     let unit = scale.label(&x.a.metric.unit).to_owned();

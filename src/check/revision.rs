@@ -115,3 +115,30 @@ pub fn grow(experiment: &mut Experiment, source: &Source, short: &str) -> Vec<(S
     experiment.variants.extend(added);
     pairs
 }
+
+/// `check --budget`: the bench's rounds as a sequential plan waiting for
+/// the gate's `pairs`: from the experiment's repetitions (at least 3) to
+/// ten times as many (20 to 50), for at most `budget`.
+pub fn sequential(
+    bench: &mut crate::experiment::Bench,
+    budget: Duration,
+    pairs: &[(String, String)],
+    threshold_pct: Option<f64>,
+) {
+    let min = bench
+        .sequential
+        .as_ref()
+        .map_or(bench.repetitions, |s| s.min)
+        .max(3);
+    let max = min.saturating_mul(10).clamp(20, 50).max(min);
+    bench.repetitions = max;
+    bench.sequential = Some(crate::experiment::Sequential {
+        budget,
+        min,
+        max,
+        gate: Some(crate::experiment::GateStop {
+            pairs: pairs.to_vec(),
+            threshold_pct,
+        }),
+    });
+}

@@ -46,8 +46,9 @@ fn options(threshold: f64, keep_gain: Vec<KeepGain>) -> Options {
         workdir: "unused".into(),
         run: None,
         against: None,
-        threshold: Percent(threshold),
+        threshold: super::Threshold(Some(Percent(threshold))),
         keep_gain,
+        budget: None,
         inconclusive: super::Inconclusive::Fail,
     }
 }
@@ -140,7 +141,11 @@ fn time_is_the_headline_unless_instructions_were_asked_for() {
     assert_ne!(more_work.gate(), Gate::Fail, "{more_work:#?}");
     let slower = against(&scaled(&baseline, "wall", 1.10), &baseline, 2.0);
     for c in &slower.suites[0].cases {
-        assert!(c.message.contains("undecided"), "{}", c.message);
+        assert!(
+            c.message.contains("the spread between runs is unknown"),
+            "{}",
+            c.message
+        );
         assert_eq!(c.status, Status::Inconclusive);
     }
     assert_eq!(slower.gate(), Gate::Inconclusive);
@@ -149,9 +154,47 @@ fn time_is_the_headline_unless_instructions_were_asked_for() {
     assert!(super::markdown::text(&slower).contains("INCONCLUSIVE"));
     let junit = String::from_utf8(super::junit::render(&slower).unwrap()).unwrap();
     assert!(junit.contains("afterburner.check.inconclusive"), "{junit}");
-    // Three times slower is decided even with these six noisy samples.
+    // Without a spread between runs even three times slower is not
+    // passed.
     let much = against(&scaled(&baseline, "wall", 3.0), &baseline, 2.0);
     assert!(!much.passed(), "{much:#?}");
+}
+
+/// Across runs, time is judged by the spread between stored runs: with
+/// three runs 3% apart, three times slower fails, 10% slower cannot be
+/// told from their drift (inconclusive), and the rule says which spread
+/// judged.
+#[test]
+fn across_runs_time_is_judged_by_the_spread_between_them() {
+    let baseline = fixture();
+    let history: Vec<Results> = [1.03, 0.98]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut r = scaled(&baseline, "wall", *f);
+            r.run_id = format!("{}-{i}", baseline.run_id);
+            r
+        })
+        .collect();
+    let suite = |factor: f64| {
+        super::regression::suite(
+            &scaled(&baseline, "wall", factor),
+            &baseline,
+            &history,
+            super::Threshold(Some(super::Percent(2.0))),
+            &mut Vec::new(),
+        )
+        .unwrap()
+    };
+    let much = suite(3.0);
+    assert!(much.rule.contains("spread between runs"), "{}", much.rule);
+    for c in &much.cases {
+        assert_eq!(c.status, Status::Failed, "{}", c.message);
+        assert!(c.statistics.contains("3 stored runs"), "{}", c.statistics);
+    }
+    for c in &suite(1.10).cases {
+        assert_eq!(c.status, Status::Inconclusive, "{}", c.message);
+    }
 }
 
 /// pgo runs 35.1% fewer instructions than baseline in the fixture (exact

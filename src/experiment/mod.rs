@@ -609,6 +609,19 @@ pub struct Sequential {
     pub min: u32,
     /// The most rounds.
     pub max: u32,
+    /// `check --rev --budget`: stop when every pair's gate is decided
+    /// rather than every verdict.
+    pub gate: Option<GateStop>,
+}
+
+/// The paired gate a sequential plan waits for.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateStop {
+    /// (variant, the same variant built from the baseline revision).
+    pub pairs: Vec<(String, String)>,
+    /// The regression that fails, in percent; `None`: the default for
+    /// the metric's precision.
+    pub threshold_pct: Option<f64>,
 }
 
 impl Experiment {

@@ -787,7 +787,15 @@ impl Cx<'_> {
                 format!("set max = {} or more", min.max(50)),
             ));
         }
-        Ok((max, Some(Sequential { budget, min, max })))
+        Ok((
+            max,
+            Some(Sequential {
+                budget,
+                min,
+                max,
+                gate: None,
+            }),
+        ))
     }
 
     fn positive(

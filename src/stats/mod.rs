@@ -517,7 +517,9 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 pub mod fieller;
+pub mod gate;
 pub mod holm;
+pub mod lookback;
 mod mann_whitney;
 pub mod paired_t;
 pub mod sequential;

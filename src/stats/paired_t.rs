@@ -32,60 +32,94 @@ pub fn compare(
         .map(|(b, v)| (v / b).ln())
         .collect();
     let (mean, sd) = mean_sd(&logs);
-    let df = (n - 1) as f64;
-    let se = sd / (n as f64).sqrt();
-    let alpha = 1.0 - confidence;
-    let (low, high, p) = if se == 0.0 {
-        // Every round gave the same ratio: the interval is that ratio.
-        (mean, mean, if mean == 0.0 { 1.0 } else { 0.0 })
-    } else {
-        let half = student_t::upper_quantile(alpha / 2.0, df) * se;
-        let t = mean / se;
-        (mean - half, mean + half, 2.0 * student_t::sf(t.abs(), df))
+    let estimate = LogEstimate {
+        mean,
+        se: sd / (n as f64).sqrt(),
+        df: (n - 1) as f64,
     };
-    let (ratio, low, high) = (mean.exp(), low.exp(), high.exp());
-    let margin = equivalence.max(0.0);
-    let verdict = if low >= 1.0 - margin && high <= 1.0 + margin {
-        Verdict::Same
-    } else if high < 1.0 {
-        if lower_is_better {
-            Verdict::Faster
-        } else {
-            Verdict::Slower
-        }
-    } else if low > 1.0 {
-        if lower_is_better {
-            Verdict::Slower
-        } else {
-            Verdict::Faster
-        }
-    } else {
-        Verdict::Undecided
-    };
-    let improvement_pct = if lower_is_better {
-        (1.0 - ratio) * 100.0
-    } else {
-        (ratio - 1.0) * 100.0
-    };
-    Some(Comparison {
-        ratio,
-        improvement_pct,
-        ci_low: low,
-        ci_high: high,
-        p_value: Some(p),
-        median_ratio: None,
-        median_ci_low: None,
-        median_ci_high: None,
-        signed_rank_p: None,
-        verdict,
-        equivalence_pct: (margin * 100.0 * 1e6).round() / 1e6,
-        resolution_pct: (verdict == Verdict::Undecided)
-            .then(|| (1.0 - low).max(high - 1.0).max(0.0) * 100.0),
-        rule: rule(n, confidence, equivalence),
-    })
+    Some(estimate.comparison(
+        confidence,
+        equivalence,
+        lower_is_better,
+        rule(n, confidence, equivalence),
+    ))
 }
 
-fn mean_sd(x: &[f64]) -> (f64, f64) {
+/// A ratio's logarithm estimated with a standard error on `df` degrees of
+/// freedom: what Student's t judges.
+#[derive(Debug, Clone, Copy)]
+pub struct LogEstimate {
+    pub mean: f64,
+    pub se: f64,
+    pub df: f64,
+}
+
+impl LogEstimate {
+    /// The comparison this estimate gives at `confidence`: the interval
+    /// exp(mean ± t·se), the two-sided p of t = mean/se, and the verdict
+    /// (same within 1 ± `equivalence`, faster or slower when the interval
+    /// lies on one side of 1, else undecided), judged by `rule`.
+    pub fn comparison(
+        self,
+        confidence: f64,
+        equivalence: f64,
+        lower_is_better: bool,
+        rule: String,
+    ) -> Comparison {
+        let LogEstimate { mean, se, df } = self;
+        let alpha = 1.0 - confidence;
+        let (low, high, p) = if se == 0.0 {
+            // Every observation gave the same ratio: the interval is that ratio.
+            (mean, mean, if mean == 0.0 { 1.0 } else { 0.0 })
+        } else {
+            let half = student_t::upper_quantile(alpha / 2.0, df) * se;
+            let t = mean / se;
+            (mean - half, mean + half, 2.0 * student_t::sf(t.abs(), df))
+        };
+        let (ratio, low, high) = (mean.exp(), low.exp(), high.exp());
+        let margin = equivalence.max(0.0);
+        let verdict = if low >= 1.0 - margin && high <= 1.0 + margin {
+            Verdict::Same
+        } else if high < 1.0 {
+            if lower_is_better {
+                Verdict::Faster
+            } else {
+                Verdict::Slower
+            }
+        } else if low > 1.0 {
+            if lower_is_better {
+                Verdict::Slower
+            } else {
+                Verdict::Faster
+            }
+        } else {
+            Verdict::Undecided
+        };
+        let improvement_pct = if lower_is_better {
+            (1.0 - ratio) * 100.0
+        } else {
+            (ratio - 1.0) * 100.0
+        };
+        Comparison {
+            ratio,
+            improvement_pct,
+            ci_low: low,
+            ci_high: high,
+            p_value: Some(p),
+            median_ratio: None,
+            median_ci_low: None,
+            median_ci_high: None,
+            signed_rank_p: None,
+            verdict,
+            equivalence_pct: (margin * 100.0 * 1e6).round() / 1e6,
+            resolution_pct: (verdict == Verdict::Undecided)
+                .then(|| (1.0 - low).max(high - 1.0).max(0.0) * 100.0),
+            rule,
+        }
+    }
+}
+
+pub(super) fn mean_sd(x: &[f64]) -> (f64, f64) {
     let n = x.len() as f64;
     let mean = x.iter().sum::<f64>() / n;
     let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);

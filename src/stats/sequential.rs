@@ -153,6 +153,14 @@ impl Plan {
         looks
     }
 
+    /// Each look at which `rounds` rounds of data are judged, with its
+    /// nominal two-sided level ([`Plan::looks_for`]).
+    pub fn looks_with_levels(&self, rounds: u32) -> Vec<(u32, f64)> {
+        let looks = self.looks_for(rounds);
+        let levels = self.levels_for(&looks);
+        looks.into_iter().zip(levels).collect()
+    }
+
     /// The nominal two-sided level of each look judging `rounds` rounds
     /// ([`Plan::looks_for`]): the stored ones when it stopped at a look,
     /// else recomputed with the extra final look.

@@ -369,3 +369,47 @@ fn check_rev_refuses_a_revision_git_does_not_know_and_a_plan_that_cannot_decide(
         .assert_status(2)
         .assert_fails_with("no revision `no-such-branch`");
 }
+
+/// `--budget`: rounds go on past the repetitions, looked at sequentially,
+/// until each pair passes or fails; a doubled loop fails, and the rule
+/// says the looks were paid for (alpha spending).
+#[test]
+fn check_rev_budget_looks_again_and_fails_a_doubling() {
+    let sandbox = divide_repo(3, false);
+    let source = sandbox.path().join("src/divide.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(&source, text.replace("i < n;", "i < 2 * n;")).unwrap();
+    let run = sandbox.afterburner(&["check", "--rev", "HEAD", "--budget", "2m"]);
+    run.assert_status(1);
+    let out = run.stdout();
+    assert!(
+        out.contains("Rounds went on until every pair was decided"),
+        "{out}"
+    );
+    assert!(out.contains("alpha spending"), "{out}");
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    assert!(
+        results["sequential"]["plan"]["looks"].is_array(),
+        "{results:#}"
+    );
+}
+
+/// Against a stored run, time is judged by the spread between runs, which
+/// one earlier run cannot give: inconclusive (exit 3), never judged by the
+/// spread within each run.
+#[test]
+fn check_against_one_run_on_time_is_inconclusive() {
+    let sandbox = Sandbox::with_fixture("divide");
+    let experiment = divide(1_000_000).replace("primary = \"instructions\"\n", "");
+    sandbox.write("afterburner.toml", &experiment);
+    sandbox.afterburner(&["run"]).assert_ok();
+    sandbox.afterburner(&["run"]).assert_ok();
+    let run = sandbox.afterburner(&["check"]);
+    run.assert_status(3);
+    let out = run.stdout();
+    assert!(
+        out.contains("the spread between runs is unknown: 1 stored run"),
+        "{out}"
+    );
+    assert!(out.contains("INCONCLUSIVE"), "{out}");
+}
