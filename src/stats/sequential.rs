@@ -103,6 +103,24 @@ pub fn spent(alpha: f64, t: f64) -> f64 {
     alpha * (1.0 + (std::f64::consts::E - 1.0) * t.clamp(0.0, 1.0)).ln()
 }
 
+/// Looks from `min` rounds (at least 1) on, each about 25% after the one
+/// before (rounded up, and at least one round later), the last at `max`.
+pub fn schedule(min: u32, max: u32) -> Vec<u32> {
+    let min = min.max(1);
+    let max = max.max(min);
+    let mut looks = vec![min];
+    let mut last = min;
+    while last < max {
+        last = last
+            .saturating_mul(5)
+            .div_ceil(4)
+            .max(last.saturating_add(1))
+            .min(max);
+        looks.push(last);
+    }
+    looks
+}
+
 impl Plan {
     /// Looks from `min` rounds on, each about 25% after the one before, the
     /// last at `max`; `confidence` is the overall level (0.95). `min` is at
@@ -110,17 +128,7 @@ impl Plan {
     pub fn new(confidence: f64, min: u32, max: u32) -> Self {
         let min = min.max(1);
         let max = max.max(min);
-        let mut looks = vec![min];
-        let mut last = min;
-        while last < max {
-            // A quarter more rounds, rounded up, and at least one more.
-            last = last
-                .saturating_mul(5)
-                .div_ceil(4)
-                .max(last.saturating_add(1))
-                .min(max);
-            looks.push(last);
-        }
+        let looks = schedule(min, max);
         let alpha = (1.0 - confidence).clamp(0.0, 1.0);
         Self {
             alpha,
