@@ -324,8 +324,9 @@ pub struct CheckArgs {
     #[arg(long, value_name = "RUN", conflicts_with = "rev")]
     pub against: Option<PathBuf>,
     /// The paired gate: build every variant also from this revision of the
-    /// target's source (a git commit, branch or tag), run both builds
-    /// interleaved in one run, and judge each pair within rounds.
+    /// target's source (a git commit, branch or tag, or a directory holding
+    /// the baseline's source), run both builds interleaved in one run, and
+    /// judge each pair within rounds.
     #[arg(long, value_name = "REV")]
     pub rev: Option<String>,
     /// With --rev: build and run with the experiment's `[quick]` settings.

@@ -17,8 +17,18 @@ pub fn variant_name(name: &str, short: &str) -> String {
 }
 
 /// The target's source at `rev`, and the commit it names (12 hex digits
-/// for a path source, `rev` as given for a git one).
+/// for a path source, `rev` as given for a git one). A `rev` that is a
+/// directory is the baseline's source itself (another checkout, an
+/// unpacked release), named by its last component.
 pub fn source_at(target: &Source, rev: &str, workdir: &Path) -> Result<(Source, String)> {
+    let dir = Path::new(rev);
+    if dir.is_dir() {
+        let dir = fs_err::canonicalize(dir)?;
+        let name = dir
+            .file_name()
+            .map_or_else(|| "dir".to_owned(), |n| n.to_string_lossy().into_owned());
+        return Ok((Source::Path(dir), name));
+    }
     match target {
         Source::Path(dir) => path_at(dir, rev, workdir),
         Source::Git { url, .. } => Ok((

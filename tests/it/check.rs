@@ -413,3 +413,30 @@ fn check_against_one_run_on_time_is_inconclusive() {
     );
     assert!(out.contains("INCONCLUSIVE"), "{out}");
 }
+
+/// `--rev DIR`: a directory holding the baseline's source (another
+/// checkout, an unpacked release) is built beside the tree; twice the work
+/// fails on exact counts.
+#[test]
+fn check_rev_takes_a_directory_as_the_baseline() {
+    let sandbox = divide_repo(3, true);
+    let source = sandbox.path().join("src/divide.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    let baseline = sandbox.path().join("baseline");
+    std::fs::create_dir(&baseline).unwrap();
+    for file in std::fs::read_dir(sandbox.path().join("src"))
+        .unwrap()
+        .flatten()
+    {
+        std::fs::copy(file.path(), baseline.join(file.file_name())).unwrap();
+    }
+    std::fs::write(&source, text.replace("i < n;", "i < 2 * n;")).unwrap();
+    let run = sandbox.afterburner(&["check", "--rev", "baseline"]);
+    run.assert_status(1);
+    let out = run.stdout();
+    assert!(
+        out.contains("paired regression against revision baseline"),
+        "{out}"
+    );
+    assert!(out.contains("slower by"), "{out}");
+}
