@@ -426,7 +426,7 @@ pub struct ShipArgs {
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// A short version: baseline and pgo only, small inputs, 3 repetitions.
+    /// A short version: baseline and pgo only, small inputs, 5 repetitions.
     #[arg(long)]
     pub quick: bool,
     /// Where the demo's experiment file and work directory go.

@@ -9,6 +9,7 @@ mod check;
 mod clang_afdo;
 mod cluster;
 mod codegen;
+mod docs;
 mod errors;
 mod explain;
 mod export;
