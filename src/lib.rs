@@ -13,7 +13,7 @@
 //!            explain (where the instructions went: callgrind files per function)
 //!            runs (meta.json, raw.jsonl, profiles/: the only writer and reader) · build
 //! engines    measure · service · step · source · workdir
-//!            profile (`afterburner profile`: a running process's profile)
+//!            capture (`afterburner profile`: a running process's profile)
 //! model      experiment (the validated experiment file)
 //! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
 //! probes     env (the machine) · stats (verdicts)
@@ -24,6 +24,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod capture;
 pub mod check;
 pub mod cli;
 pub mod cluster;
@@ -43,7 +44,6 @@ pub mod measure;
 pub mod pinning;
 pub mod pipeline;
 pub mod process;
-pub mod profile;
 pub mod profiles;
 pub mod progress;
 pub mod report;

@@ -37,7 +37,7 @@ fn dumping(
     variant: &Variant,
     dirs: &toolchain::StageDirs,
     logs: &Path,
-) -> Result<Option<crate::profile::train::Dumping>> {
+) -> Result<Option<crate::capture::train::Dumping>> {
     if variant.train_stop != crate::experiment::TrainStop::Dump {
         return Ok(None);
     }
@@ -47,8 +47,8 @@ fn dumping(
     }
     fs_err::create_dir_all(&dir)?;
     crate::service::give_to_users(&cx.experiment.target.services, &dir)?;
-    Ok(Some(crate::profile::train::Dumping {
-        shim: crate::profile::shim::build(&cx.workdir.root.join("shim"))?,
+    Ok(Some(crate::capture::train::Dumping {
+        shim: crate::capture::shim::build(&cx.workdir.root.join("shim"))?,
         dir,
         profile_dir: dirs.profile.clone(),
         raw_dir: toolchain::raw_dir(dirs),

@@ -1,5 +1,6 @@
-//! `afterburner profile`: a profile of a process that keeps running, as a
-//! plain file of a standard kind that a later build can bring: a
+//! `afterburner profile`: a profile captured from a process that keeps
+//! running, as a plain file of a standard kind that a later build can
+//! bring (a training round's profile and its sources are `profiles/`): a
 //! `perf.data` sampled from any binary ([`sampled`]), an instrumented
 //! binary's counters dumped on demand (a `.gcda` tree or a `.profraw`,
 //! [`dump`] through the preloaded [`shim`]), or a Go service's
