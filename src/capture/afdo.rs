@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 
-use crate::toolchain::{afdo_ip, gcov_afdo};
+use crate::toolchain::autofdo::from_ip;
+use crate::toolchain::formats::gcov_afdo;
 
 /// Whether `out` asks for a gcc AutoFDO profile.
 pub fn wanted(out: &Path) -> bool {
@@ -37,7 +38,7 @@ pub fn binary_of(pid: libc::pid_t, given: Option<&Path>) -> Result<PathBuf> {
 /// of functions with samples.
 pub fn convert(recording: &Path, binary: &Path, out: &Path) -> Result<usize> {
     let text = out.with_extension("afdo.txt");
-    let converted = afdo_ip::convert(recording, binary, &text, afdo_ip::Dialect::Gcc)?;
+    let converted = from_ip::convert(recording, binary, &text, from_ip::Dialect::Gcc)?;
     let Some(converted) = converted else {
         bail!(
             "none of the samples in {} lies in {}\nhint: give with --binary the executable the process runs (its file name must be the one the process mapped)",

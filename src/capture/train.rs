@@ -121,7 +121,7 @@ impl Dumping {
         fs_err::create_dir_all(&b)?;
         fs_err::copy(to, a.join(name))?;
         fs_err::copy(from, b.join(name))?;
-        crate::toolchain::merge_gcda_dirs(&a, &b, &out, &scratch.join("work"))
+        crate::toolchain::pgo::gcc::merge_two(&a, &b, &out, &scratch.join("work"))
             .with_context(|| format!("adding the dump {} to {}", from.display(), to.display()))?;
         fs_err::copy(out.join(name), to)?;
         fs_err::remove_dir_all(&scratch)?;

@@ -180,7 +180,7 @@ pub struct VariantInfo {
     /// Each profile the final build used, with how much of it matched the
     /// binaries it was checked against (one per training round).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub profiles: Vec<crate::toolchain::profile_match::ProfileMatch>,
+    pub profiles: Vec<crate::toolchain::matching::ProfileMatch>,
 }
 
 impl BenchMeta {
