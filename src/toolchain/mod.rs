@@ -4,9 +4,10 @@
 //! Arranged by technique: each word of `optimize` is one [`Optimize`]
 //! (registered once, in `optimizations!` below), a profile-based one a
 //! folder with its training rounds ([`Round`]): [`pgo`] (gcc's and clang's
-//! instrumentation), [`go`] (Go's PGO rounds), [`autofdo`], [`bolt`] and
-//! clang's variants of instrumented PGO ([`pgo_frontend`], [`cspgo`]); the
-//! words that only add flags are in [`flags`].
+//! instrumentation), [`go`] (Go's PGO rounds), [`autofdo`], [`bolt`],
+//! clang's variants of instrumented PGO ([`pgo_frontend`], [`cspgo`]) and
+//! its machine function splitting on the PGO profile
+//! ([`split_functions`]); the words that only add flags are in [`flags`].
 //! The file formats profiles come in are [`formats`]; what several
 //! techniques share is beside them (sampling with perf, merging, weights,
 //! the profile check in [`matching`], finding LLVM's tools and others).
@@ -56,7 +57,7 @@ macro_rules! optimizations {
 }
 
 optimizations! {
-    techniques: [pgo, pgo_frontend, cspgo, autofdo, bolt],
+    techniques: [pgo, pgo_frontend, cspgo, autofdo, bolt, split_functions],
     flags: [lto, march, o3, nosi, noplt],
 }
 
