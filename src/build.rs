@@ -317,7 +317,7 @@ fn run_build(
     }
     if compiler == Compiler::Go {
         // Debian's golang-1.2x packages put no `go` on the PATH.
-        if let Some(path) = crate::toolchain::go_find::path_with_pgo_go() {
+        if let Some(path) = crate::toolchain::go::path_with_pgo_go() {
             command.env("PATH", path);
         }
     }

@@ -74,7 +74,7 @@ pub enum Command {
     Export(ShipArgs),
     /// Profile a running process without stopping it: sampled with perf, its
     /// instrumented counters dumped, or a Go service's pprof endpoint.
-    Profile(crate::profile::ProfileArgs),
+    Profile(crate::capture::ProfileArgs),
     /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
     Demo(DemoArgs),
     /// Print the manifests the experiment's cluster run would have on
@@ -632,7 +632,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             crate::stdout::print(format_args!("{}", kubernetes(&a)?))?;
             Ok(())
         }
-        Command::Profile(a) => crate::profile::main(&a),
+        Command::Profile(a) => crate::capture::main(&a),
     }
 }
 

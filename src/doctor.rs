@@ -9,11 +9,11 @@ use anyhow::{bail, Result};
 
 use crate::env::Environment;
 use crate::experiment::{Experiment, MetricKind, Source, Variant};
-use crate::toolchain::optimize::{self, Requirement, VariantSetup};
-use crate::toolchain::{tools, Compiler};
+use crate::toolchain::optimize::{Requirement, VariantSetup};
+use crate::toolchain::{go, tools, Compiler, ALL};
 
 /// One requirement and whether it is met (an optimization's own are
-/// declared beside it, in `toolchain::optimize`).
+/// declared beside it, by its `Optimize` in `toolchain`).
 pub type Check = Requirement;
 
 /// The checks of one optimization or capability.
@@ -101,10 +101,8 @@ fn everything(env: &Environment) -> Vec<Section> {
         .into_iter()
         .map(compiler_section)
         .collect();
-    sections[2]
-        .checks
-        .push(optimize::go_pgo_requirement().optional());
-    sections.extend(optimize::ALL.iter().map(|o| Section {
+    sections[2].checks.push(go::pgo_requirement().optional());
+    sections.extend(ALL.iter().map(|o| Section {
         title: format!("{} ({})", o.word(), o.describe()),
         checks: o.requirements(env, None),
     }));
@@ -409,7 +407,7 @@ mod tests {
     #[test]
     fn every_optimization_has_its_section() {
         let sections = diagnose(&crate::env::capture());
-        for o in optimize::ALL {
+        for o in ALL {
             assert!(
                 sections
                     .iter()
@@ -463,7 +461,7 @@ run = "{bin.t}"
             "{}",
             render(&sections)
         );
-        let Some(major) = crate::toolchain::clang_major_installed_or_candidate() else {
+        let Some(major) = crate::toolchain::llvm::clang_major_installed_or_candidate() else {
             crate::test_skips::skip(
                 "the runtime package check: neither clang nor apt's candidate for it is known here",
             );

@@ -7,15 +7,16 @@
 //! ```text
 //! CLI        cli
 //! phases     cluster (Slurm jobs, above bench and pipeline) · check (the CI gate)
-//!            pipeline · profiles (trained, attached, brought: a profile's sources)
+//!            pipeline · profiles (a profile's life: trained, attached, brought or stale,
+//!            checked against its binaries)
 //!            bench · doctor · store (history) · ship (export)
 //! records    report (results, exporters) · context (experiment + workdir)
 //!            explain (where the instructions went: callgrind files per function)
-//!            runs (meta.json, raw.jsonl, profiles/: the only writer and reader) · build
+//!            runs (meta.json, raw.jsonl, callgrind files: the only writer and reader) · build
 //! engines    measure · service · step · source · workdir
-//!            profile (`afterburner profile`: a running process's profile)
+//!            capture (`afterburner profile`: a running process's profile)
 //! model      experiment (the validated experiment file)
-//! vocabulary load (drivers, load models) · toolchain (compilers, optimizers)
+//! vocabulary load (drivers, load models) · toolchain (compilers, techniques, profile formats)
 //! probes     env (the machine) · stats (verdicts)
 //! leaves     handle · units · digest · rng · pinning · process · guardian · interrupt · system
 //!            cpustat
@@ -24,6 +25,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod capture;
 pub mod check;
 pub mod cli;
 pub mod cluster;
@@ -43,7 +45,6 @@ pub mod measure;
 pub mod pinning;
 pub mod pipeline;
 pub mod process;
-pub mod profile;
 pub mod profiles;
 pub mod progress;
 pub mod report;

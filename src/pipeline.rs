@@ -12,8 +12,6 @@ use crate::progress;
 use crate::source;
 use crate::toolchain::{self, Stage};
 
-mod stale;
-
 /// Write a run's reports ([`crate::report::report`]) and record it in the
 /// work directory's history: the work directory holds `runs/<id>/`, so a
 /// run elsewhere has no history.
@@ -41,7 +39,7 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
         for o in &variant.optimize {
             // A brought profile was sampled elsewhere: what sampling needs
             // here (a PMU, an event) does not apply.
-            if !variant.brought.is_empty() && o.needs_profile() {
+            if !crate::profiles::source(variant).trains() && o.needs_profile() {
                 continue;
             }
             o.check(&setup)
@@ -112,10 +110,10 @@ fn profile_is_current(
     source_dir: &Path,
 ) -> Result<bool> {
     let stage = Stage::Instrumented(round);
-    let source_dir = stale::stage_source_dir(cx, variant, stage, source_dir)?;
+    let source_dir = stage_source_dir(cx, variant, stage, source_dir)?;
     let key = build::stage_key(&cx.experiment, variant, stage, &source_dir, &cx.workdir)?;
     let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
-    let source = crate::profiles::source_for(&cx.experiment, variant, round);
+    let source = crate::profiles::source(variant);
     Ok(fs_err::read_to_string(marker)
         .is_ok_and(|k| source.key(cx, variant, &key).is_ok_and(|s| s == k)))
 }
@@ -136,8 +134,35 @@ fn round_dirs(cx: &Context, variant: &Variant, round: usize) -> toolchain::Stage
         .round(variant.rounds()[round])
 }
 
+/// The source directory `stage` of `variant` is built from: where its
+/// profile source trains for an instrumented stage (a stale profile's
+/// other revision), else the variant's own `source` for a variant built
+/// from another revision, else `source_dir` (the target's).
+fn stage_source_dir(
+    cx: &Context,
+    variant: &Variant,
+    stage: Stage,
+    source_dir: &Path,
+) -> Result<std::path::PathBuf> {
+    if let Stage::Instrumented(_) = stage {
+        if let Some(tree) = crate::profiles::source(variant).training_tree(cx, variant)? {
+            return Ok(tree);
+        }
+    }
+    match &variant.source {
+        Some(own) => source::fetch(&own.source, &cx.workdir.root).with_context(|| {
+            format!(
+                "fetching the source variant `{}` is built from (source in {})",
+                variant.name,
+                cx.experiment.file.display()
+            )
+        }),
+        None => Ok(source_dir.to_path_buf()),
+    }
+}
+
 fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
-    let source_dir = stale::stage_source_dir(cx, variant, stage, source_dir)?;
+    let source_dir = stage_source_dir(cx, variant, stage, source_dir)?;
     let step = progress::step(format!("building {} ({})", variant.name, stage.name()));
     let outcome = build_stage(&cx.experiment, variant, stage, &source_dir, &cx.workdir)?;
     match &outcome {
@@ -160,7 +185,7 @@ pub fn train(cx: &Context) -> Result<()> {
     if trainers.is_empty() && crate::profiles::any_trains(&profiled) {
         bail!(
             "variants {} need a profile, but no workload trains\nhint: give a [[workload]] role = \"train\" or \"both\" in {}, or bring a profile (`profile =` on the variant)",
-            profiled.iter().filter(|v| v.brought.is_empty()).map(|v| format!("`{}`", v.name)).collect::<Vec<_>>().join(", "),
+            profiled.iter().filter(|v| crate::profiles::source(v).trains()).map(|v| format!("`{}`", v.name)).collect::<Vec<_>>().join(", "),
             e.file.display()
         );
     }
@@ -195,7 +220,7 @@ fn make_profile(cx: &Context, variant: &Variant, round: usize) -> Result<()> {
     let key = build::current(&cx.workdir, &variant.name, stage)
         .map(|r| r.key)
         .unwrap_or_default();
-    let source = crate::profiles::source_for(&cx.experiment, variant, round);
+    let source = crate::profiles::source(variant);
     let binaries = source.make(cx, variant, round)?;
     crate::profiles::check(cx, variant, round, source, &binaries)?;
     let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);

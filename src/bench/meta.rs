@@ -73,11 +73,11 @@ pub(super) fn metrics(
 fn profiles_of(
     cx: &Context,
     v: &crate::experiment::Variant,
-) -> Vec<crate::toolchain::profile_match::ProfileMatch> {
+) -> Vec<crate::toolchain::matching::ProfileMatch> {
     let dirs = cx.workdir.variant_dirs(&v.name);
     v.rounds()
         .into_iter()
-        .filter_map(|pgo| crate::toolchain::profile_match::read(&dirs.round(pgo).profile))
+        .filter_map(|pgo| crate::toolchain::matching::read(&dirs.round(pgo).profile))
         .collect()
 }
 

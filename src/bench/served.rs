@@ -547,7 +547,7 @@ pub struct Training<'a> {
     pub logs: &'a Path,
     /// With `train_stop = "dump"`: services dump their counters at the
     /// workload's end, before they are stopped.
-    pub dumping: Option<&'a crate::profile::train::Dumping>,
+    pub dumping: Option<&'a crate::capture::train::Dumping>,
 }
 
 /// One training run of a workload on an instrumented variant: the target's

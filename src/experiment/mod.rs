@@ -378,7 +378,7 @@ pub struct Variant {
     pub system: Vec<crate::system::Setting>,
     /// A profile brought from elsewhere (`profile =`): its files, which
     /// stand in for training; empty when the variant trains.
-    pub brought: Vec<crate::toolchain::brought::BroughtFile>,
+    pub brought: Vec<crate::toolchain::formats::kind::BroughtFile>,
     /// The axis values of a variant a `[[matrix]]` made (`compiler`,
     /// `optimize`, `params.KEY`, `env.KEY` → value); empty otherwise.
     pub axes: BTreeMap<String, String>,
@@ -389,6 +389,26 @@ pub struct Variant {
     /// on a variant; `check --rev` adds such variants): its every stage,
     /// where a stale variant's `profile_from` is its training's only.
     pub source: Option<ProfileFrom>,
+    /// Where its training rounds' profiles come from, chosen once here
+    /// (a source of `profiles/` makes them).
+    #[serde(skip)]
+    pub profile_origin: ProfileOrigin,
+}
+
+/// Where a variant's profiles come from, chosen when the experiment is
+/// resolved: each is one source in `profiles/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileOrigin {
+    /// Trained here: the training workloads run each round's build.
+    Trained,
+    /// Trained here, and the target's services are recorded by attaching
+    /// to them over each training workload's window where a round samples.
+    Attached,
+    /// Files brought from elsewhere (`profile =`) stand in for training.
+    Brought,
+    /// Trained on another revision (`profile_from`) and applied to this
+    /// one; `attach` as for [`ProfileOrigin::Attached`].
+    Stale { attach: bool },
 }
 
 /// `profile_from`: the other revision a stale profile is trained on, with
@@ -407,7 +427,7 @@ impl Variant {
     }
 
     /// The variant's training rounds, in order.
-    pub fn rounds(&self) -> Vec<&'static dyn crate::toolchain::Pgo> {
+    pub fn rounds(&self) -> Vec<&'static dyn crate::toolchain::Round> {
         crate::toolchain::rounds(&self.optimize, self.compiler, self.profile_sources())
     }
 

@@ -18,7 +18,7 @@ use super::{
 use crate::toolchain::{weights, Compiler};
 use crate::units::parse_duration;
 
-mod brought;
+mod brought_profile;
 mod cluster;
 mod each;
 mod matrix;

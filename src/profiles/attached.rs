@@ -3,30 +3,34 @@
 //! attaching `perf record -p` to their processes from after they are ready
 //! and warmed up to the end of each training workload's window, as seed
 //! 000 records `NebulaGraph`'s daemons. The training workloads drive them;
-//! commands without services run under `perf record` as when trained.
+//! commands without services run under `perf record` as when trained, and
+//! a round that does not sample (an instrumented one before it) trains as
+//! [`super::trained`] does.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::trained::{train_round, training_key};
+use super::training::{self, train_round, training_key};
 use super::ProfileSource;
 use crate::context::Context;
 use crate::experiment::Variant;
+use crate::toolchain::round::Round;
 
 /// Services sampled over each training workload's window.
 pub struct Attached;
 
 impl ProfileSource for Attached {
-    fn name(&self) -> &'static str {
-        "attached"
+    fn name(&self, round: &dyn Round) -> &'static str {
+        training::name(true, round)
     }
 
     fn key(&self, cx: &Context, variant: &Variant, instrumented_key: &str) -> Result<String> {
-        Ok(training_key(cx, variant, instrumented_key))
+        Ok(training_key(cx, variant, instrumented_key, ""))
     }
 
     fn make(&self, cx: &Context, variant: &Variant, round: usize) -> Result<Vec<PathBuf>> {
-        train_round(cx, variant, round, true)
+        let samples = variant.rounds()[round].samples();
+        train_round(cx, variant, round, samples)
     }
 }

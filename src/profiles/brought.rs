@@ -2,7 +2,7 @@
 //! are laid out where training would have left its own — each under
 //! `raw/brought-<i>/` with its weight — and merged by the round's own
 //! merge, so a brought profile is read exactly as a trained one. An
-//! archive unpacks through [`crate::toolchain::untrusted_tar`] only; a
+//! archive unpacks through [`crate::toolchain::formats::untrusted_tar`] only; a
 //! file its reader cannot read is named and left out, and only when none
 //! is left is that an error.
 
@@ -15,15 +15,25 @@ use super::{round_dirs, ProfileSource};
 use crate::context::Context;
 use crate::experiment::Variant;
 use crate::progress;
-use crate::toolchain::brought::{self, BroughtFile, Kind};
-use crate::toolchain::{self, untrusted_tar, Stage};
+use crate::toolchain::formats::kind::{self, BroughtFile, Kind};
+use crate::toolchain::formats::{gcov_afdo_read, untrusted_tar};
+use crate::toolchain::round::Round;
+use crate::toolchain::{self, Stage};
 
 /// Files named by the variant's `profile`.
 pub struct Brought;
 
 impl ProfileSource for Brought {
-    fn name(&self) -> &'static str {
+    fn name(&self, _round: &dyn Round) -> &'static str {
         "brought"
+    }
+
+    fn trains(&self) -> bool {
+        false
+    }
+
+    fn foreign_hint(&self, cx: &Context) -> String {
+        format!("bring a profile collected from this program's binaries (the files named by `profile` in {}), or drop `profile` to train it here", cx.experiment.file.display())
     }
 
     fn key(&self, _cx: &Context, variant: &Variant, instrumented_key: &str) -> Result<String> {
@@ -31,7 +41,7 @@ impl ProfileSource for Brought {
         let mut hasher = Sha256::new();
         hasher.update(instrumented_key.as_bytes());
         hasher.update(b"\nbrought\n");
-        hasher.update(brought::digest(&variant.brought)?.as_bytes());
+        hasher.update(kind::digest(&variant.brought)?.as_bytes());
         Ok(crate::digest::hex(&hasher.finalize()))
     }
 
@@ -137,9 +147,9 @@ fn lay_out(file: &BroughtFile, into: &Path, extension: &str) -> Result<usize> {
         Kind::GcdaArchive => {
             let unpacked = into.join("unpacked.tmp");
             untrusted_tar::unpack(&file.path, &unpacked)?;
-            (Some(unpacked.clone()), brought::files_in(&unpacked))
+            (Some(unpacked.clone()), kind::files_in(&unpacked))
         }
-        _ if file.path.is_dir() => (Some(file.path.clone()), brought::files_in(&file.path)),
+        _ if file.path.is_dir() => (Some(file.path.clone()), kind::files_in(&file.path)),
         _ => (None, vec![file.path.clone()]),
     };
     let mut usable = 0;
@@ -186,11 +196,8 @@ fn lay_out(file: &BroughtFile, into: &Path, extension: &str) -> Result<usize> {
 /// Whether the tool that will read `path` can: `Err` says why not.
 fn readable(kind: Kind, path: &Path) -> Result<(), String> {
     let size = fs_err::metadata(path).map_err(|e| e.to_string())?.len();
-    if size > brought::MAX_FILE_BYTES {
-        return Err(format!(
-            "{size} bytes, more than {}",
-            brought::MAX_FILE_BYTES
-        ));
+    if size > kind::MAX_FILE_BYTES {
+        return Err(format!("{size} bytes, more than {}", kind::MAX_FILE_BYTES));
     }
     let text = path.to_string_lossy();
     let run = |program: &str, args: &[&str]| -> Result<(), String> {
@@ -215,14 +222,14 @@ fn readable(kind: Kind, path: &Path) -> Result<(), String> {
         }
         Kind::Gcda => run("gcov-dump", &["-l", &text]),
         Kind::PerfData => {
-            if brought::detect(path) != Ok(Kind::PerfData) || size < 104 {
+            if kind::detect(path) != Ok(Kind::PerfData) || size < 104 {
                 return Err("not a perf.data file (no PERFILE2 header)".to_owned());
             }
             Ok(())
         }
         Kind::GccAfdo => {
             let bytes = fs_err::read(path).map_err(|e| e.to_string())?;
-            crate::toolchain::gcov_afdo_read::read(&bytes).map(|_| ())
+            gcov_afdo_read::read(&bytes).map(|_| ())
         }
         Kind::Pprof | Kind::Fdata | Kind::GcdaArchive => {
             if size == 0 {

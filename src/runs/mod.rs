@@ -6,7 +6,7 @@
 //! record against the plan.
 
 mod blocks;
-mod profiles;
+mod callgrind;
 mod reader;
 mod sequential;
 mod writer;
@@ -22,7 +22,7 @@ pub use blocks::{
     block_dir, block_seed, block_states, is_cluster, read_cluster, set_aside, write_cluster, Block,
     ClusterRun, Job, BLOCKS_DIR, CLUSTER_FILE, JOB_LOGS_DIR,
 };
-pub use profiles::{
+pub use callgrind::{
     profile_dir, profile_files, simulation_dir, simulation_files, PROFILES_DIR, SIMULATED_DIR,
 };
 pub use reader::{read, read_records, Checked, Recorded};
@@ -180,7 +180,7 @@ pub struct VariantInfo {
     /// Each profile the final build used, with how much of it matched the
     /// binaries it was checked against (one per training round).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub profiles: Vec<crate::toolchain::profile_match::ProfileMatch>,
+    pub profiles: Vec<crate::toolchain::matching::ProfileMatch>,
 }
 
 impl BenchMeta {

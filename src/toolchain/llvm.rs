@@ -9,6 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::{bail, Result};
+
+use super::optimize::Requirement;
+use super::Compiler;
+
 /// Where Debian and Ubuntu install each LLVM release.
 const LLVM_ROOT: &str = "/usr/lib";
 
@@ -116,6 +121,81 @@ fn choose_release(offered: &[u32], clang: Option<u32>) -> Option<u32> {
         .or_else(|| offered.last().copied())
 }
 
+/// `llvm-profdata` of the installed clang's own LLVM release (raw profile
+/// formats change between releases): `/usr/lib/llvm-N/bin/llvm-profdata`
+/// or `llvm-profdata-N`; where clang's release is unknown (a clang of
+/// one's own), the unversioned one.
+pub fn find_llvm_profdata() -> Result<String> {
+    let major = Compiler::Clang.version().and_then(|v| clang_major(&v));
+    if let Some(m) = major {
+        if let Some(path) = tool_of("llvm-profdata", m) {
+            return Ok(path.to_string_lossy().into_owned());
+        }
+        let versioned = format!("llvm-profdata-{m}");
+        if super::tools::is_installed(&versioned) {
+            return Ok(versioned);
+        }
+    }
+    if major.is_none() && super::tools::is_installed("llvm-profdata") {
+        return Ok("llvm-profdata".to_owned());
+    }
+    let package = llvm_package();
+    bail!("llvm-profdata{} is missing, so clang's profiles cannot be merged\nhint: install it with `apt-get install -y {package}`", major.map(|m| format!(" {m} (clang {m}'s release)")).unwrap_or_default())
+}
+
+/// The package of the LLVM tools of clang's release (`llvm-N`), or of
+/// apt's default (`llvm`) where clang's release is unknown.
+pub fn llvm_package() -> String {
+    clang_major_installed_or_candidate().map_or("llvm".to_owned(), |m| format!("llvm-{m}"))
+}
+
+/// The major version in `clang --version`'s first line.
+pub fn clang_major(version_line: &str) -> Option<u32> {
+    let at = version_line.find("version ")? + "version ".len();
+    version_line[at..].split('.').next()?.trim().parse().ok()
+}
+
+/// The major version of the installed clang, or where clang is missing,
+/// of the clang `apt-get install clang` would bring (`apt-cache policy`'s
+/// candidate), so the profile runtime's package (`libclang-rt-N-dev`) goes
+/// into the same apt-get call as clang itself.
+pub fn clang_major_installed_or_candidate() -> Option<u32> {
+    if let Some(line) = Compiler::Clang.version() {
+        return clang_major(&line);
+    }
+    let out = crate::process::capture(
+        "apt-cache",
+        &["policy", "clang"],
+        std::time::Duration::from_secs(30),
+    )
+    .ok()?;
+    candidate_major(&out.stdout)
+}
+
+/// The major version of `Candidate: 1:14.0-55.7~deb12u1` in `apt-cache
+/// policy` output.
+fn candidate_major(policy: &str) -> Option<u32> {
+    let candidate = policy
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Candidate:"))?
+        .trim();
+    let version = candidate.split_once(':').map_or(candidate, |(_, v)| v);
+    version.split(['.', '-', '~']).next()?.parse().ok()
+}
+
+/// `llvm-profdata` of the installed clang's release, which clang's
+/// profiles are merged with.
+pub fn llvm_profdata_requirement() -> Requirement {
+    let package = llvm_package();
+    Requirement {
+        need: format!("llvm-profdata of clang's release ({package})"),
+        present: find_llvm_profdata().is_ok(),
+        packages: vec![package],
+        note: None,
+        optional: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +222,27 @@ mod tests {
             fs_err::create_dir(dir.path().join(d)).unwrap();
         }
         assert_eq!(majors_in(dir.path()), vec![14, 19]);
+    }
+
+    #[test]
+    fn reads_the_major_version_apt_would_install() {
+        let policy =
+            "clang:\n  Installed: (none)\n  Candidate: 1:14.0-55.7~deb12u1\n  Version table:\n";
+        assert_eq!(candidate_major(policy), Some(14));
+        assert_eq!(
+            candidate_major("clang:\n  Candidate: 1:18.0-59~exp2\n"),
+            Some(18)
+        );
+        assert_eq!(candidate_major("clang:\n  Candidate: (none)\n"), None);
+    }
+
+    #[test]
+    fn parses_clang_major() {
+        assert_eq!(clang_major("Debian clang version 14.0.6"), Some(14));
+        assert_eq!(
+            clang_major("clang version 18.1.3 (Fedora 18.1.3-1)"),
+            Some(18)
+        );
+        assert_eq!(clang_major("gcc (Debian 12.2.0) 12.2.0"), None);
     }
 }

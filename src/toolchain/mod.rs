@@ -1,30 +1,28 @@
 //! Compilers and feedback-directed optimizations: which exist, what flags
 //! each adds at which build stage, and where profiles live.
+//!
+//! Arranged by technique: each word of `optimize` is one [`Optimize`]
+//! (registered once, in `optimizations!` below), a profile-based one a
+//! folder with its training rounds ([`Round`]): [`pgo`] (gcc's and clang's
+//! instrumentation), [`go`] (Go's PGO rounds), [`autofdo`], [`bolt`],
+//! clang's variants of instrumented PGO ([`pgo_frontend`], [`cspgo`]) and
+//! its machine function splitting on the PGO profile
+//! ([`split_functions`]); the words that only add flags are in [`flags`].
+//! The file formats profiles come in are [`formats`]; what several
+//! techniques share is beside them (sampling with perf, merging, weights,
+//! the profile check in [`matching`], finding LLVM's tools and others).
 
-pub mod afdo_ip;
-pub mod autofdo;
-pub mod bolt;
-pub mod bolt_perf;
-pub mod brought;
-mod clang_pgo;
-mod gcc_pgo;
-pub mod gcov_afdo;
-pub mod gcov_afdo_read;
-pub mod go_find;
-pub mod go_perf;
-mod go_pgo;
+pub mod formats;
+pub mod go;
 pub mod llvm;
+pub mod matching;
 mod merge;
 pub mod mismatch;
 pub mod optimize;
-pub mod perf_script;
-pub mod pprof_write;
-pub mod profile_match;
-pub mod sampled_names;
+pub mod round;
 pub mod sampling;
 pub mod symbolize;
 pub mod tools;
-pub mod untrusted_tar;
 pub mod weights;
 
 use std::path::{Path, PathBuf};
@@ -33,17 +31,45 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 
-pub use bolt::Bolt;
-pub use bolt_perf::BoltPerf;
-pub use clang_pgo::{
-    clang_major, clang_major_installed_or_candidate, find_llvm_profdata, llvm_package, ClangPgo,
-    CLANG_CS_PGO, CLANG_FRONTEND_PGO, CLANG_IR_PGO,
-};
-pub(crate) use gcc_pgo::merge_two as merge_gcda_dirs;
-pub use gcc_pgo::GccPgo;
-pub use go_perf::GoPerfPgo;
-pub use go_pgo::{profile_path as go_profile_path, GoPgo};
+pub use llvm::find_llvm_profdata;
 pub use optimize::{Optimization, Optimize};
+pub use round::Round;
+
+/// Declares each optimization's module and lists them, in the order
+/// `doctor`, `--help` and the schema show them: the one list of them. A
+/// technique is a folder of its own (`toolchain/<word>/`, its `Word` and
+/// its rounds), a flag-only word a file under `toolchain/flags/`.
+macro_rules! optimizations {
+    (techniques: [$($technique:ident),* $(,)?], flags: [$($flag:ident),* $(,)?] $(,)?) => {
+        $(pub mod $technique;)*
+
+        /// The words that only add flags, a file each.
+        pub mod flags {
+            $(pub mod $flag;)*
+        }
+
+        /// Every optimization a variant can name.
+        pub const ALL: &[Optimization] = &[
+            $(Optimization(&$technique::Word),)*
+            $(Optimization(&flags::$flag::Word),)*
+        ];
+    };
+}
+
+optimizations! {
+    techniques: [pgo, pgo_frontend, cspgo, autofdo, bolt, split_functions],
+    flags: [lto, march, o3, nosi, noplt],
+}
+
+/// The optimizations other parts ask for by name (a variant option that
+/// belongs to one of them).
+impl Optimization {
+    pub const PGO: Optimization = Optimization(&pgo::Word);
+    pub const BOLT: Optimization = Optimization(&bolt::Word);
+    pub const MARCH: Optimization = Optimization(&flags::march::Word);
+    pub const LTO: Optimization = Optimization(&flags::lto::Word);
+    pub const O3: Optimization = Optimization(&flags::o3::Word);
+}
 
 /// The toolchain an experiment builds with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -101,7 +127,7 @@ impl Compiler {
     /// First line of `CC --version` (`go version` for Go), or `None` when
     /// the compiler is missing.
     pub fn version(self) -> Option<String> {
-        let go = go_find::find_pgo_go().map(|g| g.path.to_string_lossy().into_owned());
+        let go = go::find_pgo_go().map(|g| g.path.to_string_lossy().into_owned());
         let (program, arg) = match self {
             Compiler::Go => (go.as_deref().unwrap_or("go"), "version"),
             _ => (self.cc(), "--version"),
@@ -133,6 +159,10 @@ pub enum BoltProfile {
 }
 
 impl BoltProfile {
+    /// The choices that name a kind of round (not `auto`, which probes
+    /// the machine).
+    pub const EXPLICIT: [BoltProfile; 2] = [BoltProfile::Sampled, BoltProfile::Instrumented];
+
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "auto" => Some(BoltProfile::Auto),
@@ -166,6 +196,9 @@ pub enum GoPgoSource {
 }
 
 impl GoPgoSource {
+    /// Every choice.
+    pub const ALL: [GoPgoSource; 2] = [GoPgoSource::Cpuprofile, GoPgoSource::Perf];
+
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "cpuprofile" => Some(GoPgoSource::Cpuprofile),
@@ -191,6 +224,42 @@ impl ProfileSources {
         bolt: BoltProfile::Instrumented,
         go: GoPgoSource::Cpuprofile,
     };
+
+    /// The same with `auto` taken as instrumented, so that asking a
+    /// word's rounds what they do probes nothing (only an explicit
+    /// `bolt_profile = "sampled"` samples for sure).
+    #[must_use]
+    pub fn unprobed(self) -> ProfileSources {
+        ProfileSources {
+            bolt: match self.bolt {
+                BoltProfile::Auto => BoltProfile::Instrumented,
+                explicit => explicit,
+            },
+            ..self
+        }
+    }
+
+    /// Every explicit choice, each round a brought profile might stand in
+    /// for: sampled BOLT before instrumented, Go's own CPU profiles before
+    /// perf's (the order a refusal lists what they read).
+    pub const CHOICES: [ProfileSources; 4] = [
+        ProfileSources {
+            bolt: BoltProfile::Sampled,
+            go: GoPgoSource::Cpuprofile,
+        },
+        ProfileSources {
+            bolt: BoltProfile::Instrumented,
+            go: GoPgoSource::Cpuprofile,
+        },
+        ProfileSources {
+            bolt: BoltProfile::Sampled,
+            go: GoPgoSource::Perf,
+        },
+        ProfileSources {
+            bolt: BoltProfile::Instrumented,
+            go: GoPgoSource::Perf,
+        },
+    ];
 }
 
 /// Which build of a variant is being made.
@@ -276,10 +345,10 @@ pub struct VariantDirs {
 
 impl VariantDirs {
     /// The directories of one training round.
-    pub fn round(&self, pgo: &dyn Pgo) -> StageDirs {
+    pub fn round(&self, round: &dyn Round) -> StageDirs {
         StageDirs {
             build: self.build.clone(),
-            profile: self.profiles.join(pgo.name()),
+            profile: self.profiles.join(round.name()),
         }
     }
 }
@@ -291,7 +360,7 @@ pub fn rounds(
     optimize: &[Optimization],
     compiler: Compiler,
     sources: ProfileSources,
-) -> Vec<&'static dyn Pgo> {
+) -> Vec<&'static dyn Round> {
     let (after_link, compile_time): (Vec<&Optimization>, Vec<&Optimization>) =
         optimize.iter().partition(|o| o.rounds_after_link());
     compile_time
@@ -361,71 +430,6 @@ pub fn march_flags(level: &str) -> Vec<String> {
         vec!["-march=native".to_owned(), "-mtune=native".to_owned()]
     } else {
         vec![format!("-march={level}")]
-    }
-}
-
-/// A profile-guided optimizer, one training round of a variant:
-/// instrument → collect (training runs) → merge → use. One implementation
-/// per compiler and kind.
-pub trait Pgo: Sync {
-    /// Short name; the round's profile directory is `profile/<name>/`.
-    fn name(&self) -> &'static str;
-    /// Add the instrumented build's flags.
-    fn instrument(&self, flags: &mut Flags, dirs: &StageDirs);
-    /// Environment for training runs of the instrumented binaries.
-    fn training_env(&self, dirs: &StageDirs) -> Vec<(String, String)>;
-    /// A command that training runs (and services) are started under, e.g.
-    /// `perf record … --` with the variant's `sample_event`; most rounds
-    /// need none.
-    fn training_prefix(&self, _dirs: &StageDirs, _event: Option<&str>) -> Result<Vec<String>> {
-        Ok(Vec::new())
-    }
-    /// After one training workload: keep what it wrote under
-    /// `raw/<workload>/`, so each workload's profile stays on disk.
-    fn collect(&self, dirs: &StageDirs, workload: &str) -> Result<()> {
-        stash_raw(dirs, self.raw_extension(), workload)
-    }
-    /// The extension of the files training runs write.
-    fn raw_extension(&self) -> &'static str;
-    /// Whether training samples the binaries with perf (rather than
-    /// running instrumented ones), so services can be recorded by
-    /// attaching to them.
-    fn samples(&self) -> bool {
-        false
-    }
-    /// After training: merge every workload's files into what the next
-    /// build reads; returns those files. Fails, saying why, when training
-    /// left none. `binaries` are the ones training ran.
-    fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>>;
-    /// The merged profile's files, for the build key; fails when absent.
-    fn profile_files(&self, profile_dir: &Path) -> Result<Vec<PathBuf>>;
-    /// Add the flags of a build that uses the merged profile.
-    fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs);
-    /// Whether the instrumented build must be the finished code (the whole
-    /// stack applied), because the profile describes that code.
-    fn instruments_final_code(&self) -> bool {
-        false
-    }
-    /// Whether this round's merged profile includes the earlier round's,
-    /// so that builds use only this one.
-    fn replaces_earlier(&self) -> bool {
-        false
-    }
-    /// Rewrite the linked binaries in place (BOLT); most optimizers work at
-    /// compile time and do nothing here.
-    fn post_link(&self, _phase: Phase, _binaries: &[PathBuf], _dirs: &StageDirs) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// The PGO implementation of a compiler (for Go, of where its profile
-/// comes from).
-pub fn pgo_for(compiler: Compiler, go: GoPgoSource) -> &'static dyn Pgo {
-    match (compiler, go) {
-        (Compiler::Gcc, _) => &GccPgo,
-        (Compiler::Clang, _) => &CLANG_IR_PGO,
-        (Compiler::Go, GoPgoSource::Cpuprofile) => &GoPgo,
-        (Compiler::Go, GoPgoSource::Perf) => &GoPerfPgo,
     }
 }
 

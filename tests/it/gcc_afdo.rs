@@ -18,7 +18,7 @@ fn gcc_reads_the_written_profile_and_annotates_the_hot_loop() {
     let sandbox = Sandbox::with_fixture("onehot");
     let text = "checksum:20100:100\n 0: 100\n 1: 100\n 2: 10000\n 3: 10000\n 4: 100\nmain:50:1\n 0: 1\n 20: 40 checksum:40\n";
     let reader = afterburner::toolchain::autofdo::check_gcc().unwrap();
-    let bytes = afterburner::toolchain::gcov_afdo::convert(text, reader).unwrap();
+    let bytes = afterburner::toolchain::formats::gcov_afdo::convert(text, reader).unwrap();
     let profile = sandbox.write("onehot.gcov", "");
     std::fs::write(&profile, bytes).unwrap();
     let src = sandbox.path().join("src");

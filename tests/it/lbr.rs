@@ -1,7 +1,7 @@
 //! AutoFDO's branch-stack (LBR) path on a real LBR recording. No machine
 //! here has LBR, so google/autofdo's test data stands in: a `perf record
 //! -b` of gzip and that very gzip binary (`tests/fixtures/lbr/README.md`).
-//! The recording goes through the product's own round (`Pgo::merge`), as
+//! The recording goes through the product's own round (`Round::merge`), as
 //! training's recordings do, with no note from afterburner's sampling: the
 //! recording's header alone must say it holds branch stacks.
 
@@ -9,9 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use afterburner::toolchain::autofdo::{AutoFdo, GccAutoFdo};
-use afterburner::toolchain::gcov_afdo::Instance;
-use afterburner::toolchain::{raw_dir, sampling, Pgo, StageDirs};
+use afterburner::toolchain::autofdo::clang::AutoFdo;
+use afterburner::toolchain::autofdo::gcc::GccAutoFdo;
+use afterburner::toolchain::formats::gcov_afdo::Instance;
+use afterburner::toolchain::round::Round as _;
+use afterburner::toolchain::{raw_dir, sampling, StageDirs};
 
 use crate::support::{compile_with_profile, gunzip, served_gcc_or_skip, tools_or_skip, Sandbox};
 
@@ -269,9 +271,10 @@ fn gcc_autofdo_converts_and_merges_lbr_recordings() {
 /// returns the largest line count of `bi_reverse` in it.
 fn check_gcc_parse(round: &Round) -> u64 {
     let text = std::fs::read(round.converted(0, "txt")).unwrap();
-    let functions =
-        afterburner::toolchain::gcov_afdo::parse_llvm_text(&String::from_utf8_lossy(&text))
-            .unwrap();
+    let functions = afterburner::toolchain::formats::gcov_afdo::parse_llvm_text(
+        &String::from_utf8_lossy(&text),
+    )
+    .unwrap();
     let total: u64 = functions.iter().map(Instance::total).sum();
     let recorded = samples(&round.recording);
     assert!(

@@ -2,8 +2,8 @@
 //! must not come out as faster or slower (its instructions: "same").
 
 use crate::support::{
-    assert_instruction_verdict, comparison, counted_exactly, go_for_pgo_or_skip, go_perf_or_skip,
-    only_run_dir, pgo_go, read_json, Sandbox,
+    assert_instruction_verdict, comparison, counted_exactly, files_with, go_for_pgo_or_skip,
+    go_perf_or_skip, only_run_dir, pgo_go, read_json, tools_or_skip, Sandbox,
 };
 
 const HOTPATH: &str = r#"
@@ -344,6 +344,115 @@ fn clang_pgo_case(word: &str, round: &str, use_flag: &str, fewer: bool) {
         cflags.contains(use_flag) && cflags.contains(&merged[0]),
         "{cflags}"
     );
+}
+
+/// clang's machine function splitting on the PGO profile
+/// (`optimize = ["split-functions"]`), end to end on a fixture of its own
+/// whose hot function holds a branch training never takes.
+const SPLIT: &str = r#"
+[target]
+name = "coldpath"
+source = { path = "src" }
+build = "make"
+binaries = { coldpath = "coldpath" }
+compiler = "clang"
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "split"
+optimize = ["split-functions"]
+
+[[workload]]
+name = "loop"
+run = "{bin.coldpath} 3000000"
+train_run = "{bin.coldpath} 1000000"
+figures = [{ name = "checksum", regex = "checksum ([0-9]+)" }]
+
+[bench]
+repetitions = 3
+warmup = 0
+metrics = ["wall", "instructions"]
+instruction_repetitions = 2
+seed = 7
+"#;
+
+/// The `.cold` fragments `nm` lists in `binary`.
+fn cold_fragments(binary: &std::path::Path) -> Vec<String> {
+    let out = std::process::Command::new("nm")
+        .arg(binary)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|name| {
+            name.rsplit_once('.')
+                .is_some_and(|(_, suffix)| suffix == "cold")
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The profile is trained with IR instrumentation and merged, the final
+/// build gets it with `-fsplit-machine-functions`, and the never-run
+/// branch of `step` leaves the function for a cold fragment the baseline
+/// does not have; the benchmarked program computes the same and is judged.
+/// gcc, whose PGO splits already, is refused saying so.
+#[test]
+fn split_functions_moves_the_blocks_training_never_ran_into_a_cold_fragment() {
+    if !tools_or_skip(&["clang", "nm"]) {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("coldpath");
+    sandbox.write(
+        "afterburner.toml",
+        &SPLIT.replace("compiler = \"clang\"", "compiler = \"gcc\""),
+    );
+    sandbox
+        .afterburner(&["build"])
+        .assert_fails_with("`split-functions` is not available with gcc")
+        .assert_fails_with("-freorder-blocks-and-partition");
+    sandbox.write("afterburner.toml", SPLIT);
+    sandbox.afterburner(&["run"]).assert_ok();
+
+    let profile = sandbox
+        .path()
+        .join(".afterburner/variants/split/profile/clang-pgo-mfs");
+    let merged = files_with(&profile, "profdata");
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let split = &results["variants"][1];
+    for flags in ["cflags", "ldflags"] {
+        let flags = split[flags].as_str().unwrap();
+        assert!(
+            flags.contains("-fsplit-machine-functions")
+                && flags.contains(&format!("-fprofile-use={}", merged[0].display())),
+            "{flags}"
+        );
+    }
+    let built = |variant: &str| {
+        sandbox
+            .path()
+            .join(".afterburner/variants")
+            .join(variant)
+            .join("build/coldpath")
+    };
+    let split_off = cold_fragments(&built("split"));
+    assert!(split_off.contains(&"step.cold".to_owned()), "{split_off:?}");
+    assert_eq!(cold_fragments(&built("baseline")), Vec::<String>::new());
+
+    let checksum = comparison(&results, "loop", "checksum", "split");
+    assert_eq!(checksum["ratio"], 1.0, "{checksum:#}");
+    for metric in ["wall", "instructions"] {
+        let judged = comparison(&results, "loop", metric, "split");
+        let verdict = judged["verdict"].as_str().unwrap_or_default();
+        assert!(
+            ["faster", "slower", "same", "undecided"].contains(&verdict),
+            "{judged:#}"
+        );
+    }
 }
 
 /// Train on one input, judge on another: the report shows the gain on the

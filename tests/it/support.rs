@@ -427,7 +427,7 @@ pub fn busy() -> Option<String> {
 /// is, says the test skips (`.ci/run` installs one with
 /// `scripts/install-go.sh`).
 pub fn go_for_pgo_or_skip() -> bool {
-    afterburner::toolchain::go_find::find_pgo_go().is_some()
+    afterburner::toolchain::go::find_pgo_go().is_some()
         || skip(Lack::Installed(
             "no Go 1.21 or newer here (.ci/run installs one with scripts/install-go.sh)",
         ))
@@ -623,7 +623,8 @@ pub fn read_junit(path: &Path) -> Junit {
 /// may record `cpu-clock` with call stacks, and llvm-symbolizer, as the
 /// product finds them; where one is missing, says the test skips.
 pub fn go_perf_or_skip() -> bool {
-    use afterburner::toolchain::{go_perf, sampling, symbolize};
+    use afterburner::toolchain::go::perf as go_perf;
+    use afterburner::toolchain::{sampling, symbolize};
     if !go_for_pgo_or_skip() {
         return false;
     }
@@ -639,7 +640,7 @@ pub fn go_perf_or_skip() -> bool {
 
 /// The `go` command a Go PGO build uses (see [`go_for_pgo_or_skip`]).
 pub fn pgo_go() -> PathBuf {
-    afterburner::toolchain::go_find::find_pgo_go()
+    afterburner::toolchain::go::find_pgo_go()
         .expect("checked by go_for_pgo_or_skip")
         .path
 }

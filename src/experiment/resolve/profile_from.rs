@@ -32,6 +32,16 @@ impl Cx<'_> {
                 "give it optimize = [\"pgo\"] (or another optimization that trains: autofdo, bolt, cspgo), or remove profile_from",
             ));
         }
+        if v.profile.is_some() {
+            return Err(self.invalid(
+                raw.span(),
+                format!(
+                    "variant `{}` brings its profile (`profile`), and profile_from names a revision to train it on",
+                    v.name.get_ref()
+                ),
+                "keep one: `profile` (files collected elsewhere) or profile_from (trained here on another revision)",
+            ));
+        }
         let source = &raw.get_ref().source;
         Ok(Some(ProfileFrom {
             source: self.source(source, dir)?,

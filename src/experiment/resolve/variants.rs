@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 use super::super::raw::RawVariant;
-use super::super::{resolve_path, ProfileFrom, Target, TrainStop, Variant};
+use super::super::{
+    resolve_path, ProfileFrom, ProfileOrigin, Recorded, Target, TrainStop, Variant,
+};
 use super::Cx;
 use crate::experiment::ExperimentError;
-use crate::toolchain::{BoltProfile, Compiler, GoPgoSource, Optimization};
+use crate::toolchain::{BoltProfile, Compiler, GoPgoSource, Optimization, ProfileSources};
 
 impl Cx<'_> {
     /// A variant's name, checked: usable as a directory name, and not
@@ -72,6 +74,7 @@ impl Cx<'_> {
                 axes: BTreeMap::new(),
                 profile_from: None,
                 source: None,
+                profile_origin: ProfileOrigin::Trained,
             }]);
         }
         let mut seen = BTreeSet::new();
@@ -107,16 +110,14 @@ impl Cx<'_> {
                 let ProfileOptions {
                     partial_training,
                     sample_event,
-                    mut bolt_profile,
-                    mut go_pgo,
+                    sources,
                 } = self.profile_options(v, compiler, &optimize, trains_with_profile)?;
                 // A brought profile decides which round reads it.
-                if let Some((bolt, go)) = super::brought::sources(&brought) {
-                    bolt_profile = bolt.unwrap_or(bolt_profile);
-                    go_pgo = go.unwrap_or(go_pgo);
-                }
+                let sources =
+                    super::brought_profile::sources(&brought, &optimize, compiler, sources);
                 let march = self.march(v, &optimize)?;
                 let profile_from = self.profile_from(v, &optimize, dir)?;
+                let profile_origin = origin(&brought, profile_from.as_ref(), target);
                 let source = v
                     .source
                     .as_ref()
@@ -127,7 +128,7 @@ impl Cx<'_> {
                         })
                     })
                     .transpose()?;
-                let train_stop = self.train_stop(v, compiler, &optimize)?;
+                let train_stop = self.train_stop(v, compiler, &optimize, sources)?;
                 Ok(Variant {
                     name: name.clone(),
                     compiler,
@@ -139,8 +140,8 @@ impl Cx<'_> {
                     params: own,
                     partial_training,
                     sample_event,
-                    bolt_profile,
-                    go_pgo,
+                    bolt_profile: sources.bolt,
+                    go_pgo: sources.go,
                     march,
                     train_stop,
                     system: self.system_settings(v)?,
@@ -148,6 +149,7 @@ impl Cx<'_> {
                     axes: v.axes.clone(),
                     profile_from,
                     source,
+                    profile_origin,
                 })
             })
             .collect()
@@ -220,6 +222,7 @@ impl Cx<'_> {
         v: &RawVariant,
         compiler: Compiler,
         optimize: &[Optimization],
+        sources: ProfileSources,
     ) -> Result<TrainStop, ExperimentError> {
         let Some(word) = &v.train_stop else {
             return Ok(TrainStop::Stop);
@@ -235,10 +238,9 @@ impl Cx<'_> {
                 ))
             }
         };
-        let instrumented = compiler != Compiler::Go
-            && optimize
-                .iter()
-                .any(|o| o.is_compiler_profile() && *o != Optimization::AUTOFDO);
+        let instrumented = optimize
+            .iter()
+            .any(|o| o.dumps_counters(compiler, sources.unprobed()));
         if stop == TrainStop::Dump && !instrumented {
             return Err(self.invalid(
                 word.span(),
@@ -290,11 +292,13 @@ impl Cx<'_> {
             })?,
         };
         let go_pgo = self.go_pgo_source(v, compiler, optimize, trains_with_profile)?;
-        let samples = optimize.contains(&Optimization::AUTOFDO)
-            || (optimize.contains(&Optimization::BOLT) && bolt_profile == BoltProfile::Sampled)
-            || (compiler == Compiler::Go
-                && optimize.contains(&Optimization::PGO)
-                && go_pgo == GoPgoSource::Perf);
+        let sources = ProfileSources {
+            bolt: bolt_profile,
+            go: go_pgo,
+        };
+        let samples = optimize
+            .iter()
+            .any(|o| o.samples(compiler, sources.unprobed()));
         let sample_event = match &v.sample_event {
             Some(e) if !samples => {
                 return Err(self.invalid(
@@ -317,8 +321,7 @@ impl Cx<'_> {
         Ok(ProfileOptions {
             partial_training,
             sample_event,
-            bolt_profile,
-            go_pgo,
+            sources,
         })
     }
 
@@ -460,7 +463,7 @@ impl Cx<'_> {
                 ),
                 format!(
                     "pick one of {} (the others stack with any of them)",
-                    crate::toolchain::optimize::ALL
+                    crate::toolchain::ALL
                         .iter()
                         .filter(|o| o.is_compiler_profile())
                         .map(|o| o.word())
@@ -477,6 +480,24 @@ impl Cx<'_> {
 struct ProfileOptions {
     partial_training: bool,
     sample_event: Option<String>,
-    bolt_profile: BoltProfile,
-    go_pgo: GoPgoSource,
+    /// `bolt_profile` and `pgo_source`.
+    sources: ProfileSources,
+}
+
+/// Where a variant's profiles come from: the files it brings, else
+/// training on another revision (`profile_from`) or here; a target whose
+/// services are recorded over each workload's window has them attached
+/// to in sampled rounds.
+fn origin(
+    brought: &[crate::toolchain::formats::kind::BroughtFile],
+    profile_from: Option<&ProfileFrom>,
+    target: &Target,
+) -> ProfileOrigin {
+    let attach = target.services.iter().any(|s| s.record == Recorded::Window);
+    match (brought.is_empty(), profile_from, attach) {
+        (false, _, _) => ProfileOrigin::Brought,
+        (true, Some(_), attach) => ProfileOrigin::Stale { attach },
+        (true, None, true) => ProfileOrigin::Attached,
+        (true, None, false) => ProfileOrigin::Trained,
+    }
 }

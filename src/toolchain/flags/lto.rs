@@ -1,0 +1,29 @@
+//! `lto`: link-time optimization, `-flto=auto` with gcc, `-flto=thin` with
+//! clang; in the builds of the finished code only (it would slow an
+//! instrumented compiler round for nothing).
+
+use crate::toolchain::optimize::{c_and_cpp_only, Optimize};
+use crate::toolchain::{Compiler, Flags};
+
+pub struct Word;
+
+impl Optimize for Word {
+    fn word(&self) -> &'static str {
+        "lto"
+    }
+
+    fn describe(&self) -> &'static str {
+        "link-time optimization (-flto=auto with gcc, -flto=thin with clang)"
+    }
+
+    fn supports(&self, compiler: Compiler) -> Result<(), String> {
+        c_and_cpp_only(self.word(), compiler)
+    }
+
+    fn finished_code_flags(&self, compiler: Compiler, flags: &mut Flags) {
+        match compiler {
+            Compiler::Gcc | Compiler::Go => flags.both(&["-flto=auto"]),
+            Compiler::Clang => flags.both(&["-flto=thin"]),
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! `o3`: `-O3` instead of the project's level, in every build: the level
+//! shapes the code a profile is matched against (gcc refuses a -O2 profile
+//! in a -O3 build with "number of counters … does not match"; clang drops
+//! it per function), so instrumented builds get it too.
+
+use crate::toolchain::optimize::{c_and_cpp_only, Optimize};
+use crate::toolchain::{Compiler, Flags};
+
+pub struct Word;
+
+impl Optimize for Word {
+    fn word(&self) -> &'static str {
+        "o3"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["O3"]
+    }
+
+    fn describe(&self) -> &'static str {
+        "`-O3` instead of the project's level"
+    }
+
+    fn supports(&self, compiler: Compiler) -> Result<(), String> {
+        c_and_cpp_only(self.word(), compiler)
+    }
+
+    fn every_stage_flags(&self, _compiler: Compiler, flags: &mut Flags) {
+        flags.cflags.push("-O3".to_owned());
+    }
+}
