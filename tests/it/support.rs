@@ -815,32 +815,24 @@ pub fn slurm_cluster(nodes: usize) -> Result<TestCluster, String> {
 /// built with `compiler`: a `baseline` and a `pgo` variant with the lines
 /// `pgo_lines` added (e.g. `profile = "…"`, which is then line 15), one
 /// workload running `args`.
-pub fn pgo_experiment(fixture: &str, compiler: &str, args: &str, pgo_lines: &str) -> String {
+pub fn pgo_experiment(fixture: &str, compiler: &str, args: &str, pgo_lines: &str) -> Experiment {
     Experiment::new(fixture)
         .compiler(compiler)
         .variant(Variant::new("pgo").optimize(&["pgo"]).line(pgo_lines))
         .workload(Workload::new("loop").run(&format!("{{bin.{fixture}}} {args}")))
-        .render()
 }
 
 /// Train `fixture`'s `pgo` variant with `compiler` in a sandbox of its own
 /// and return it, with the directory of the trained profile.
 pub fn trained_profile(fixture: &str, compiler: &str, args: &str) -> (Sandbox, PathBuf) {
-    let sandbox = Sandbox::with_fixture(fixture);
-    sandbox.write(
-        "afterburner.toml",
-        &pgo_experiment(fixture, compiler, args, ""),
-    );
+    let sandbox = Sandbox::with_experiment(fixture, &pgo_experiment(fixture, compiler, args, ""));
     sandbox.afterburner(&["train"]).assert_ok();
     let round = if compiler == "clang" {
         "clang-pgo"
     } else {
         "gcc-pgo"
     };
-    let dir = sandbox
-        .path()
-        .join(".afterburner/variants/pgo/profile")
-        .join(round);
+    let dir = sandbox.variant_dir("pgo").join("profile").join(round);
     (sandbox, dir)
 }
 
