@@ -66,9 +66,18 @@ impl Experiment {
         self
     }
 
-    /// A `[[target.service]]`.
+    /// Add `service`, or put it in the place of the one of its name.
     pub fn service(mut self, service: Service) -> Self {
-        self.services.push(service);
+        match self.services.iter_mut().find(|s| s.name == service.name) {
+            Some(same) => *same = service,
+            None => self.services.push(service),
+        }
+        self
+    }
+
+    /// These services, started in this order, and no others.
+    pub fn services(mut self, services: impl IntoIterator<Item = Service>) -> Self {
+        self.services = services.into_iter().collect();
         self
     }
 
@@ -257,16 +266,15 @@ impl Workload {
 /// A `[[target.service]]`: name, start, readiness, then other lines.
 #[derive(Clone, Debug)]
 pub struct Service {
+    name: String,
     lines: Vec<String>,
 }
 
 impl Service {
     pub fn new(name: &str, start: &str) -> Self {
         Self {
-            lines: vec![
-                format!("name = {}", quote(name)),
-                format!("start = {}", quote(start)),
-            ],
+            name: name.to_owned(),
+            lines: vec![format!("start = {}", quote(start))],
         }
     }
 
@@ -282,7 +290,11 @@ impl Service {
     }
 
     fn render(&self) -> String {
-        format!("[[target.service]]\n{}", self.lines.join("\n"))
+        format!(
+            "[[target.service]]\nname = {}\n{}",
+            quote(&self.name),
+            self.lines.join("\n")
+        )
     }
 }
 
