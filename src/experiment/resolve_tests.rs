@@ -63,45 +63,80 @@ fn error_of(text: &str) -> String {
     load_text(text, false).unwrap_err().to_string()
 }
 
+/// The error loading `text`, which must say each of `says` (its line as
+/// `:N:`, its hint as `hint: …`); returned for what else a test checks.
+#[track_caller]
+fn error_saying(text: &str, says: &[&str]) -> String {
+    let err = error_of(text);
+    for words in says {
+        assert!(err.contains(words), "no {words:?} in: {err}");
+    }
+    err
+}
+
+/// `GOOD` with `line` added to the `pgo+lto` variant, as line 14.
+fn good_pgo_lto_with(line: &str) -> String {
+    good_optimizing(&format!("optimize = [\"pgo\", \"lto\"]\n{line}"))
+}
+
+/// `GOOD` with the `pgo+lto` variant's `optimize` line (13) replaced by `lines`.
+fn good_optimizing(lines: &str) -> String {
+    GOOD.replace("optimize = [\"pgo\", \"lto\"]", lines)
+}
+
+/// `GOOD` with the `hot` workload's `run` line (17) followed by `lines`.
+fn good_hot_with(lines: &str) -> String {
+    GOOD.replace(
+        "run = \"{bin.app} {params.n}\"",
+        &format!("run = \"{{bin.app}} {{params.n}}\"\n{lines}"),
+    )
+}
+
+/// `GOOD` and then the section `[name]` with `body`.
+fn good_and(name: &str, body: &str) -> String {
+    format!("{GOOD}\n[{name}]\n{body}\n")
+}
+
+/// The 1-based line of `text` that starts with `prefix`.
+fn line_of(text: &str, prefix: &str) -> usize {
+    text.lines().position(|l| l.starts_with(prefix)).unwrap() + 1
+}
+
 #[test]
 fn unknown_key_names_file_and_line() {
     let text = GOOD.replace("build = \"make\"", "build = \"make\"\nbuidl = \"x\"");
-    let err = error_of(&text);
-    assert!(err.contains("/exp/afterburner.toml"), "{err}");
-    assert!(err.contains("line 6"), "{err}");
-    assert!(err.contains("buidl"), "{err}");
+    error_saying(&text, &["/exp/afterburner.toml", "line 6", "buidl"]);
 }
 
 #[test]
 fn unknown_optimization_names_line_and_hint() {
-    let text = GOOD.replace("[\"pgo\", \"lto\"]", "[\"pgo\", \"turbo\"]");
-    let err = error_of(&text);
+    let err = error_saying(
+        &good_optimizing("optimize = [\"pgo\", \"turbo\"]"),
+        &["hint:"],
+    );
     assert!(
         err.starts_with("/exp/afterburner.toml:13: unknown or unsupported optimization `turbo`"),
         "{err}"
     );
-    assert!(err.contains("hint:"), "{err}");
 }
 
 #[test]
 fn unknown_placeholder_is_rejected_with_known_ones() {
     let text = GOOD.replace("{bin.app} {params.n}", "{bin.ap}");
-    let err = error_of(&text);
-    assert!(err.contains(":17: unknown placeholder `{bin.ap}`"), "{err}");
-    assert!(err.contains("{bin.app}"), "{err}");
+    error_saying(&text, &[":17: unknown placeholder `{bin.ap}`", "{bin.app}"]);
 }
 
 #[test]
 fn duplicate_variant_and_bad_source_and_duration() {
     let dup = GOOD.replace("name = \"pgo+lto\"", "name = \"baseline\"");
-    assert!(error_of(&dup).contains("defined twice"));
+    error_saying(&dup, &["defined twice"]);
     let two = GOOD.replace("{ path = \"src\" }", "{ path = \"src\", apt = \"x\" }");
-    assert!(error_of(&two).contains(":4: source must name exactly one"));
+    error_saying(&two, &[":4: source must name exactly one"]);
     let t = GOOD.replace(
         "run = \"{bin.app} {params.n}\"",
         "run = \"{bin.app}\"\ntimeout = \"ten\"",
     );
-    assert!(error_of(&t).contains("`ten` is not a duration"));
+    error_saying(&t, &["`ten` is not a duration"]);
 }
 
 #[test]
@@ -166,32 +201,33 @@ fn services_and_loads_resolve() {
 
 #[test]
 fn service_and_load_mistakes_name_their_line() {
-    let port = SERVED.replace("--db {port.db}", "--db {port.cache}");
-    let err = error_of(&port);
-    assert!(
-        err.contains(":16: unknown placeholder `{port.cache}`"),
-        "{err}"
+    let served = |from: &str, to: &str| SERVED.replace(from, to);
+    error_saying(
+        &served("--db {port.db}", "--db {port.cache}"),
+        &[":16: unknown placeholder `{port.cache}`", "{port.db}"],
     );
-    assert!(err.contains("{port.db}"), "{err}");
-    let ready = SERVED.replace("ready = \"redis\"", "ready = \"ping\"");
-    assert!(error_of(&ready).contains(":11: unknown readiness check `ping`"));
-    let var = SERVED.replace("GET key:{k}", "GET key:{key}");
-    let err = error_of(&var);
-    assert!(
-        err.contains(":26: request `GET key:{key}` uses `{key}`"),
-        "{err}"
+    error_saying(
+        &served("ready = \"redis\"", "ready = \"ping\""),
+        &[":11: unknown readiness check `ping`"],
     );
-    let model = SERVED.replace("model = \"sla\"", "model = \"burst\"");
-    assert!(error_of(&model).contains(":28: unknown load model `burst`"));
-    let both = SERVED.replace("name = \"get\"", "name = \"get\"\nrun = \"x\"");
-    assert!(error_of(&both).contains("has both run and load"));
+    error_saying(
+        &served("GET key:{k}", "GET key:{key}"),
+        &[":26: request `GET key:{key}` uses `{key}`"],
+    );
+    error_saying(
+        &served("model = \"sla\"", "model = \"burst\""),
+        &[":28: unknown load model `burst`"],
+    );
+    error_saying(
+        &served("name = \"get\"", "name = \"get\"\nrun = \"x\""),
+        &["has both run and load"],
+    );
     let no_service = GOOD.replace(
         "run = \"{bin.app} {params.n}\"",
         "[workload.load]\ndriver = \"http\"",
     );
-    assert!(error_of(&no_service).contains("the target starts no service"));
-    let sla = SERVED.replace("p99<5ms", "p97<5ms");
-    assert!(error_of(&sla).contains(":29: percentile 97"));
+    error_saying(&no_service, &["the target starts no service"]);
+    error_saying(&served("p99<5ms", "p97<5ms"), &[":29: percentile 97"]);
 }
 
 /// A list of requests with `mix` weights resolves to a mix; a count that
@@ -223,28 +259,28 @@ fn a_request_mix_resolves_and_its_mistakes_name_their_line() {
         .map(|(_, w)| w)
         .collect();
     assert_eq!(weights, [1, 1]);
-    let err = error_of(&mixed.replace("mix = [9, 1]", "mix = [9, 1, 1]"));
-    assert!(err.contains(":27: 3 weights for 2 requests"), "{err}");
-    assert!(err.contains("mix = [9, 1]"), "{err}");
-    let err = error_of(&mixed.replace("mix = [9, 1]", "mix = [9, 0]"));
-    assert!(err.contains(":27: weight 0, the 2nd of the mix"), "{err}");
-    let err = error_of(&mixed.replace("mix = [9, 1]", "mix = [-3, 1]"));
-    assert!(err.contains(":27: weight -3, the 1st"), "{err}");
-    let err = error_of(&mixed.replace("SET key:{k} v", "SET key:{key} v"));
-    assert!(
-        err.contains(":26: request `SET key:{key} v` uses `{key}`"),
-        "{err}"
+    let mix = |weights: &str| mixed.replace("mix = [9, 1]", weights);
+    error_saying(
+        &mix("mix = [9, 1, 1]"),
+        &[":27: 3 weights for 2 requests", "mix = [9, 1]"],
+    );
+    error_saying(&mix("mix = [9, 0]"), &[":27: weight 0, the 2nd of the mix"]);
+    error_saying(&mix("mix = [-3, 1]"), &[":27: weight -3, the 1st"]);
+    error_saying(
+        &mixed.replace("SET key:{k} v", "SET key:{key} v"),
+        &[":26: request `SET key:{key} v` uses `{key}`"],
     );
     let sql = mixed
         .replace("driver = \"redis\"", "driver = \"postgres\"")
         .replace("GET key:{k}", "SELECT {k}")
         .replace("SET key:{k} v", "SELECT 2");
-    let err = error_of(&sql);
-    assert!(
-        err.contains(":26: the postgres driver prepares one statement"),
-        "{err}"
+    error_saying(
+        &sql,
+        &[
+            ":26: the postgres driver prepares one statement",
+            "hint: run one load per statement",
+        ],
     );
-    assert!(err.contains("hint: run one load per statement"), "{err}");
 }
 
 #[test]
@@ -262,20 +298,16 @@ fn prebuilt_variants_and_variant_params() {
     );
     assert_eq!(distro.params["n"], "7");
     let optimized = text.replace("prebuilt = {", "optimize = [\"lto\"]\nprebuilt = {");
-    assert!(error_of(&optimized).contains("a prebuilt variant cannot also be optimized"));
+    error_saying(&optimized, &["a prebuilt variant cannot also be optimized"]);
     let wrong = text.replace("{ app = \"/usr/bin/app\" }", "{ ap = \"/usr/bin/app\" }");
-    let err = error_of(&wrong);
-    assert!(err.contains("missing [\"app\"], unknown [\"ap\"]"), "{err}");
+    error_saying(&wrong, &["missing [\"app\"], unknown [\"ap\"]"]);
     let param = text.replace("params = { n = 7 }", "params = { m = 7 }");
-    assert!(error_of(&param).contains("sets `m`, which [params] does not define"));
+    error_saying(&param, &["sets `m`, which [params] does not define"]);
 }
 
 #[test]
 fn partial_training_is_for_gcc_pgo() {
-    let text = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"pgo\", \"lto\"]\npartial_training = true",
-    );
+    let text = good_pgo_lto_with("partial_training = true");
     let e = load_text(&text, false).unwrap();
     assert!(e.variants[1].partial_training);
     let dirs = crate::toolchain::VariantDirs {
@@ -293,43 +325,25 @@ fn partial_training_is_for_gcc_pgo() {
         crate::build::compose_flags(&e, &e.variants[1], crate::toolchain::Stage::FIRST, &dirs);
     assert!(!instrumented.cflags.contains("-fprofile-partial-training"));
     let clang = text.replace("build = \"make\"", "build = \"make\"\ncompiler = \"clang\"");
-    assert!(error_of(&clang).contains("partial_training is an option of gcc's PGO"));
+    error_saying(&clang, &["partial_training is an option of gcc's PGO"]);
     let no_pgo = text.replace("[\"pgo\", \"lto\"]", "[\"lto\"]");
-    assert!(
-        error_of(&no_pgo).contains(":14: partial_training"),
-        "{}",
-        error_of(&no_pgo)
-    );
+    error_saying(&no_pgo, &[":14: partial_training"]);
 }
 
 #[test]
 fn one_compiler_profile_per_variant_and_sample_event_only_for_sampled_training() {
-    let two = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"pgo\", \"cspgo\"]\ncompiler = \"clang\"",
+    error_saying(
+        &good_optimizing("optimize = [\"pgo\", \"cspgo\"]\ncompiler = \"clang\""),
+        &["pgo and cspgo each make the compiler's profile"],
     );
-    let err = error_of(&two);
-    assert!(
-        err.contains("pgo and cspgo each make the compiler's profile"),
-        "{err}"
-    );
-    let stacked = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"pgo\", \"lto\", \"bolt\"]",
-    );
+    let stacked = good_optimizing("optimize = [\"pgo\", \"lto\", \"bolt\"]");
     let e = load_text(&stacked, false).unwrap();
     assert_eq!(e.variants[1].rounds().len(), 2);
-    let stray = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"pgo\", \"lto\"]\nsample_event = \"cpu-clock\"",
+    error_saying(
+        &good_pgo_lto_with("sample_event = \"cpu-clock\""),
+        &[":14: sample_event is the perf event"],
     );
-    assert!(
-        error_of(&stray).contains(":14: sample_event is the perf event"),
-        "{}",
-        error_of(&stray)
-    );
-    let sampled_bolt = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
+    let sampled_bolt = good_optimizing(
         "optimize = [\"bolt\"]\nbolt_profile = \"sampled\"\nsample_event = \"cpu-clock\"",
     );
     let e = load_text(&sampled_bolt, false).unwrap();
@@ -342,27 +356,22 @@ fn one_compiler_profile_per_variant_and_sample_event_only_for_sampled_training()
             .collect::<Vec<_>>(),
         ["bolt-perf"]
     );
-    let unsampled_bolt = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"bolt\"]\nbolt_profile = \"instrumented\"\nsample_event = \"cpu-clock\"",
+    error_saying(
+        &good_optimizing(
+            "optimize = [\"bolt\"]\nbolt_profile = \"instrumented\"\nsample_event = \"cpu-clock\"",
+        ),
+        &[":15: sample_event is the perf event"],
     );
-    assert!(error_of(&unsampled_bolt).contains(":15: sample_event is the perf event"));
-    let typo = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"bolt\"]\nbolt_profile = \"lbr\"",
+    error_saying(
+        &good_optimizing("optimize = [\"bolt\"]\nbolt_profile = \"lbr\""),
+        &[":14: unknown bolt_profile `lbr`", "\"sampled\""],
     );
-    let err = error_of(&typo);
-    assert!(
-        err.contains(":14: unknown bolt_profile `lbr`") && err.contains("\"sampled\""),
-        "{err}"
+    error_saying(
+        &good_optimizing("optimize = [\"pgo\"]\nbolt_profile = \"sampled\""),
+        &[":14: bolt_profile says where"],
     );
-    let no_bolt = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"pgo\"]\nbolt_profile = \"sampled\"",
-    );
-    assert!(error_of(&no_bolt).contains(":14: bolt_profile says where"));
     // gcc's autofdo is read (its gcc version is checked before building).
-    let gcc = GOOD.replace("optimize = [\"pgo\", \"lto\"]", "optimize = [\"autofdo\"]");
+    let gcc = good_optimizing("optimize = [\"autofdo\"]");
     assert!(load_text(&gcc, false).is_ok());
 }
 
@@ -376,7 +385,7 @@ fn march_takes_a_level_and_builds_every_stage_with_it() {
         let e = load_text(text, false).unwrap();
         crate::build::compose_flags(&e, &e.variants[1], stage, &dirs).cflags
     };
-    let native = GOOD.replace("[\"pgo\", \"lto\"]", "[\"pgo\", \"march\"]");
+    let native = good_optimizing("optimize = [\"pgo\", \"march\"]");
     let final_native = flags(&native, crate::toolchain::Stage::Final);
     assert!(
         final_native.contains("-march=native -mtune=native"),
@@ -392,22 +401,17 @@ fn march_takes_a_level_and_builds_every_stage_with_it() {
         assert!(f.contains("-march=x86-64-v3"), "{f}");
         assert!(!f.contains("native"), "{f}");
     }
-    let without = GOOD.replace(
-        "[\"pgo\", \"lto\"]",
-        "[\"pgo\", \"lto\"]\nmarch = \"x86-64-v3\"",
-    );
-    assert!(
-        error_of(&without).contains(":14: march is the -march level"),
-        "{}",
-        error_of(&without)
+    error_saying(
+        &good_pgo_lto_with("march = \"x86-64-v3\""),
+        &[":14: march is the -march level"],
     );
     let bad = level.replace("x86-64-v3", "x86 64");
-    assert!(error_of(&bad).contains("`x86 64` is not a -march level"));
+    error_saying(&bad, &["`x86 64` is not a -march level"]);
 }
 
 #[test]
 fn repetitions_auto_reads_budget_min_and_max() {
-    let auto = |extra: &str| format!("{GOOD}\n[bench]\nrepetitions = \"auto\"\n{extra}");
+    let auto = |extra: &str| good_and("bench", &format!("repetitions = \"auto\"\n{extra}"));
     let e = load_text(&auto("budget = \"2m\"\nmin = 12\nmax = 40"), false).unwrap();
     let s = e.bench.sequential.as_ref().unwrap();
     assert_eq!((s.budget, s.min, s.max), (Duration::from_mins(2), 12, 40));
@@ -423,33 +427,37 @@ fn repetitions_auto_reads_budget_min_and_max() {
 
 #[test]
 fn repetitions_auto_refuses_what_it_cannot_plan() {
-    let bench = |body: &str| error_of(&format!("{GOOD}\n[bench]\n{body}"));
-    let err = bench("repetitions = \"many\"");
-    assert!(
-        err.contains("neither a count nor \"auto\"") && err.contains("hint:"),
-        "{err}"
+    let bench = |body: &str, says: &[&str]| error_saying(&good_and("bench", body), says);
+    bench(
+        "repetitions = \"many\"",
+        &["neither a count nor \"auto\"", "hint:"],
     );
-    let err = bench("repetitions = 10\nbudget = \"5m\"");
-    assert!(
-        err.contains("budget applies to repetitions = \"auto\" only"),
-        "{err}"
+    bench(
+        "repetitions = 10\nbudget = \"5m\"",
+        &["budget applies to repetitions = \"auto\" only"],
     );
-    let err = bench("budget = \"5m\"");
-    assert!(err.contains("budget applies"), "{err}");
-    let err = bench("repetitions = \"auto\"\nmin = 3");
-    assert!(
-        err.contains("min = 3 is too few") && err.contains("set min = 8"),
-        "{err}"
+    bench("budget = \"5m\"", &["budget applies"]);
+    bench(
+        "repetitions = \"auto\"\nmin = 3",
+        &["min = 3 is too few", "set min = 8"],
     );
-    let err = bench("repetitions = \"auto\"\nmin = 20\nmax = 10");
-    assert!(err.contains("max = 10 must lie between min (20)"), "{err}");
-    let err = bench("repetitions = \"auto\"\nbudget = \"soon\"");
-    assert!(err.contains("`soon` is not a duration"), "{err}");
-    let err = bench("repetitions = \"auto\"\nbudget = \"0s\"");
-    assert!(err.contains("budget must be more than 0"), "{err}");
+    bench(
+        "repetitions = \"auto\"\nmin = 20\nmax = 10",
+        &["max = 10 must lie between min (20)"],
+    );
+    bench(
+        "repetitions = \"auto\"\nbudget = \"soon\"",
+        &["`soon` is not a duration"],
+    );
     // The line is named.
     let line = format!("{GOOD}\n[bench]\n").lines().count() + 2;
-    assert!(err.contains(&format!("afterburner.toml:{line}")), "{err}");
+    bench(
+        "repetitions = \"auto\"\nbudget = \"0s\"",
+        &[
+            "budget must be more than 0",
+            &format!("afterburner.toml:{line}"),
+        ],
+    );
 }
 
 /// `binaries = { app = "../../app" }` or an absolute path pointed a
@@ -462,17 +470,13 @@ fn a_binary_outside_the_build_tree_is_refused_with_line_and_hint() {
             "binaries = { app = \"app\" }",
             &format!("binaries = {{ app = \"{path}\" }}"),
         );
-        let err = load_text(&text, false).unwrap_err().to_string();
-        assert!(err.contains("afterburner.toml:6"), "{path}: {err}");
-        assert!(
-            err.contains(&format!(
-                "binary `app` = \"{path}\" is not inside the build directory"
-            )),
-            "{err}"
-        );
-        assert!(
-            err.contains("hint: give its path relative to the build directory"),
-            "{err}"
+        error_saying(
+            &text,
+            &[
+                "afterburner.toml:6",
+                &format!("binary `app` = \"{path}\" is not inside the build directory"),
+                "hint: give its path relative to the build directory",
+            ],
         );
     }
     let inside = GOOD.replace(
@@ -546,43 +550,40 @@ fn a_matrix_names_its_variants_from_a_template() {
     let e = load_text(&text, false).unwrap();
     assert_eq!(e.variants[4].name, "gcc-pgo+lto-t4");
     let bad = MATRIX.replace("[[matrix]]\n", "[[matrix]]\nname = \"{compiler}-{cpu}\"\n");
-    let err = error_of(&bad);
-    assert!(err.contains(":12:") && err.contains("`{cpu}`"), "{err}");
-    assert!(
-        err.contains("{compiler}, {optimize}, {params.threads}"),
-        "{err}"
+    error_saying(
+        &bad,
+        &[
+            ":12:",
+            "`{cpu}`",
+            "{compiler}, {optimize}, {params.threads}",
+        ],
     );
     // Names that collide are refused like hand-written ones.
     let same = MATRIX.replace("[[matrix]]\n", "[[matrix]]\nname = \"{compiler}\"\n");
-    assert!(
-        error_of(&same).contains("defined twice"),
-        "{}",
-        error_of(&same)
-    );
+    error_saying(&same, &["defined twice"]);
 }
 
 #[test]
 fn a_matrix_exclude_that_names_no_axis_or_matches_nothing_is_refused() {
-    let err = error_of(&MATRIX.replace("compiler = \"clang\", optimize", "cpu = 3, optimize"));
-    assert!(err.contains(":15:") && err.contains("`cpu`"), "{err}");
-    assert!(
-        err.contains("the axes: compiler, optimize, params.threads"),
-        "{err}"
+    error_saying(
+        &MATRIX.replace("compiler = \"clang\", optimize", "cpu = 3, optimize"),
+        &[
+            ":15:",
+            "`cpu`",
+            "the axes: compiler, optimize, params.threads",
+        ],
     );
-    let err = error_of(&MATRIX.replace("threads = 4 }", "threads = \"4\" }"));
-    assert!(err.contains("matches no combination"), "{err}");
-    let err = error_of(
-        &MATRIX
-            .replace(
-                "optimize = [[], [\"pgo\", \"lto\"]]",
-                "optimize = [[\"fast\"]]",
-            )
-            .replace(", optimize = []", ""),
+    error_saying(
+        &MATRIX.replace("threads = 4 }", "threads = \"4\" }"),
+        &["matches no combination"],
     );
-    assert!(
-        err.contains("unknown or unsupported optimization `fast`"),
-        "{err}"
-    );
+    let fast = MATRIX
+        .replace(
+            "optimize = [[], [\"pgo\", \"lto\"]]",
+            "optimize = [[\"fast\"]]",
+        )
+        .replace(", optimize = []", "");
+    error_saying(&fast, &["unknown or unsupported optimization `fast`"]);
 }
 
 /// Regression (issue 27): `recipes/mariadb.toml` failed to validate on a
@@ -643,22 +644,19 @@ fn state_placeholders_name_services_and_steps_resolve() {
         e.workloads[0].before.as_ref().unwrap().text,
         "load {state.db} {port}"
     );
-    let err = error_of(&text.replace("{state.db}", "{state.cache}"));
-    assert!(
-        err.contains("unknown placeholder `{state.cache}`") && err.contains("{state.db}"),
-        "{err}"
+    error_saying(
+        &text.replace("{state.db}", "{state.cache}"),
+        &["unknown placeholder `{state.cache}`", "{state.db}"],
     );
 }
 
 #[test]
 fn a_cluster_section_loads_with_defaults_and_its_settings() {
-    let e = load_text(
-        &format!(
-            "{GOOD}\n[cluster]\nengine = \"slurm\"\npartition = \"perf\"\ntime = \"1:00:00\"\nsbatch = [\"--constraint=epyc\"]\nafterburner = \"bin/afterburner\"\n"
-        ),
-        false,
-    )
-    .unwrap();
+    let cluster = good_and(
+        "cluster",
+        "engine = \"slurm\"\npartition = \"perf\"\ntime = \"1:00:00\"\nsbatch = [\"--constraint=epyc\"]\nafterburner = \"bin/afterburner\"",
+    );
+    let e = load_text(&cluster, false).unwrap();
     let c = e.cluster.unwrap();
     assert_eq!(c.nodes, 2);
     assert_eq!(c.partition.as_deref(), Some("perf"));
@@ -671,84 +669,62 @@ fn a_cluster_section_loads_with_defaults_and_its_settings() {
 
 #[test]
 fn a_bad_cluster_section_names_its_line() {
-    let text = format!("{GOOD}\n[cluster]\nengine = \"kubernetes\"\n");
-    let line = text.lines().position(|l| l.starts_with("engine")).unwrap() + 1;
-    let engine = error_of(&text);
-    assert!(engine.contains(&format!(":{line}:")), "{engine}");
-    assert!(
-        engine.contains("unknown cluster engine `kubernetes`"),
-        "{engine}"
+    let cluster = |body: &str| good_and("cluster", body);
+    let text = cluster("engine = \"kubernetes\"");
+    let line = line_of(&text, "engine");
+    let after = format!(":{}:", line + 1);
+    error_saying(
+        &text,
+        &[&format!(":{line}:"), "unknown cluster engine `kubernetes`"],
     );
-    let nodes = error_of(&format!(
-        "{GOOD}\n[cluster]\nengine = \"slurm\"\nnodes = 0\n"
-    ));
-    assert!(nodes.contains(&format!(":{}:", line + 1)), "{nodes}");
-    assert!(nodes.contains("nodes = 0 is out of range"), "{nodes}");
-    let time = error_of(&format!(
-        "{GOOD}\n[cluster]\nengine = \"slurm\"\ntime = \"2h\"\n"
-    ));
-    assert!(time.contains("not a Slurm time limit"), "{time}");
+    error_saying(
+        &cluster("engine = \"slurm\"\nnodes = 0"),
+        &[&after, "nodes = 0 is out of range"],
+    );
+    error_saying(
+        &cluster("engine = \"slurm\"\ntime = \"2h\""),
+        &["not a Slurm time limit"],
+    );
     let auto = GOOD.replace(
         "[quick]",
         "[bench]\nrepetitions = \"auto\"\nbudget = \"10m\"\n\n[quick]",
     );
-    let auto = error_of(&format!("{auto}\n[cluster]\nengine = \"slurm\"\n"));
-    assert!(
-        auto.contains("a cluster run needs a fixed number of rounds"),
-        "{auto}"
+    error_saying(
+        &format!("{auto}\n[cluster]\nengine = \"slurm\"\n"),
+        &["a cluster run needs a fixed number of rounds"],
     );
-    let placement = error_of(&format!(
-        "{GOOD}\n[cluster]\nengine = \"slurm\"\nload = \"elsewhere\"\n"
-    ));
-    assert!(
-        placement.contains(&format!(":{}:", line + 1)),
-        "{placement}"
-    );
-    assert!(
-        placement.contains("load = \"elsewhere\" is not a load placement"),
-        "{placement}"
+    error_saying(
+        &cluster("engine = \"slurm\"\nload = \"elsewhere\""),
+        &[&after, "load = \"elsewhere\" is not a load placement"],
     );
     // A separate load needs services to drive over the network.
-    let alone = error_of(&format!(
-        "{GOOD}\n[cluster]\nengine = \"slurm\"\nload = \"separate\"\n"
-    ));
-    assert!(alone.contains("[target] has no services"), "{alone}");
+    error_saying(
+        &cluster("engine = \"slurm\"\nload = \"separate\""),
+        &["[target] has no services"],
+    );
 }
 
 #[test]
 fn a_training_workloads_weight_is_read_and_bounded() {
-    let weighted = GOOD.replace(
-        "run = \"{bin.app} {params.n}\"",
-        "run = \"{bin.app} {params.n}\"\nweight = 3",
-    );
-    let e = load_text(&weighted, false).unwrap();
+    let e = load_text(&good_hot_with("weight = 3"), false).unwrap();
     assert_eq!(e.workloads[0].weight, 3);
     assert_eq!(load_text(GOOD, false).unwrap().workloads[0].weight, 1);
 
-    let err = error_of(&GOOD.replace(
-        "run = \"{bin.app} {params.n}\"",
-        "run = \"{bin.app} {params.n}\"\nweight = 0",
-    ));
+    let err = error_saying(&good_hot_with("weight = 0"), &["from 1 to 100"]);
     assert!(
         err.starts_with("/exp/afterburner.toml:18: weight = 0 is out of range"),
         "{err}"
     );
-    assert!(err.contains("from 1 to 100"), "{err}");
 
-    let bench_only = GOOD.replace(
-        "run = \"{bin.app} {params.n}\"",
-        "run = \"{bin.app} {params.n}\"\nrole = \"bench\"\nweight = 2",
-    );
-    let err = error_of(&bench_only);
-    assert!(
-        err.contains(":19: workload `hot` has a weight but does not train"),
-        "{err}"
+    error_saying(
+        &good_hot_with("role = \"bench\"\nweight = 2"),
+        &[":19: workload `hot` has a weight but does not train"],
     );
 }
 
 #[test]
 fn a_gain_reference_names_a_variant_other_than_the_baseline() {
-    let with = |name: &str| format!("{GOOD}\n[report]\ngain_reference = \"{name}\"\n");
+    let with = |name: &str| good_and("report", &format!("gain_reference = \"{name}\""));
     let e = load_text(&with("pgo+lto"), false).unwrap();
     assert_eq!(e.report.gain_reference.as_deref(), Some("pgo+lto"));
     // `--quick` runs the baseline alone, yet the file stays valid.
@@ -758,30 +734,23 @@ fn a_gain_reference_names_a_variant_other_than_the_baseline() {
         ReportSettings::default()
     );
     let text = with("pgo");
-    let line = text
-        .lines()
-        .position(|l| l.starts_with("gain_reference"))
-        .unwrap()
-        + 1;
-    let unknown = error_of(&text);
-    assert!(
-        unknown.contains(&format!("/exp/afterburner.toml:{line}:")),
-        "{unknown}"
+    let line = line_of(&text, "gain_reference");
+    error_saying(
+        &text,
+        &[
+            &format!("/exp/afterburner.toml:{line}:"),
+            "gain_reference = \"pgo\" names no variant",
+            "hint: name one of the variants other than the baseline: `pgo+lto`",
+        ],
     );
-    assert!(
-        unknown.contains("gain_reference = \"pgo\" names no variant"),
-        "{unknown}"
+    error_saying(
+        &with("baseline"),
+        &[&format!(":{line}:"), "is the baseline", "hint:"],
     );
-    assert!(
-        unknown.contains("hint: name one of the variants other than the baseline: `pgo+lto`"),
-        "{unknown}"
+    error_saying(
+        &good_and("report", "gain_refrence = \"pgo+lto\""),
+        &["gain_refrence"],
     );
-    let baseline = error_of(&with("baseline"));
-    assert!(baseline.contains(&format!(":{line}:")), "{baseline}");
-    assert!(baseline.contains("is the baseline"), "{baseline}");
-    assert!(baseline.contains("hint:"), "{baseline}");
-    let typo = error_of(&format!("{GOOD}\n[report]\ngain_refrence = \"pgo+lto\"\n"));
-    assert!(typo.contains("gain_refrence"), "{typo}");
 }
 
 /// `afterburner report` reads `[report]` alone again, against the run's
@@ -819,6 +788,14 @@ optimize = ["pgo"]
 name = "loop"
 run = "{bin.gohot} -n 1000"
 "#;
+
+/// `GO` with `line` added to its `pgo` variant, as line 12.
+fn go_pgo_with(line: &str) -> String {
+    GO.replace(
+        "optimize = [\"pgo\"]",
+        &format!("optimize = [\"pgo\"]\n{line}"),
+    )
+}
 
 fn round_names(e: &Experiment) -> Vec<&'static str> {
     e.variants[0].rounds().iter().map(|r| r.name()).collect()
@@ -860,71 +837,42 @@ fn go_pgo_samples_with_perf_unless_a_training_run_writes_its_own_profile() {
 
 #[test]
 fn pgo_source_errors_name_the_line_and_what_to_do() {
-    let no_profile = GO.replace(
-        "optimize = [\"pgo\"]",
-        "optimize = [\"pgo\"]\npgo_source = \"cpuprofile\"",
+    error_saying(
+        &go_pgo_with("pgo_source = \"cpuprofile\""),
+        &[
+            ":12: pgo_source = \"cpuprofile\" reads the CPU profiles",
+            "pgo_source = \"perf\"",
+        ],
     );
-    let err = error_of(&no_profile);
-    assert!(
-        err.contains(":12: pgo_source = \"cpuprofile\" reads the CPU profiles"),
-        "{err}"
+    error_saying(
+        &go_pgo_with("pgo_source = \"pprof\""),
+        &[":12: unknown pgo_source `pprof`"],
     );
-    assert!(err.contains("pgo_source = \"perf\""), "{err}");
-    let typo = GO.replace(
-        "optimize = [\"pgo\"]",
-        "optimize = [\"pgo\"]\npgo_source = \"pprof\"",
-    );
-    let err = error_of(&typo);
-    assert!(err.contains(":12: unknown pgo_source `pprof`"), "{err}");
-    let not_go = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"pgo\", \"lto\"]\npgo_source = \"perf\"",
-    );
-    let err = error_of(&not_go);
-    assert!(
-        err.contains(":14: pgo_source says where Go PGO's profile comes from"),
-        "{err}"
+    error_saying(
+        &good_pgo_lto_with("pgo_source = \"perf\""),
+        &[":14: pgo_source says where Go PGO's profile comes from"],
     );
     // Go's own CPU profiles take no perf event.
-    let stray = GO
-        .replace(
-            "optimize = [\"pgo\"]",
-            "optimize = [\"pgo\"]\nsample_event = \"cpu-clock\"",
-        )
-        .replace(
-            "run = \"{bin.gohot} -n 1000\"",
-            "run = \"{bin.gohot} -cpuprofile {profile}\"",
-        );
-    assert!(
-        error_of(&stray).contains(":12: sample_event is the perf event"),
-        "{}",
-        error_of(&stray)
+    let stray = go_pgo_with("sample_event = \"cpu-clock\"").replace(
+        "run = \"{bin.gohot} -n 1000\"",
+        "run = \"{bin.gohot} -cpuprofile {profile}\"",
     );
+    error_saying(&stray, &[":12: sample_event is the perf event"]);
 }
 
 #[test]
 fn train_stop_dump_is_for_instrumented_variants_and_is_stop_by_default() {
     let e = load_text(GOOD, false).unwrap();
     assert!(e.variants.iter().all(|v| v.train_stop.is_stop()));
-    let dump = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"pgo\", \"lto\"]\ntrain_stop = \"dump\"",
-    );
+    let dump = good_pgo_lto_with("train_stop = \"dump\"");
     let e = load_text(&dump, false).unwrap();
     assert_eq!(e.variants[1].train_stop, super::super::TrainStop::Dump);
-    let unknown = dump.replace("\"dump\"", "\"flush\"");
-    assert!(
-        error_of(&unknown).contains(":14: unknown train_stop `flush`"),
-        "{}",
-        error_of(&unknown)
+    error_saying(
+        &good_pgo_lto_with("train_stop = \"flush\""),
+        &[":14: unknown train_stop `flush`"],
     );
-    let sampled = GOOD.replace(
-        "optimize = [\"pgo\", \"lto\"]",
-        "optimize = [\"autofdo\"]\ntrain_stop = \"dump\"",
-    );
-    assert!(
-        error_of(&sampled).contains("dumps the counters of an instrumented build"),
-        "{}",
-        error_of(&sampled)
+    error_saying(
+        &good_optimizing("optimize = [\"autofdo\"]\ntrain_stop = \"dump\""),
+        &["dumps the counters of an instrumented build"],
     );
 }

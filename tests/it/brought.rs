@@ -6,7 +6,8 @@
 use std::process::Command;
 
 use crate::support::{
-    files_with, only_run_dir, pgo_experiment, read_json, tools_or_skip, trained_profile, Sandbox,
+    files_with, pgo_experiment, tools_or_skip, trained_profile, Experiment, Sandbox, Variant,
+    Workload,
 };
 
 /// The match figures of the `pgo` variant's profile in a run's results.
@@ -16,7 +17,7 @@ fn profile_figures(sandbox: &Sandbox) -> serde_json::Value {
 
 /// The match figures of `variant`'s profile in a run's results.
 fn figures_of(sandbox: &Sandbox, variant: &str) -> serde_json::Value {
-    let results = read_json(&only_run_dir(sandbox).join("results.json"));
+    let results = sandbox.results();
     let found = results["variants"]
         .as_array()
         .unwrap()
@@ -38,9 +39,9 @@ fn assert_all_hot_found(figures: &serde_json::Value) {
 }
 
 /// `pgo_experiment` with AutoFDO in place of PGO.
-fn autofdo_experiment(fixture: &str, compiler: &str, args: &str, lines: &str) -> String {
-    pgo_experiment(fixture, compiler, args, lines)
-        .replace("optimize = [\"pgo\"]", "optimize = [\"autofdo\"]")
+fn autofdo_experiment(fixture: &str, compiler: &str, args: &str, lines: &str) -> Experiment {
+    pgo_experiment(fixture, compiler, args, "")
+        .variant(Variant::new("pgo").optimize(&["autofdo"]).line(lines))
 }
 
 #[test]
@@ -60,10 +61,7 @@ fn clang_profiles_brought_build_and_a_corrupt_one_is_skipped() {
         merged.display(),
         raw.display()
     );
-    sandbox.write(
-        "afterburner.toml",
-        &pgo_experiment("hotpath", "clang", "100000", &profile),
-    );
+    sandbox.write_experiment(&pgo_experiment("hotpath", "clang", "100000", &profile));
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
     assert!(
@@ -84,8 +82,8 @@ fn clang_profiles_brought_build_and_a_corrupt_one_is_skipped() {
     );
     // Training never ran here: the profile is the brought one.
     assert!(!sandbox
-        .path()
-        .join(".afterburner/variants/pgo/logs/train-loop.err")
+        .variant_dir("pgo")
+        .join("logs/train-loop.err")
         .exists());
 }
 
@@ -96,9 +94,8 @@ fn a_clang_profile_of_another_program_is_refused() {
     }
     let (_trained, dir) = trained_profile("hotpath", "clang", "300000");
     let merged = files_with(&dir, "profdata").pop().unwrap();
-    let sandbox = Sandbox::with_fixture("divide");
-    sandbox.write(
-        "afterburner.toml",
+    let sandbox = Sandbox::with_experiment(
+        "divide",
         &pgo_experiment(
             "divide",
             "clang",
@@ -137,9 +134,8 @@ fn a_gcc_profile_archive_brought_builds_and_another_programs_is_refused() {
     {
         std::fs::copy(gcda, tree.join(gcda.file_name().unwrap())).unwrap();
     }
-    let sandbox = Sandbox::with_fixture("divide");
-    sandbox.write(
-        "afterburner.toml",
+    let sandbox = Sandbox::with_experiment(
+        "divide",
         &pgo_experiment(
             "divide",
             "gcc",
@@ -163,9 +159,8 @@ fn a_gcc_profile_archive_brought_builds_and_another_programs_is_refused() {
     assert!(figures["hot"].as_u64().unwrap() > 0, "{figures}");
     assert_eq!(figures["hot_found"], figures["hot"], "{figures}");
 
-    let other = Sandbox::with_fixture("hotpath");
-    other.write(
-        "afterburner.toml",
+    let other = Sandbox::with_experiment(
+        "hotpath",
         &pgo_experiment(
             "hotpath",
             "gcc",
@@ -210,10 +205,12 @@ fn an_archive_reaching_out_of_its_directory_is_refused() {
             .status()
             .unwrap();
         assert!(status.success());
-        sandbox.write(
-            "afterburner.toml",
-            &pgo_experiment("divide", "gcc", "1000", &format!("profile = \"{name}\"")),
-        );
+        sandbox.write_experiment(&pgo_experiment(
+            "divide",
+            "gcc",
+            "1000",
+            &format!("profile = \"{name}\""),
+        ));
         sandbox.afterburner(&["train"]).assert_fails_with(why);
         assert!(!root.join("divide.gcda").exists(), "{name} wrote outside");
         assert!(
@@ -231,10 +228,12 @@ fn a_brought_kind_the_optimization_does_not_read_is_an_error_at_its_line() {
         [0xff, b'l', b'p', b'r', b'o', b'f', b'i', 0x81, 0, 0, 0, 0],
     )
     .unwrap();
-    sandbox.write(
-        "afterburner.toml",
-        &pgo_experiment("divide", "gcc", "1000", "profile = \"prod.profdata\""),
-    );
+    sandbox.write_experiment(&pgo_experiment(
+        "divide",
+        "gcc",
+        "1000",
+        "profile = \"prod.profdata\"",
+    ));
     sandbox
         .afterburner(&["build"])
         .assert_fails_with("afterburner.toml:15")
@@ -249,13 +248,10 @@ fn a_perf_recording_brought_builds_clang_autofdo() {
         return;
     }
     let autofdo = |lines: &str| autofdo_experiment("hotpath", "clang", "100000000", lines);
-    let recorded = Sandbox::with_fixture("hotpath");
-    recorded.write("afterburner.toml", &autofdo("sample_event = \"cpu-clock\""));
+    let recorded = Sandbox::with_experiment("hotpath", &autofdo("sample_event = \"cpu-clock\""));
     recorded.afterburner(&["train"]).assert_ok();
     let perf = files_with(
-        &recorded
-            .path()
-            .join(".afterburner/variants/pgo/profile/autofdo/raw"),
+        &recorded.variant_dir("pgo").join("profile/autofdo/raw"),
         "perfdata",
     )
     .pop()
@@ -263,7 +259,7 @@ fn a_perf_recording_brought_builds_clang_autofdo() {
     // Named as perf names it: the kind comes from its first bytes.
     let sandbox = Sandbox::with_fixture("hotpath");
     std::fs::copy(&perf, sandbox.path().join("prod.perf.data")).unwrap();
-    sandbox.write("afterburner.toml", &autofdo("profile = \"prod.perf.data\""));
+    sandbox.write_experiment(&autofdo("profile = \"prod.perf.data\""));
     let run = sandbox.afterburner(&["train"]);
     run.assert_ok();
     // Recorded from another build of hotpath (another sandbox's paths in
@@ -276,8 +272,8 @@ fn a_perf_recording_brought_builds_clang_autofdo() {
     let figures: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
             sandbox
-                .path()
-                .join(".afterburner/variants/pgo/profile/autofdo/match.json"),
+                .variant_dir("pgo")
+                .join("profile/autofdo/match.json"),
         )
         .unwrap(),
     )
@@ -288,12 +284,7 @@ fn a_perf_recording_brought_builds_clang_autofdo() {
         "{}",
         run.stderr()
     );
-    let merged = files_with(
-        &sandbox
-            .path()
-            .join(".afterburner/variants/pgo/profile/autofdo"),
-        "afdo",
-    );
+    let merged = files_with(&sandbox.variant_dir("pgo").join("profile/autofdo"), "afdo");
     assert!(
         merged.iter().any(|m| m
             .file_name()
@@ -310,55 +301,30 @@ fn a_go_cpu_profile_brought_builds() {
         return;
     }
     let go = |train: &str, lines: &str| {
-        format!(
-            r#"
-[target]
-name = "gohot"
-source = {{ path = "src" }}
-build = "go build -o gohot ."
-binaries = {{ gohot = "gohot" }}
-compiler = "go"
-
-[[variant]]
-name = "baseline"
-
-[[variant]]
-name = "pgo"
-optimize = ["pgo"]
-{lines}
-
-[[workload]]
-name = "loop"
-run = "{{bin.gohot}} -n 200000"
-train_run = "{{bin.gohot}} {train}"
-
-[bench]
-repetitions = 2
-warmup = 0
-metrics = ["wall"]
-"#
-        )
+        Experiment::new("gohot")
+            .build("go build -o gohot .")
+            .compiler("go")
+            .variant(Variant::new("pgo").optimize(&["pgo"]).line(lines))
+            .workload(
+                Workload::new("loop")
+                    .run("{bin.gohot} -n 200000")
+                    .train_run(&format!("{{bin.gohot}} {train}")),
+            )
     };
-    let trained = Sandbox::with_fixture("gohot");
-    trained.write(
-        "afterburner.toml",
-        &go("-n 20000000 -cpuprofile {profile}", ""),
-    );
+    let trained = Sandbox::with_experiment("gohot", &go("-n 20000000 -cpuprofile {profile}", ""));
     trained.afterburner(&["train"]).assert_ok();
     let raw = files_with(
-        &trained
-            .path()
-            .join(".afterburner/variants/pgo/profile/go-pgo/raw"),
+        &trained.variant_dir("pgo").join("profile/go-pgo/raw"),
         "pprof",
     )
     .pop()
     .unwrap();
     let sandbox = Sandbox::with_fixture("gohot");
     std::fs::copy(&raw, sandbox.path().join("prod.pprof")).unwrap();
-    sandbox.write("afterburner.toml", &go("-n 1", "profile = \"prod.pprof\""));
+    sandbox.write_experiment(&go("-n 1", "profile = \"prod.pprof\""));
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     let goflags = results["variants"][1]["goflags"].as_str().unwrap();
     assert!(
         goflags.contains("-pgo=") && goflags.contains("merged-"),
@@ -377,16 +343,13 @@ fn a_gcc_autofdo_profile_brought_builds_and_another_programs_is_refused() {
     if !crate::support::served_gcc_or_skip() || !crate::support::perf_timer_or_skip() {
         return;
     }
-    let trained = Sandbox::with_fixture("onehot");
-    trained.write(
-        "afterburner.toml",
+    let trained = Sandbox::with_experiment(
+        "onehot",
         &autofdo_experiment("onehot", "gcc", "300000", "sample_event = \"cpu-clock\""),
     );
     trained.afterburner(&["train"]).assert_ok();
     let merged = files_with(
-        &trained
-            .path()
-            .join(".afterburner/variants/pgo/profile/gcc-autofdo"),
+        &trained.variant_dir("pgo").join("profile/gcc-autofdo"),
         "gcov",
     )
     .into_iter()
@@ -400,10 +363,12 @@ fn a_gcc_autofdo_profile_brought_builds_and_another_programs_is_refused() {
     // Named .afdo; the kind comes from its first bytes all the same.
     let sandbox = Sandbox::with_fixture("onehot");
     std::fs::copy(&merged, sandbox.path().join("prod.afdo")).unwrap();
-    sandbox.write(
-        "afterburner.toml",
-        &autofdo_experiment("onehot", "gcc", "1000", "profile = \"prod.afdo\""),
-    );
+    sandbox.write_experiment(&autofdo_experiment(
+        "onehot",
+        "gcc",
+        "1000",
+        "profile = \"prod.afdo\"",
+    ));
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
     assert_all_hot_found(&profile_figures(&sandbox));
@@ -413,17 +378,19 @@ fn a_gcc_autofdo_profile_brought_builds_and_another_programs_is_refused() {
         run.stdout()
     );
     // The build read it: gcc was given the merged profile.
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     let cflags = results["variants"][1]["cflags"].as_str().unwrap();
     assert!(cflags.contains("-fauto-profile="), "{cflags}");
 
     // hotpath has a `main` but no `checksum`, where onehot's time goes.
     let other = Sandbox::with_fixture("hotpath");
     std::fs::copy(&merged, other.path().join("prod.afdo")).unwrap();
-    other.write(
-        "afterburner.toml",
-        &autofdo_experiment("hotpath", "gcc", "1000", "profile = \"prod.afdo\""),
-    );
+    other.write_experiment(&autofdo_experiment(
+        "hotpath",
+        "gcc",
+        "1000",
+        "profile = \"prod.afdo\"",
+    ));
     other
         .afterburner(&["train"])
         .assert_fails_with("is not for this program");
@@ -432,48 +399,27 @@ fn a_gcc_autofdo_profile_brought_builds_and_another_programs_is_refused() {
 #[test]
 fn a_bolt_profile_brought_builds_and_the_binary_still_computes_the_same() {
     let bolt = |lines: &str| {
-        format!(
-            r#"
-[target]
-name = "hotpath"
-source = {{ path = "src" }}
-build = "make"
-binaries = {{ hotpath = "hotpath" }}
-
-[[variant]]
-name = "baseline"
-
-[[variant]]
-name = "bolt"
-optimize = ["bolt"]
-{lines}
-
-[[workload]]
-name = "loop"
-run = "{{bin.hotpath}} 100000"
-train_run = "{{bin.hotpath}} 300000"
-figures = [{{ name = "checksum", regex = "checksum ([0-9]+)" }}]
-
-[bench]
-repetitions = 2
-warmup = 0
-metrics = ["wall"]
-"#
-        )
+        Experiment::new("hotpath")
+            .variant(Variant::new("bolt").optimize(&["bolt"]).line(lines))
+            .workload(
+                Workload::new("loop")
+                    .run("{bin.hotpath} 100000")
+                    .train_run("{bin.hotpath} 300000")
+                    .checksum(),
+            )
     };
-    let trained = Sandbox::with_fixture("hotpath");
-    trained.write("afterburner.toml", &bolt("bolt_profile = \"instrumented\""));
+    let trained = Sandbox::with_experiment("hotpath", &bolt("bolt_profile = \"instrumented\""));
     trained.afterburner(&["train"]).assert_ok();
     let fdata = trained
-        .path()
-        .join(".afterburner/variants/bolt/profile/bolt/merged-hotpath.fdata");
+        .variant_dir("bolt")
+        .join("profile/bolt/merged-hotpath.fdata");
     let sandbox = Sandbox::with_fixture("hotpath");
     std::fs::copy(&fdata, sandbox.path().join("prod.fdata")).unwrap();
-    sandbox.write("afterburner.toml", &bolt("profile = \"prod.fdata\""));
+    sandbox.write_experiment(&bolt("profile = \"prod.fdata\""));
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
     assert_all_hot_found(&figures_of(&sandbox, "bolt"));
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     let checksum = crate::support::comparison(&results, "loop", "checksum", "bolt");
     assert_eq!(checksum["ratio"], 1.0, "{checksum:#}");
 }

@@ -4,45 +4,38 @@
 //! is judged per request, never "slower" for the CPU and context switches
 //! its extra work costs.
 
-use crate::support::{busy, comparison, exclusive, only_run_dir, read_json, Sandbox};
-
-/// The divide fixture, plain (a 64-bit division per step) against
-/// `-DADDS` (shift-adds: ~3× the instructions in about half the time).
-const DIVIDE: &str = r#"
-[target]
-name = "divide"
-source = { path = "src" }
-build = "make"
-binaries = { divide = "divide" }
-
-[[variant]]
-name = "divides"
-
-[[variant]]
-name = "adds"
-cflags = "-DADDS"
-
-[[workload]]
-name = "loop"
-role = "bench"
-run = "{bin.divide} 4000000 7"
-
-[bench]
-repetitions = 8
-warmup = 1
-metrics = ["wall", "user", "instructions"]
-instruction_repetitions = 1
-seed = 11
-"#;
+use crate::support::{
+    busy, comparison, exclusive, only_run_dir, run_experiment, Bench, Experiment, Sandbox, Service,
+    Variant, Workload,
+};
 
 #[test]
 fn more_work_in_less_time_heads_with_time_and_says_they_disagree() {
     let _alone = exclusive();
-    let sandbox = Sandbox::with_fixture("divide");
-    sandbox.write("afterburner.toml", DIVIDE);
+    // The divide fixture, plain (a 64-bit division per step) against
+    // `-DADDS` (shift-adds: ~3× the instructions in about half the time).
+    let divide = Experiment::new("divide")
+        .variants([
+            Variant::new("divides"),
+            Variant::new("adds").cflags("-DADDS"),
+        ])
+        .workload(
+            Workload::new("loop")
+                .role("bench")
+                .run("{bin.divide} 4000000 7"),
+        )
+        .bench(Bench {
+            repetitions: 8,
+            warmup: 1,
+            metrics: &["wall", "user", "instructions"],
+            instruction_repetitions: Some(1),
+            seed: Some(11),
+            ..Bench::QUICK
+        });
+    let sandbox = Sandbox::with_experiment("divide", &divide);
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     assert_eq!(results["judging"]["loop"]["primary"], "wall", "{results:#}");
     let wall = comparison(&results, "loop", "wall", "adds");
     assert_eq!(wall["primary"], true, "{wall:#}");
@@ -78,54 +71,37 @@ fn more_work_in_less_time_heads_with_time_and_says_they_disagree() {
     }
 }
 
-/// The slowserver fixture busy-waits `{params.us}` µs per request: the
-/// "fast" variant answers about twice the requests of the baseline in the
-/// same second, with the server busy all the time in both.
-const SERVED: &str = r#"
-[target]
-name = "slowserver"
-source = { path = "src" }
-build = "make"
-binaries = { server = "slowserver" }
-
-[[target.service]]
-name = "web"
-start = "{bin.server} {port} {params.us}"
-ready = "http:/"
-
-[params]
-us = 400
-
-[[variant]]
-name = "baseline"
-
-[[variant]]
-name = "fast"
-params = { us = 200 }
-
-[[workload]]
-name = "second"
-role = "bench"
-[workload.load]
-driver = "http"
-clients = 2
-duration = "1s"
-warmup = "100ms"
-
-[bench]
-repetitions = 6
-warmup = 0
-metrics = ["wall"]
-seed = 5
-"#;
+/// The slowserver fixture as the service `web`, started with `{port}
+/// ARGS`, judged by the bench-only load `workload` (`[workload.load]`
+/// lines) `repetitions` times.
+fn slowserver(args: &str, workload: &str, load: &str, repetitions: u32) -> Experiment {
+    Experiment::new("slowserver")
+        .binaries(&[("server", "slowserver")])
+        .service(Service::new("web", &format!("{{bin.server}} {{port}} {args}")).ready("http:/"))
+        .workload(Workload::new(workload).role("bench").load(load))
+        .bench(Bench {
+            repetitions,
+            seed: Some(5),
+            ..Bench::QUICK
+        })
+}
 
 #[test]
 fn a_server_serving_more_in_the_same_time_is_judged_per_request() {
     let _alone = exclusive();
-    let sandbox = Sandbox::with_fixture("slowserver");
-    sandbox.write("afterburner.toml", SERVED);
-    sandbox.afterburner(&["run"]).assert_ok();
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    // The slowserver fixture busy-waits `{params.us}` µs per request: the
+    // "fast" variant answers about twice the requests of the baseline in
+    // the same second, with the server busy all the time in both.
+    let load = r#"
+        driver = "http"
+        clients = 2
+        duration = "1s"
+        warmup = "100ms"
+    "#;
+    let served = slowserver("{params.us}", "second", load, 6)
+        .param("us = 400")
+        .variant(Variant::new("fast").params("us = 200"));
+    let (_sandbox, results) = run_experiment("slowserver", &served);
     assert_eq!(results["judging"]["second"]["fixed_duration"], true);
     // The totals over a fixed second are shown, not judged.
     for total in ["web.cpu", "web.ctx_switches"] {
@@ -160,51 +136,6 @@ fn a_server_serving_more_in_the_same_time_is_judged_per_request() {
     assert!(cpu["ratio"].as_f64().unwrap() < 1.0, "{cpu:#}");
 }
 
-/// Two slowserver builds at a fixed rate: `failing` serves five times as
-/// fast but never answers every tenth request (`--drop-every 10`), so a
-/// tenth of its requests time out at the load's 100 ms deadline.
-const FAILING: &str = r#"
-[target]
-name = "slowserver"
-source = { path = "src" }
-build = "make"
-binaries = { server = "slowserver" }
-
-[[target.service]]
-name = "web"
-start = "{bin.server} {port} {params.us} --drop-every {params.drop}"
-ready = "http:/"
-
-[params]
-us = 500
-drop = 0
-
-[[variant]]
-name = "clean"
-
-[[variant]]
-name = "failing"
-params = { us = 100, drop = 10 }
-
-[[workload]]
-name = "paced"
-role = "bench"
-[workload.load]
-driver = "http"
-model = "rate"
-rate = 200
-clients = 4
-duration = "1s"
-warmup = "100ms"
-timeout = "100ms"
-
-[bench]
-repetitions = 10
-warmup = 0
-metrics = ["wall"]
-seed = 5
-"#;
-
 /// Failed requests are results: a variant that times out a tenth of its
 /// requests has its timeout rate judged (slower, against a baseline that
 /// failed none), its timed-out requests in its latency at the deadline (so
@@ -213,11 +144,27 @@ seed = 5
 #[test]
 fn a_variant_timing_out_a_tenth_of_its_requests_is_judged_by_it() {
     let _alone = exclusive();
-    let sandbox = Sandbox::with_fixture("slowserver");
-    sandbox.write("afterburner.toml", FAILING);
-    sandbox.afterburner(&["run"]).assert_ok();
+    // Two slowserver builds at a fixed rate: `failing` serves five times as
+    // fast but never answers every tenth request (`--drop-every 10`), so a
+    // tenth of its requests time out at the load's 100 ms deadline.
+    let load = r#"
+        driver = "http"
+        model = "rate"
+        rate = 200
+        clients = 4
+        duration = "1s"
+        warmup = "100ms"
+        timeout = "100ms"
+    "#;
+    let failing = slowserver("{params.us} --drop-every {params.drop}", "paced", load, 10)
+        .param("us = 500")
+        .param("drop = 0")
+        .variants([
+            Variant::new("clean"),
+            Variant::new("failing").params("us = 100, drop = 10"),
+        ]);
+    let (sandbox, results) = run_experiment("slowserver", &failing);
     let dir = only_run_dir(&sandbox);
-    let results = read_json(&dir.join("results.json"));
     let mean = |metric: &str, variant: &str| {
         results["measurements"]
             .as_array()

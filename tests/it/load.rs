@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{busy, exclusive, read_json, Sandbox};
+use crate::support::{busy, exclusive, read_json, Run, Sandbox};
 
 /// A server process, killed when dropped.
 struct Server {
@@ -52,6 +52,39 @@ fn start(program: &str, args: &[&str]) -> Server {
     Server { child, port }
 }
 
+impl Server {
+    /// `scheme://127.0.0.1:PORT`, with the path `/` for http.
+    fn url(&self, scheme: &str) -> String {
+        let path = if scheme == "http" { "/" } else { "" };
+        format!("{scheme}://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+/// A redis-server of the test's own, saving nothing.
+fn redis() -> Server {
+    start(
+        "redis-server",
+        &[
+            "--port",
+            "{port}",
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+    )
+}
+
+/// A memcached of the test's own, TCP only.
+fn memcached() -> Server {
+    start(
+        "memcached",
+        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
+    )
+}
+
 /// The slowserver fixture, built in its own sandbox.
 fn slowserver(sandbox: &Sandbox, args: &[&str]) -> Server {
     let built = sandbox.path().join("src/slowserver");
@@ -66,6 +99,73 @@ fn slowserver(sandbox: &Sandbox, args: &[&str]) -> Server {
     let mut all = vec!["{port}"];
     all.extend_from_slice(args);
     start(built.to_str().unwrap(), &all)
+}
+
+/// The arguments of `afterburner load URL` after its URL, in the order
+/// given, then `--warmup 0s` (no load here warms up unless it says so).
+#[derive(Clone, Default)]
+struct Load {
+    args: Vec<String>,
+}
+
+/// A load sending `request` (`-r`).
+fn sending(request: &str) -> Load {
+    Load::default().r(request)
+}
+
+impl Load {
+    /// Another request, `-r`.
+    fn r(self, request: &str) -> Self {
+        self.arg("-r", request)
+    }
+
+    /// A variable, `--var NAME=SPEC`.
+    fn var(self, spec: &str) -> Self {
+        self.arg("--var", spec)
+    }
+
+    /// `-n`: this many requests.
+    fn n(self, requests: u32) -> Self {
+        self.arg("-n", &requests.to_string())
+    }
+
+    /// `-d`: for this long.
+    fn d(self, duration: &str) -> Self {
+        self.arg("-d", duration)
+    }
+
+    /// `-c`: this many clients.
+    fn c(self, clients: u32) -> Self {
+        self.arg("-c", &clients.to_string())
+    }
+
+    /// Any other option and its value.
+    fn arg(mut self, option: &str, value: &str) -> Self {
+        self.args.extend([option.to_owned(), value.to_owned()]);
+        self
+    }
+
+    fn all<'a>(&'a self, url: &'a str) -> Vec<&'a str> {
+        let mut all = vec!["load", url];
+        all.extend(self.args.iter().map(String::as_str));
+        all.extend(["--warmup", "0s"]);
+        all
+    }
+
+    /// `afterburner load URL ARGS`, as it went.
+    fn run(&self, sandbox: &Sandbox, url: &str) -> Run {
+        sandbox.afterburner(&self.all(url))
+    }
+
+    /// Run it (it must succeed) and read its JSON summary.
+    fn load(&self, sandbox: &Sandbox, url: &str) -> serde_json::Value {
+        load(sandbox, url, &self.all(url)[2..])
+    }
+
+    /// Run it where no request can succeed (see [`load_failing`]).
+    fn load_failing(&self, sandbox: &Sandbox, url: &str) -> serde_json::Value {
+        load_failing(sandbox, url, &self.all(url)[2..])
+    }
 }
 
 /// Run `afterburner load` and read its JSON summary.
@@ -92,18 +192,11 @@ fn load_failing(sandbox: &Sandbox, url: &str, args: &[&str]) -> serde_json::Valu
 /// otherwise retry for.
 fn refused_at_once(sandbox: &Sandbox, url: &str, says: &[&str]) {
     let began = Instant::now();
-    let run = sandbox.afterburner(&[
-        "load",
-        url,
-        "-n",
-        "1",
-        "-c",
-        "1",
-        "--timeout",
-        "20s",
-        "--warmup",
-        "0s",
-    ]);
+    let run = Load::default()
+        .n(1)
+        .c(1)
+        .arg("--timeout", "20s")
+        .run(sandbox, url);
     for words in says {
         run.assert_fails_with(words);
     }
@@ -119,24 +212,12 @@ fn refused_at_once(sandbox: &Sandbox, url: &str, says: &[&str]) {
 /// load's JSON.
 fn slow_query_times_out(sandbox: &Sandbox, url: &str, request: &str) -> serde_json::Value {
     let began = Instant::now();
-    let out = load_failing(
-        sandbox,
-        url,
-        &[
-            "-r",
-            request,
-            "--var",
-            "s=uniform:3:3",
-            "-d",
-            "1s",
-            "-c",
-            "1",
-            "--timeout",
-            "300ms",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending(request)
+        .var("s=uniform:3:3")
+        .d("1s")
+        .c(1)
+        .arg("--timeout", "300ms")
+        .load_failing(sandbox, url);
     assert!(u(&out["summary"]["timeouts"]) >= 1, "{out}");
     assert!(
         began.elapsed() < Duration::from_secs(10),
@@ -160,7 +241,7 @@ fn closed_load_finds_the_capacity_and_queueing_delay_of_a_known_server() {
     let sandbox = Sandbox::with_fixture("slowserver");
     // 2 ms per request, one at a time: 500 requests/s whatever the clients.
     let server = slowserver(&sandbox, &["2000"]);
-    let url = format!("http://127.0.0.1:{}/", server.port);
+    let url = server.url("http");
     let out = load(
         &sandbox,
         &url,
@@ -199,12 +280,8 @@ fn rate_load_counts_from_the_intended_start_so_a_stall_shows_in_the_tail() {
         &sandbox,
         &["2000", "--stall-after", "1", "--stall-for", "1000"],
     );
-    let args = ["-c", "8", "-R", "200", "-d", "4s", "--warmup", "0s"];
-    let calm = load(
-        &sandbox,
-        &format!("http://127.0.0.1:{}/", steady.port),
-        &args,
-    );
+    let paced = Load::default().c(8).arg("-R", "200").d("4s");
+    let calm = paced.load(&sandbox, &steady.url("http"));
     let calm_p99 = f(&calm["summary"]["latency_ms"]["p99"]);
     let calm_rps = f(&calm["summary"]["achieved_rps"]);
     assert!(calm_rps <= 210.0, "asked 200/s, got {calm_rps}");
@@ -218,11 +295,7 @@ fn rate_load_counts_from_the_intended_start_so_a_stall_shows_in_the_tail() {
     if quiet {
         assert!(calm_rps >= 190.0, "asked 200/s, got {calm_rps}");
     }
-    let out = load(
-        &sandbox,
-        &format!("http://127.0.0.1:{}/", stalling.port),
-        &args,
-    );
+    let out = paced.load(&sandbox, &stalling.url("http"));
     let s = &out["summary"]["latency_ms"];
     // During the 1 s stall 200 requests fall due; the first waits ~1 s,
     // the last ~0: a closed-loop tool would see 8 slow requests, not 200.
@@ -250,7 +323,7 @@ fn sla_search_finds_the_capacity_within_ten_percent() {
     let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
     let server = slowserver(&sandbox, &["2000"]);
-    let url = format!("http://127.0.0.1:{}/", server.port);
+    let url = server.url("http");
     // Probes of 2 s (about 900 requests near capacity): one brief stall of
     // the VM is then under 1% of a probe's requests and cannot break p99.
     let run = sandbox.afterburner(&[
@@ -341,7 +414,7 @@ fn a_burst_of_clients_over_a_small_listen_backlog_all_connect_before_the_clock()
     let started = std::time::Instant::now();
     let out = load(
         &sandbox,
-        &format!("http://127.0.0.1:{}/", server.port),
+        &server.url("http"),
         &["-c", "500", "-n", "5000", "--timeout", "60s"],
     );
     // Some connections were only up on the client's side (the full
@@ -422,40 +495,16 @@ fn stat(text: &str, name: &str) -> u64 {
 fn redis_driver_counts_exactly_what_the_server_processed() {
     let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
-    let server = start(
-        "redis-server",
-        &[
-            "--port",
-            "{port}",
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-    );
-    let url = format!("redis://127.0.0.1:{}", server.port);
+    let server = redis();
+    let url = server.url("redis");
     let info = |p| ask(p, b"*2\r\n$4\r\nINFO\r\n$5\r\nstats\r\n", b"\r\n\r\n");
     let before = stat(&info(server.port), "total_commands_processed");
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "SET key:{k} v{k}",
-            "--var",
-            "k=seq:1:5000",
-            "-n",
-            "5000",
-            "-c",
-            "10",
-            "-P",
-            "4",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("SET key:{k} v{k}")
+        .var("k=seq:1:5000")
+        .n(5000)
+        .c(10)
+        .arg("-P", "4")
+        .load(&sandbox, &url);
     assert_eq!(u(&out["summary"]["requests"]), 5000);
     let after = stat(&info(server.port), "total_commands_processed");
     // One INFO ran in between, and each of the 10 clients' connection was
@@ -468,20 +517,10 @@ fn redis_driver_counts_exactly_what_the_server_processed() {
         "every key of the sequence was set once"
     );
     // Error replies are counted as errors.
-    let out = load_failing(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "NOSUCHCOMMAND",
-            "-n",
-            "20",
-            "-c",
-            "2",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("NOSUCHCOMMAND")
+        .n(20)
+        .c(2)
+        .load_failing(&sandbox, &url);
     assert_eq!(u(&out["summary"]["errors"]), 20);
     // The first error is the server's own words, not only "an error reply".
     let first = out["summary"]["first_error"].as_str().unwrap();
@@ -495,46 +534,21 @@ fn redis_driver_counts_exactly_what_the_server_processed() {
 fn memcached_driver_sets_and_gets_as_documented() {
     let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
-    let server = start(
-        "memcached",
-        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
-    );
-    let url = format!("memcached://127.0.0.1:{}", server.port);
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "set key:{k} value-{k}",
-            "--var",
-            "k=seq:1:1000",
-            "-n",
-            "1000",
-            "-c",
-            "4",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let server = memcached();
+    let url = server.url("memcached");
+    let out = sending("set key:{k} value-{k}")
+        .var("k=seq:1:1000")
+        .n(1000)
+        .c(4)
+        .load(&sandbox, &url);
     assert_eq!(u(&out["summary"]["requests"]), 1000);
     let stats = ask(server.port, b"stats\r\n", b"END\r\n");
     assert_eq!(stat(&stats, "curr_items"), 1000);
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "get key:{k}",
-            "--var",
-            "k=uniform:1:2000",
-            "-d",
-            "1s",
-            "-c",
-            "4",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("get key:{k}")
+        .var("k=uniform:1:2000")
+        .d("1s")
+        .c(4)
+        .load(&sandbox, &url);
     assert_eq!(u(&out["summary"]["errors"]), 0);
     let stats = ask(server.port, b"stats\r\n", b"END\r\n");
     let (hits, misses) = (stat(&stats, "get_hits"), stat(&stats, "get_misses"));
@@ -548,30 +562,19 @@ fn memcached_driver_sets_and_gets_as_documented() {
     assert!((f(&out["summary"]["hit_rate"]) - share).abs() < 1e-9);
 
     // Flags and expiry are the server's to keep.
-    load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "set flagged 42 0 hello",
-            "-n",
-            "1",
-            "-c",
-            "1",
-            "--warmup",
-            "0s",
-        ],
-    );
+    sending("set flagged 42 0 hello")
+        .n(1)
+        .c(1)
+        .load(&sandbox, &url);
     let got = ask(server.port, b"get flagged\r\n", b"END\r\n");
     assert!(got.starts_with("VALUE flagged 42 5\r\nhello\r\n"), "{got}");
 
     // An error reply is counted, and the first one is shown in the server's
     // words.
-    let out = load_failing(
-        &sandbox,
-        &url,
-        &["-r", "incr key:1 1", "-n", "5", "-c", "1", "--warmup", "0s"],
-    );
+    let out = sending("incr key:1 1")
+        .n(5)
+        .c(1)
+        .load_failing(&sandbox, &url);
     assert_eq!(u(&out["summary"]["errors"]), 5);
     let first = out["summary"]["first_error"].as_str().unwrap();
     assert!(first.contains("CLIENT_ERROR"), "{first}");
@@ -583,17 +586,14 @@ fn memcached_driver_sets_and_gets_as_documented() {
 fn memcached_misses_are_a_hit_rate_not_errors() {
     let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
-    let server = start(
-        "memcached",
-        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
-    );
-    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let server = memcached();
+    let url = server.url("memcached");
     let count = |request: &str, var: &str| {
-        let mut args = vec!["-r", request, "-n", "200", "-c", "4", "--warmup", "0s"];
+        let mut args = sending(request).n(200).c(4);
         if !var.is_empty() {
-            args.extend(["--var", var]);
+            args = args.var(var);
         }
-        let out = load(&sandbox, &url, &args);
+        let out = args.load(&sandbox, &url);
         let s = &out["summary"];
         (
             u(&s["requests"]),
@@ -627,18 +627,10 @@ fn memcached_misses_are_a_hit_rate_not_errors() {
         (200, 0, 300, 300, 0.5)
     );
     // The terminal summary says it too.
-    let run = sandbox.afterburner(&[
-        "load",
-        &url,
-        "-r",
-        "get key:{k}",
-        "--var",
-        "k=seq:1:200",
-        "-n",
-        "200",
-        "--warmup",
-        "0s",
-    ]);
+    let run = sending("get key:{k}")
+        .var("k=seq:1:200")
+        .n(200)
+        .run(&sandbox, &url);
     run.assert_ok();
     assert!(
         run.stdout()
@@ -656,36 +648,19 @@ fn memcached_misses_are_a_hit_rate_not_errors() {
 fn a_memcached_mix_sends_each_request_by_its_weight_and_counts_it_apart() {
     let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
-    let server = start(
-        "memcached",
-        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
-    );
-    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let server = memcached();
+    let url = server.url("memcached");
     let stats = || ask(server.port, b"stats\r\n", b"END\r\n");
     let run = |seed: &str| {
         let before = stats();
-        let out = load(
-            &sandbox,
-            &url,
-            &[
-                "-r",
-                "get key:{k}",
-                "-r",
-                "set key:{k} v{k}",
-                "--mix",
-                "9:1",
-                "--var",
-                "k=uniform:1:100",
-                "-n",
-                "2000",
-                "-c",
-                "4",
-                "--warmup",
-                "0s",
-                "--seed",
-                seed,
-            ],
-        );
+        let out = sending("get key:{k}")
+            .r("set key:{k} v{k}")
+            .arg("--mix", "9:1")
+            .var("k=uniform:1:100")
+            .n(2000)
+            .c(4)
+            .arg("--seed", seed)
+            .load(&sandbox, &url);
         let after = stats();
         let delta = |name| stat(&after, name) - stat(&before, name);
         (out, delta("cmd_get"), delta("cmd_set"))
@@ -725,9 +700,11 @@ fn a_memcached_mix_sends_each_request_by_its_weight_and_counts_it_apart() {
         "another seed, another sequence"
     );
     // The terminal summary shows each request's share.
-    let shown = sandbox.afterburner(&[
-        "load", &url, "-r", "get a", "-r", "set a 1", "--mix", "3:1", "-n", "400", "--warmup", "0s",
-    ]);
+    let shown = sending("get a")
+        .r("set a 1")
+        .arg("--mix", "3:1")
+        .n(400)
+        .run(&sandbox, &url);
     shown.assert_ok();
     assert!(
         shown.stdout().contains("`get a` ×3, `set a 1` ×1"),
@@ -800,32 +777,18 @@ fn a_mix_that_does_not_fit_its_requests_is_refused_with_a_hint() {
 fn memcached_replies_longer_than_a_read_are_parsed_whole() {
     let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
-    let server = start(
-        "memcached",
-        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
-    );
-    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let server = memcached();
+    let url = server.url("memcached");
     let value = "v".repeat(300_000);
     let mut set = format!("set big 0 0 {}\r\n", value.len()).into_bytes();
     set.extend_from_slice(value.as_bytes());
     set.extend_from_slice(b"\r\n");
     assert_eq!(ask(server.port, &set, b"\r\n"), "STORED\r\n");
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "get big nokey big",
-            "-n",
-            "200",
-            "-c",
-            "3",
-            "-P",
-            "4",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("get big nokey big")
+        .n(200)
+        .c(3)
+        .arg("-P", "4")
+        .load(&sandbox, &url);
     let s = &out["summary"];
     assert_eq!(
         (u(&s["requests"]), u(&s["errors"]), u(&s["timeouts"])),
@@ -974,42 +937,20 @@ fn postgres_driver_binds_parameters_and_counts_failures() {
     let pg = Postgres::start(&sandbox);
     pg.psql("CREATE TABLE t (k int PRIMARY KEY, v text)");
     let url = format!("postgres://postgres@127.0.0.1:{}/postgres", pg.server.port);
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "INSERT INTO t VALUES ({k}, concat('row ', {k}::int))",
-            "--var",
-            "k=seq:1:1000",
-            "-n",
-            "1000",
-            "-c",
-            "4",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("INSERT INTO t VALUES ({k}, concat('row ', {k}::int))")
+        .var("k=seq:1:1000")
+        .n(1000)
+        .c(4)
+        .load(&sandbox, &url);
     assert_eq!(u(&out["summary"]["requests"]), 1000, "{out}");
     assert_eq!(pg.psql("SELECT count(*) FROM t"), "1000");
     assert_eq!(pg.psql("SELECT v FROM t WHERE k = 77"), "row 77");
     // Every key exists now: each insert is a duplicate, an error the server reports.
-    let out = load_failing(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "INSERT INTO t VALUES ({k})",
-            "--var",
-            "k=seq:1:10",
-            "-n",
-            "10",
-            "-c",
-            "2",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("INSERT INTO t VALUES ({k})")
+        .var("k=seq:1:10")
+        .n(10)
+        .c(2)
+        .load_failing(&sandbox, &url);
     assert_eq!(u(&out["summary"]["errors"]), 10);
     assert!(
         out["summary"]["first_error"]
@@ -1018,22 +959,11 @@ fn postgres_driver_binds_parameters_and_counts_failures() {
             .contains("duplicate key"),
         "{out}"
     );
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "SELECT v FROM t WHERE k = {k}",
-            "--var",
-            "k=uniform:1:1000",
-            "-d",
-            "1s",
-            "-c",
-            "4",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("SELECT v FROM t WHERE k = {k}")
+        .var("k=uniform:1:1000")
+        .d("1s")
+        .c(4)
+        .load(&sandbox, &url);
     assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
     assert!(u(&out["summary"]["requests"]) > 100, "{out}");
     // Each query sleeps past the timeout: a timeout (the client's deadline
@@ -1070,22 +1000,11 @@ fn postgres_driver_logs_in_with_scram_and_md5_and_stops_at_a_wrong_password() {
         format!("postgres://s:s%20pw@127.0.0.1:{port}/postgres"),
         format!("postgres:///postgres?host={socket}&port={port}&user=s&password=s%20pw"),
     ] {
-        let out = load(
-            &sandbox,
-            &url,
-            &[
-                "-r",
-                "SELECT {k}::int + 1",
-                "--var",
-                "k=seq:1:100",
-                "-n",
-                "200",
-                "-c",
-                "2",
-                "--warmup",
-                "0s",
-            ],
-        );
+        let out = sending("SELECT {k}::int + 1")
+            .var("k=seq:1:100")
+            .n(200)
+            .c(2)
+            .load(&sandbox, &url);
         let s = &out["summary"];
         assert_eq!(
             (u(&s["requests"]), u(&s["errors"])),
@@ -1236,22 +1155,11 @@ fn mysql_driver_prepares_once_per_client_and_binds_parameters() {
     let url = format!("mysql://ab:pw@127.0.0.1:{}/d", db.server.port);
     let (prepared, executed) = (db.status("Com_stmt_prepare"), db.status("Com_stmt_execute"));
     // {k} twice: two `?`s bound from the one value the request drew.
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "INSERT INTO t VALUES ({k}, concat('row ', {k}))",
-            "--var",
-            "k=seq:1:1000",
-            "-n",
-            "1000",
-            "-c",
-            "4",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("INSERT INTO t VALUES ({k}, concat('row ', {k}))")
+        .var("k=seq:1:1000")
+        .n(1000)
+        .c(4)
+        .load(&sandbox, &url);
     assert_eq!(u(&out["summary"]["requests"]), 1000, "{out}");
     assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
     assert_eq!(db.sql("SELECT count(*) FROM d.t"), "1000");
@@ -1265,22 +1173,11 @@ fn mysql_driver_prepares_once_per_client_and_binds_parameters() {
     );
     // Every key exists now: each insert is a duplicate, an error the server
     // reports in its own words, and the connection goes on.
-    let out = load_failing(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "INSERT INTO t VALUES ({k}, 'again')",
-            "--var",
-            "k=seq:1:10",
-            "-n",
-            "10",
-            "-c",
-            "2",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("INSERT INTO t VALUES ({k}, 'again')")
+        .var("k=seq:1:10")
+        .n(10)
+        .c(2)
+        .load_failing(&sandbox, &url);
     assert_eq!(u(&out["summary"]["errors"]), 10, "{out}");
     let first = out["summary"]["first_error"].as_str().unwrap();
     assert!(
@@ -1305,19 +1202,10 @@ fn mysql_driver_names_what_the_server_refuses_and_speaks_over_a_socket() {
     let url = format!("mysql://ab:pw@127.0.0.1:{}/d", db.server.port);
     // A statement the server cannot prepare stops the load before it
     // starts: the set-up (connect, prepare) is done before the clock.
-    sandbox
-        .afterburner(&[
-            "load",
-            &url,
-            "-r",
-            "SELECT v FROM nope WHERE k = {k}",
-            "--var",
-            "k=seq:1:10",
-            "-n",
-            "10",
-            "--warmup",
-            "0s",
-        ])
+    sending("SELECT v FROM nope WHERE k = {k}")
+        .var("k=seq:1:10")
+        .n(10)
+        .run(&sandbox, &url)
         .assert_fails_with("the load could not start: the server refused a client's set-up")
         .assert_fails_with("prepare")
         .assert_fails_with("doesn't exist");
@@ -1327,22 +1215,11 @@ fn mysql_driver_names_what_the_server_refuses_and_speaks_over_a_socket() {
         db.socket.display().to_string().replace('/', "%2F")
     );
     let executed = db.status("Com_stmt_execute");
-    let out = load(
-        &sandbox,
-        &socket,
-        &[
-            "-r",
-            "SELECT v FROM t WHERE k = {k}",
-            "--var",
-            "k=uniform:1:1000",
-            "-d",
-            "1s",
-            "-c",
-            "2",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("SELECT v FROM t WHERE k = {k}")
+        .var("k=uniform:1:1000")
+        .d("1s")
+        .c(2)
+        .load(&sandbox, &socket);
     assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
     let requests = u(&out["summary"]["requests"]);
     assert!(requests > 100, "{out}");
@@ -1377,22 +1254,11 @@ fn mysql_driver_reads_every_shape_of_reply() {
     // as it reads, the server converting as the column needs.
     let names = sandbox.write("names.csv", "name\n7\nseven\nkey:1\n-3\n");
     let csv = format!("name=csv:{}:name", names.display());
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "INSERT INTO s (name) VALUES ({name})",
-            "--var",
-            &csv,
-            "-n",
-            "40",
-            "-c",
-            "1",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("INSERT INTO s (name) VALUES ({name})")
+        .var(&csv)
+        .n(40)
+        .c(1)
+        .load(&sandbox, &url);
     assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
     assert_eq!(
         db.sql("SELECT name, count(*) FROM d.s GROUP BY name ORDER BY name"),
@@ -1406,44 +1272,22 @@ fn mysql_driver_reads_every_shape_of_reply() {
         "SELECT k, REPEAT('x', {n} * 100) FROM t WHERE k <= {n}",
         "CALL p({n})",
     ] {
-        let out = load(
-            &sandbox,
-            &url,
-            &[
-                "-r",
-                request,
-                "--var",
-                "n=uniform:1:300",
-                "-n",
-                "200",
-                "-c",
-                "2",
-                "--warmup",
-                "0s",
-            ],
-        );
+        let out = sending(request)
+            .var("n=uniform:1:300")
+            .n(200)
+            .c(2)
+            .load(&sandbox, &url);
         assert_eq!(u(&out["summary"]["errors"]), 0, "{request}: {out}");
         assert_eq!(u(&out["summary"]["requests"]), 200, "{request}: {out}");
     }
     assert_eq!(db.status("Com_stmt_execute") - executed, 400);
     // A row of 17 MB: two packets, the first of 16 MiB − 1 bytes.
     let sent = db.status("Bytes_sent");
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "SELECT LENGTH(REPEAT('y', {n})), REPEAT('y', {n})",
-            "--var",
-            "n=seq:17000000:17000001",
-            "-n",
-            "2",
-            "-c",
-            "1",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("SELECT LENGTH(REPEAT('y', {n})), REPEAT('y', {n})")
+        .var("n=seq:17000000:17000001")
+        .n(2)
+        .c(1)
+        .load(&sandbox, &url);
     assert_eq!(u(&out["summary"]["errors"]), 0, "{out}");
     assert!(
         db.status("Bytes_sent") - sent > 34_000_000,
@@ -1476,36 +1320,20 @@ fn mysql_driver_says_a_wrong_password_and_times_out_a_slow_query() {
 fn feedsim_csv_counts_the_bytes_the_server_saw() {
     let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
-    let server = start(
-        "memcached",
-        &["-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "nobody"],
-    );
-    let url = format!("memcached://127.0.0.1:{}", server.port);
+    let server = memcached();
+    let url = server.url("memcached");
     let before_reply = ask(server.port, b"stats\r\n", b"END\r\n");
     let before = (
         stat(&before_reply, "bytes_read"),
         stat(&before_reply, "bytes_written"),
     );
-    let out = load(
-        &sandbox,
-        &url,
-        &[
-            "-r",
-            "set key:{k} value-{k}",
-            "--var",
-            "k=seq:1:500",
-            "-n",
-            "1500",
-            "-c",
-            "3",
-            "--warmup",
-            "0s",
-            "--interval",
-            "200ms",
-            "--feedsim",
-            "feedsim.csv",
-        ],
-    );
+    let out = sending("set key:{k} value-{k}")
+        .var("k=seq:1:500")
+        .n(1500)
+        .c(3)
+        .arg("--interval", "200ms")
+        .arg("--feedsim", "feedsim.csv")
+        .load(&sandbox, &url);
     let after = ask(server.port, b"stats\r\n", b"END\r\n");
     let (read, written) = (
         stat(&after, "bytes_read") - before.0,
@@ -1585,11 +1413,10 @@ fn an_http_redirect_is_a_failed_request() {
             .write_all(b"HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n")
             .is_ok()
     });
-    let out = load_failing(
-        &sandbox,
-        &format!("http://127.0.0.1:{port}/"),
-        &["-n", "20", "-c", "2", "--warmup", "0s"],
-    );
+    let out = Load::default()
+        .n(20)
+        .c(2)
+        .load_failing(&sandbox, &format!("http://127.0.0.1:{port}/"));
     let s = &out["summary"];
     assert_eq!((u(&s["requests"]), u(&s["errors"])), (0, 20), "{s}");
     assert_eq!(u(&s["errors_by_kind"]["server"]), 20, "{s}");
@@ -1614,11 +1441,10 @@ fn an_http_body_that_ends_at_the_close_is_read_to_the_close() {
         let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
         false
     });
-    let out = load(
-        &sandbox,
-        &format!("http://127.0.0.1:{port}/"),
-        &["-n", "20", "-c", "2", "--warmup", "0s"],
-    );
+    let out = Load::default()
+        .n(20)
+        .c(2)
+        .load(&sandbox, &format!("http://127.0.0.1:{port}/"));
     let s = &out["summary"];
     assert_eq!((u(&s["requests"]), u(&s["errors"])), (20, 0), "{s}");
     assert!(f(&s["latency_ms"]["min"]) >= 50.0, "{s}");
@@ -1631,35 +1457,13 @@ fn an_http_body_that_ends_at_the_close_is_read_to_the_close() {
 fn a_redis_error_inside_an_array_fails_the_request() {
     let _serial = exclusive();
     let sandbox = Sandbox::with_fixture("slowserver");
-    let server = start(
-        "redis-server",
-        &[
-            "--port",
-            "{port}",
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-    );
+    let server = redis();
     // `{{`/`}}` are literal braces: the script returns {1, {err = …}},
     // which Redis sends as `*2 :1 -ERR in array`.
-    let out = load_failing(
-        &sandbox,
-        &format!("redis://127.0.0.1:{}", server.port),
-        &[
-            "-r",
-            "EVAL \"return {{1, {{err='ERR in array'}}}}\" 0",
-            "-n",
-            "10",
-            "-c",
-            "1",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let out = sending("EVAL \"return {{1, {{err='ERR in array'}}}}\" 0")
+        .n(10)
+        .c(1)
+        .load_failing(&sandbox, &server.url("redis"));
     let s = &out["summary"];
     assert_eq!((u(&s["requests"]), u(&s["errors"])), (0, 10), "{s}");
     assert_eq!(u(&s["errors_by_kind"]["server"]), 10, "{s}");

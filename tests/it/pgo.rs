@@ -1,50 +1,54 @@
 //! gcc PGO on a fixture whose hot loop PGO must help, and an A/A pair that
 //! must not come out as faster or slower (its instructions: "same").
 
+use std::path::Path;
+
 use crate::support::{
     assert_instruction_verdict, comparison, counted_exactly, files_with, go_for_pgo_or_skip,
-    go_perf_or_skip, only_run_dir, pgo_go, read_json, tools_or_skip, Sandbox,
+    go_perf_or_skip, only_run_dir, pgo_go, read_json, run_experiment, tools_or_skip, Bench,
+    Experiment, Sandbox, Variant, Workload,
 };
 
-const HOTPATH: &str = r#"
-[target]
-name = "hotpath"
-source = { path = "src" }
-build = "make"
-binaries = { hotpath = "hotpath" }
+/// The hotpath fixture: `baseline` against `pgo`, optimized by `optimize`.
+fn hotpath(optimize: &str) -> Experiment {
+    Experiment::new("hotpath")
+        .variant(Variant::new("pgo").optimize(&[optimize]))
+        .workload(hot_loop("300000"))
+        .bench(HOTPATH_BENCH)
+}
 
-[[variant]]
-name = "baseline"
+const HOTPATH_BENCH: Bench = Bench {
+    repetitions: 6,
+    warmup: 1,
+    metrics: &["wall", "instructions"],
+    instruction_repetitions: Some(3),
+    seed: Some(42),
+    ..Bench::QUICK
+};
 
-[[variant]]
-name = "pgo"
-optimize = ["pgo"]
+/// `loop`: the hot path judged at a million steps, trained on `train`.
+fn hot_loop(train: &str) -> Workload {
+    Workload::new("loop")
+        .run("{bin.hotpath} 1000000")
+        .train_run(&format!("{{bin.hotpath}} {train}"))
+}
 
-[[workload]]
-name = "loop"
-run = "{bin.hotpath} 1000000"
-train_run = "{bin.hotpath} 300000"
-
-[bench]
-repetitions = 6
-warmup = 1
-metrics = ["wall", "instructions"]
-instruction_repetitions = 3
-seed = 42
-"#;
+/// `rare`: a training workload of its own, `{bin.hotpath} ARGS`.
+fn rare(args: &str) -> Workload {
+    Workload::new("rare")
+        .role("train")
+        .run(&format!("{{bin.hotpath}} {args}"))
+}
 
 #[test]
 fn pgo_lowers_instructions_on_the_hot_path() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    sandbox.write("afterburner.toml", HOTPATH);
+    let sandbox = Sandbox::with_experiment("hotpath", &hotpath("pgo"));
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
     let stdout = run.stdout();
     assert!(stdout.contains("report:"), "{stdout}");
 
-    let profile = sandbox
-        .path()
-        .join(".afterburner/variants/pgo/profile/gcc-pgo");
+    let profile = sandbox.variant_dir("pgo").join("profile/gcc-pgo");
     assert!(
         std::fs::metadata(profile.join("hotpath.gcda"))
             .unwrap()
@@ -94,7 +98,7 @@ fn pgo_lowers_instructions_on_the_hot_path() {
     assert!(!again.stderr().contains("done in"), "{}", again.stderr());
 
     // A changed training command makes the profile stale: train again.
-    sandbox.write("afterburner.toml", &HOTPATH.replace("300000", "200000"));
+    sandbox.write_experiment(&hotpath("pgo").workload(hot_loop("200000")));
     let retrain = sandbox.afterburner(&["train"]);
     retrain.assert_ok();
     assert!(
@@ -102,7 +106,7 @@ fn pgo_lowers_instructions_on_the_hot_path() {
         "{}",
         retrain.stderr()
     );
-    sandbox.write("afterburner.toml", HOTPATH);
+    sandbox.write_experiment(&hotpath("pgo"));
 
     // `report` redraws the same results from the raw records alone.
     std::fs::remove_file(run_dir.join("results.json")).unwrap();
@@ -112,36 +116,18 @@ fn pgo_lowers_instructions_on_the_hot_path() {
 
 /// Two variants built identically (names of equal length, so their paths and
 /// hence stack layouts match): the same program twice.
-const AA: &str = r#"
-[target]
-name = "aa"
-source = { path = "src" }
-build = "make"
-binaries = { hotpath = "hotpath" }
-
-[[variant]]
-name = "a1"
-
-[[variant]]
-name = "a2"
-
-[[workload]]
-name = "loop"
-run = "{bin.hotpath} 300000"
-
-[bench]
-repetitions = 10
-warmup = 1
-metrics = ["wall", "instructions"]
-instruction_repetitions = 3
-"#;
-
 #[test]
 fn a_a_pair_is_never_called_faster_or_slower() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    sandbox.write("afterburner.toml", AA);
-    sandbox.afterburner(&["run"]).assert_ok();
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let aa = Experiment::new("aa")
+        .binaries(&[("hotpath", "hotpath")])
+        .variants([Variant::new("a1"), Variant::new("a2")])
+        .workload(Workload::new("loop").run("{bin.hotpath} 300000"))
+        .bench(Bench {
+            repetitions: 10,
+            seed: None,
+            ..HOTPATH_BENCH
+        });
+    let (sandbox, results) = run_experiment("hotpath", &aa);
     let instr = comparison(&results, "loop", "instructions", "a2");
     assert_eq!(instr["verdict"], "same", "{instr:#}");
     assert!(
@@ -164,7 +150,7 @@ fn a_a_pair_is_never_called_faster_or_slower() {
     let wall = comparison(&results, "loop", "wall", "a2")["verdict"].clone();
     if called(&wall) {
         sandbox.afterburner(&["bench"]).assert_ok();
-        let retry = read_json(&only_run_dir(&sandbox).join("results.json"));
+        let retry = sandbox.results();
         let wall = &comparison(&retry, "loop", "wall", "a2")["verdict"];
         assert!(
             !called(wall),
@@ -195,20 +181,15 @@ fn clang_cspgo_trains_a_second_round_and_merges_both_profiles() {
 /// same checksum.
 #[test]
 fn autofdo_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    let text = HOTPATH
-        .replace("optimize = [\"pgo\"]", "optimize = [\"autofdo\"]")
-        .replace(
-            "binaries = { hotpath = \"hotpath\" }",
-            "binaries = { hotpath = \"hotpath\" }\ncompiler = \"clang\"",
-        )
-        .replace("train_run = \"{bin.hotpath} 300000\"", "train_run = \"{bin.hotpath} 200000000\"\nfigures = [{ name = \"checksum\", regex = \"checksum ([0-9]+)\" }]")
-        .replace("repetitions = 6", "repetitions = 2")
-        .replace(
-            "metrics = [\"wall\", \"instructions\"]",
-            "metrics = [\"wall\"]",
-        );
-    sandbox.write("afterburner.toml", &text);
+    let autofdo = hotpath("autofdo")
+        .compiler("clang")
+        .workload(hot_loop("200000000").checksum())
+        .bench(Bench {
+            repetitions: 2,
+            metrics: &["wall"],
+            ..HOTPATH_BENCH
+        });
+    let sandbox = Sandbox::with_experiment("hotpath", &autofdo);
     if !perf_counts_instructions() {
         sandbox
             .afterburner(&["build"])
@@ -220,11 +201,11 @@ fn autofdo_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() {
             "something was built before the refusal"
         );
     }
-    sandbox.write(
-        "afterburner.toml",
-        &text.replace(
-            "optimize = [\"autofdo\"]",
-            "optimize = [\"autofdo\"]\nsample_event = \"cpu-clock\"",
+    sandbox.write_experiment(
+        &autofdo.variant(
+            Variant::new("pgo")
+                .optimize(&["autofdo"])
+                .line("sample_event = \"cpu-clock\""),
         ),
     );
     if !perf_may_record("cpu-clock") {
@@ -236,9 +217,7 @@ fn autofdo_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() {
         return;
     }
     sandbox.afterburner(&["run"]).assert_ok();
-    let profile = sandbox
-        .path()
-        .join(".afterburner/variants/pgo/profile/autofdo");
+    let profile = sandbox.variant_dir("pgo").join("profile/autofdo");
     let recordings = std::fs::read_dir(profile.join("raw/loop")).unwrap().count();
     assert!(recordings >= 1, "no perf recording kept");
     let merged: Vec<_> = std::fs::read_dir(&profile)
@@ -255,7 +234,7 @@ fn autofdo_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() {
         .unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.contains("Function: main: "), "{shown}");
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     let cflags = results["variants"][1]["cflags"].as_str().unwrap();
     assert!(
         cflags.contains("-fprofile-sample-use=") && cflags.contains("-gline-tables-only"),
@@ -282,24 +261,13 @@ fn clang_frontend_pgo_merges_a_frontend_profile_and_changes_the_binary() {
 /// `profile/<round>/`, the final build given `use_flag`, and (`fewer`)
 /// fewer instructions on the hot path.
 fn clang_pgo_case(word: &str, round: &str, use_flag: &str, fewer: bool) {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    let text = HOTPATH
-        .replace("optimize = [\"pgo\"]", &format!("optimize = [\"{word}\"]"))
-        .replace(
-            "binaries = { hotpath = \"hotpath\" }",
-            "binaries = { hotpath = \"hotpath\" }\ncompiler = \"clang\"",
-        )
-        .replace("repetitions = 6", "repetitions = 3")
-        .replace(
-            "metrics = [\"wall\", \"instructions\"]",
-            "metrics = [\"instructions\"]",
-        );
-    sandbox.write("afterburner.toml", &text);
-    sandbox.afterburner(&["run"]).assert_ok();
-    let profile = sandbox
-        .path()
-        .join(".afterburner/variants/pgo/profile")
-        .join(round);
+    let experiment = hotpath(word).compiler("clang").bench(Bench {
+        repetitions: 3,
+        metrics: &["instructions"],
+        ..HOTPATH_BENCH
+    });
+    let (sandbox, results) = run_experiment("hotpath", &experiment);
+    let profile = sandbox.variant_dir("pgo").join("profile").join(round);
     let raw = std::fs::read_dir(profile.join("raw/loop")).unwrap().count();
     assert!(raw >= 1, "no raw profile");
     let merged: Vec<_> = std::fs::read_dir(&profile)
@@ -308,7 +276,6 @@ fn clang_pgo_case(word: &str, round: &str, use_flag: &str, fewer: bool) {
         .filter(|n| n.starts_with("merged-") && n.ends_with(".profdata"))
         .collect();
     assert_eq!(merged.len(), 1, "{merged:?}");
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
     let instr = comparison(&results, "loop", "instructions", "pgo");
     let tool = afterburner::toolchain::find_llvm_profdata().unwrap();
     let show = |flag: &str| {
@@ -457,43 +424,24 @@ fn split_functions_moves_the_blocks_training_never_ran_into_a_cold_fragment() {
 
 /// Train on one input, judge on another: the report shows the gain on the
 /// workload the profile never saw in a section of its own.
-const UNSEEN: &str = r#"
-[target]
-name = "unseen"
-source = { path = "src" }
-build = "make"
-binaries = { hotpath = "hotpath" }
-
-[[variant]]
-name = "baseline"
-
-[[variant]]
-name = "pgo"
-optimize = ["pgo"]
-
-[[workload]]
-name = "teach"
-role = "train"
-run = "{bin.hotpath} 200000 1000"
-
-[[workload]]
-name = "exam"
-role = "bench"
-run = "{bin.hotpath} 500000 700"
-
-[bench]
-repetitions = 3
-warmup = 0
-metrics = ["instructions"]
-"#;
-
 #[test]
 fn report_shows_gain_on_workloads_the_profile_never_saw() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    sandbox.write("afterburner.toml", UNSEEN);
-    sandbox.afterburner(&["run"]).assert_ok();
+    let unseen = Experiment::new("unseen")
+        .binaries(&[("hotpath", "hotpath")])
+        .variant(Variant::new("pgo").optimize(&["pgo"]))
+        .workload(
+            Workload::new("teach")
+                .role("train")
+                .run("{bin.hotpath} 200000 1000"),
+        )
+        .workload(
+            Workload::new("exam")
+                .role("bench")
+                .run("{bin.hotpath} 500000 700"),
+        )
+        .bench(INSTRUCTIONS_BENCH);
+    let (sandbox, results) = run_experiment("hotpath", &unseen);
     let run_dir = only_run_dir(&sandbox);
-    let results = read_json(&run_dir.join("results.json"));
     assert_eq!(results["training_workloads"], serde_json::json!(["teach"]));
     assert!(results["measurements"]
         .as_array()
@@ -511,41 +459,34 @@ fn report_shows_gain_on_workloads_the_profile_never_saw() {
     );
 }
 
-const GO: &str = r#"
-[target]
-name = "gohot"
-source = { path = "src" }
-build = "go build -o gohot ."
-binaries = { gohot = "gohot" }
-compiler = "go"
+/// Three counted runs of instructions alone.
+const INSTRUCTIONS_BENCH: Bench = Bench {
+    repetitions: 3,
+    metrics: &["instructions"],
+    ..Bench::QUICK
+};
 
-[[variant]]
-name = "baseline"
-
-[[variant]]
-name = "pgo"
-optimize = ["pgo"]
-
-[[workload]]
-name = "loop"
-run = "{bin.gohot} -n 2000000"
-train_run = "{bin.gohot} -n 50000000 -cpuprofile {profile}"
-
-[bench]
-repetitions = 3
-warmup = 0
-metrics = ["instructions"]
-"#;
+/// The gohot fixture built by `go`: `baseline` against `pgo`, trained by
+/// `{bin.gohot} TRAIN`.
+fn gohot(train: &str) -> Experiment {
+    Experiment::new("gohot")
+        .build("go build -o gohot .")
+        .compiler("go")
+        .variant(Variant::new("pgo").optimize(&["pgo"]))
+        .workload(
+            Workload::new("loop")
+                .run("{bin.gohot} -n 2000000")
+                .train_run(&format!("{{bin.gohot}} {train}")),
+        )
+        .bench(INSTRUCTIONS_BENCH)
+}
 
 #[test]
 fn go_pgo_merges_cpu_profiles_and_devirtualizes_the_hot_call() {
     if !go_for_pgo_or_skip() {
         return;
     }
-    let sandbox = Sandbox::with_fixture("gohot");
-    sandbox.write("afterburner.toml", GO);
-    sandbox.afterburner(&["run"]).assert_ok();
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let (_sandbox, results) = run_experiment("gohot", &gohot("-n 50000000 -cpuprofile {profile}"));
     let goflags = results["variants"][1]["goflags"].as_str().unwrap();
     assert!(
         goflags.contains("-pgo=") && goflags.contains("merged-"),
@@ -565,15 +506,9 @@ fn go_pgo_from_perf_samples_names_what_gos_profiler_does_and_devirtualizes() {
     if !go_perf_or_skip() {
         return;
     }
-    let sandbox = Sandbox::with_fixture("gohot");
-    sandbox.write(
-        "afterburner.toml",
-        &GO.replace(" -cpuprofile {profile}", ""),
-    );
+    let sandbox = Sandbox::with_experiment("gohot", &gohot("-n 50000000"));
     sandbox.afterburner(&["run"]).assert_ok();
-    let dir = sandbox
-        .path()
-        .join(".afterburner/variants/pgo/profile/go-pgo-perf");
+    let dir = sandbox.variant_dir("pgo").join("profile/go-pgo-perf");
     let profile = afterburner::toolchain::find_files(&dir, "pprof")
         .into_iter()
         .find(|p| {
@@ -583,7 +518,7 @@ fn go_pgo_from_perf_samples_names_what_gos_profiler_does_and_devirtualizes() {
                 .starts_with("merged-")
         })
         .unwrap_or_else(|| panic!("no merged-*.pprof in {}", dir.display()));
-    let pprof = |args: &[&str], file: &std::path::Path| {
+    let pprof = |args: &[&str], file: &Path| {
         let out = std::process::Command::new(pgo_go())
             .args(["tool", "pprof"])
             .args(args)
@@ -609,7 +544,7 @@ fn go_pgo_from_perf_samples_names_what_gos_profiler_does_and_devirtualizes() {
     // Go's own profiler on the same program: main.run has the same start
     // line (which Go's PGO needs to place call sites) in both.
     let own = sandbox.path().join("own.pprof");
-    let binary = sandbox.path().join(".afterburner/variants/pgo/build/gohot");
+    let binary = sandbox.variant_dir("pgo").join("build/gohot");
     let ran = std::process::Command::new(&binary)
         .args(["-n", "50000000", "-cpuprofile"])
         .arg(&own)
@@ -626,7 +561,7 @@ fn go_pgo_from_perf_samples_names_what_gos_profiler_does_and_devirtualizes() {
     assert!(ours.is_some(), "main.run is missing from our profile");
     assert_eq!(ours, gos);
     // The final build read it, and the hot interface call got faster.
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     let goflags = results["variants"][1]["goflags"].as_str().unwrap();
     assert!(
         goflags.contains("-pgo=") && goflags.contains("go-pgo-perf/merged-"),
@@ -639,59 +574,55 @@ fn go_pgo_from_perf_samples_names_what_gos_profiler_does_and_devirtualizes() {
 
 #[test]
 fn c_only_optimizations_are_refused_for_go() {
-    let sandbox = Sandbox::with_fixture("gohot");
-    sandbox.write(
-        "afterburner.toml",
-        &GO.replace("optimize = [\"pgo\"]", "optimize = [\"pgo\", \"lto\"]"),
-    );
-    sandbox
+    let go_lto = gohot("-n 50000000 -cpuprofile {profile}")
+        .variant(Variant::new("pgo").optimize(&["pgo", "lto"]));
+    Sandbox::with_experiment("gohot", &go_lto)
         .afterburner(&["build"])
         .assert_fails_with("`lto` is not available with go");
 }
 
+/// The hotpath fixture as `bolt`: `baseline` against `variant`, the loop
+/// checked by the checksum the fixture prints.
+fn bolt(variant: Variant) -> Experiment {
+    Experiment::new("bolt")
+        .binaries(&[("hotpath", "hotpath")])
+        .variant(variant)
+        .workload(hot_loop("300000").checksum())
+        .bench(Bench {
+            repetitions: 3,
+            ..Bench::QUICK
+        })
+}
+
+/// The variant `bolt`, optimized by `optimize` with BOLT's profile from
+/// `profile` (`instrumented`, `sampled`).
+fn bolt_variant(optimize: &[&str], profile: &str) -> Variant {
+    Variant::new("bolt")
+        .optimize(optimize)
+        .line(&format!("bolt_profile = \"{profile}\""))
+}
+
+/// Whether the binary at `path` is BOLT's rewrite (it carries BOLT's note).
+fn bolted(path: &Path) -> bool {
+    std::fs::read(path)
+        .unwrap()
+        .windows(4)
+        .any(|w| w == b"BOLT")
+}
+
 /// BOLT from an instrumented run; the rewritten binary must still compute
 /// what the original does (the fixture prints a checksum).
-const BOLT: &str = r#"
-[target]
-name = "bolt"
-source = { path = "src" }
-build = "make"
-binaries = { hotpath = "hotpath" }
-
-[[variant]]
-name = "baseline"
-
-[[variant]]
-name = "bolt"
-optimize = ["bolt"]
-bolt_profile = "instrumented"
-
-[[workload]]
-name = "loop"
-run = "{bin.hotpath} 1000000"
-train_run = "{bin.hotpath} 300000"
-figures = [{ name = "checksum", regex = "checksum ([0-9]+)" }]
-
-[bench]
-repetitions = 3
-warmup = 0
-metrics = ["wall"]
-"#;
-
 #[test]
 fn bolt_rewrites_the_binary_which_still_passes_its_check() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    sandbox.write("afterburner.toml", BOLT);
-    let run = sandbox.afterburner(&["run"]);
-    run.assert_ok();
+    let experiment = bolt(bolt_variant(&["bolt"], "instrumented"));
+    let (sandbox, results) = run_experiment("hotpath", &experiment);
     let profile = sandbox
-        .path()
-        .join(".afterburner/variants/bolt/profile/bolt/merged-hotpath.fdata");
+        .variant_dir("bolt")
+        .join("profile/bolt/merged-hotpath.fdata");
     assert!(
         std::fs::metadata(&profile).unwrap().len() > 0,
         "no merged BOLT profile"
     );
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
     let checksum = comparison(&results, "loop", "checksum", "bolt");
     assert_eq!(
         checksum["ratio"], 1.0,
@@ -700,14 +631,8 @@ fn bolt_rewrites_the_binary_which_still_passes_its_check() {
     let ldflags = results["variants"][1]["ldflags"].as_str().unwrap();
     assert!(ldflags.contains("--emit-relocs"), "{ldflags}");
     // The benchmarked binary is BOLT's: it carries BOLT's note section.
-    let binary = sandbox
-        .path()
-        .join(".afterburner/variants/bolt/build/hotpath");
-    let bytes = std::fs::read(&binary).unwrap();
-    assert!(
-        bytes.windows(4).any(|w| w == b"BOLT"),
-        "binary was not rewritten by BOLT"
-    );
+    let binary = sandbox.variant_dir("bolt").join("build/hotpath");
+    assert!(bolted(&binary), "binary was not rewritten by BOLT");
     // llvm-bolt's own output is kept beside it, for `explain`.
     let log = std::fs::read_to_string(binary.with_extension("bolt.log")).unwrap();
     assert!(
@@ -729,7 +654,7 @@ fn bolt_rewrites_the_binary_which_still_passes_its_check() {
 }
 
 /// Every file under `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
@@ -748,18 +673,12 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// and the rewritten binary still computes the same checksum.
 #[test]
 fn sampled_bolt_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    let text = BOLT
-        .replace(
-            "bolt_profile = \"instrumented\"",
-            "bolt_profile = \"sampled\"",
-        )
-        .replace("{bin.hotpath} 300000", "{bin.hotpath} 100000000")
-        .replace(
-            "figures = [{ name = \"checksum\", regex = \"checksum ([0-9]+)\" }]",
-            "figures = [{ name = \"checksum\", regex = \"checksum ([0-9]+)\" }]\n\n[[workload]]\nname = \"rare\"\nrole = \"train\"\nrun = \"{bin.hotpath} 50000000 3\"",
-        );
-    sandbox.write("afterburner.toml", &text);
+    let bolt_from = |profile: &str| {
+        bolt(bolt_variant(&["bolt"], profile))
+            .workload(hot_loop("100000000").checksum())
+            .workload(rare("50000000 3"))
+    };
+    let sandbox = Sandbox::with_experiment("hotpath", &bolt_from("sampled"));
     if !perf_counts_instructions() {
         sandbox
             .afterburner(&["build"])
@@ -767,12 +686,9 @@ fn sampled_bolt_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() 
             .assert_fails_with("no hardware counters")
             .assert_fails_with("leave bolt_profile unset");
     }
-    sandbox.write(
-        "afterburner.toml",
-        &text.replace(
-            "bolt_profile = \"sampled\"",
-            "bolt_profile = \"sampled\"\nsample_event = \"cpu-clock\"",
-        ),
+    sandbox.write_experiment(
+        &bolt_from("sampled")
+            .variant(bolt_variant(&["bolt"], "sampled").line("sample_event = \"cpu-clock\"")),
     );
     if !perf_may_record("cpu-clock") {
         sandbox
@@ -782,9 +698,7 @@ fn sampled_bolt_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() 
         return;
     }
     sandbox.afterburner(&["run"]).assert_ok();
-    let profile = sandbox
-        .path()
-        .join(".afterburner/variants/bolt/profile/bolt-perf");
+    let profile = sandbox.variant_dir("bolt").join("profile/bolt-perf");
     for workload in ["loop", "rare"] {
         let recordings = std::fs::read_dir(profile.join("raw").join(workload))
             .unwrap()
@@ -805,24 +719,15 @@ fn sampled_bolt_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() 
     // workload calls often enough to be sampled.
     assert!(merged.contains(" main "), "{merged}");
     assert!(merged.contains(" rare"), "{merged}");
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     let checksum = comparison(&results, "loop", "checksum", "bolt");
     assert_eq!(checksum["ratio"], 1.0, "{checksum:#}");
-    let binary = sandbox
-        .path()
-        .join(".afterburner/variants/bolt/build/hotpath");
-    let bytes = std::fs::read(binary).unwrap();
-    assert!(
-        bytes.windows(4).any(|w| w == b"BOLT"),
-        "not rewritten by BOLT"
-    );
+    let binary = sandbox.variant_dir("bolt").join("build/hotpath");
+    assert!(bolted(&binary), "not rewritten by BOLT");
 
     // Both ways instrument with the same flags, but the binaries differ:
     // switching rebuilds and retrains instead of reusing the other's build.
-    sandbox.write(
-        "afterburner.toml",
-        &text.replace("\"sampled\"", "\"instrumented\""),
-    );
+    sandbox.write_experiment(&bolt_from("instrumented"));
     let switched = sandbox.afterburner(&["train"]);
     switched.assert_ok();
     let stderr = switched.stderr();
@@ -831,8 +736,8 @@ fn sampled_bolt_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() 
         "{stderr}"
     );
     assert!(sandbox
-        .path()
-        .join(".afterburner/variants/bolt/profile/bolt/merged-hotpath.fdata")
+        .variant_dir("bolt")
+        .join("profile/bolt/merged-hotpath.fdata")
         .is_file());
 }
 
@@ -841,17 +746,10 @@ fn sampled_bolt_is_refused_without_a_pmu_and_runs_on_timer_samples_when_asked() 
 /// ran is rewritten.
 #[test]
 fn bolt_leaves_a_binary_training_never_ran_as_linked() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    let text = BOLT
-        .replace(
-            "build = \"make\"",
-            "build = \"make && cp hotpath hotpath-tool\"",
-        )
-        .replace(
-            "binaries = { hotpath = \"hotpath\" }",
-            "binaries = { hotpath = \"hotpath\", tool = \"hotpath-tool\" }",
-        );
-    sandbox.write("afterburner.toml", &text);
+    let two_binaries = bolt(bolt_variant(&["bolt"], "instrumented"))
+        .build("make && cp hotpath hotpath-tool")
+        .binaries(&[("hotpath", "hotpath"), ("tool", "hotpath-tool")]);
+    let sandbox = Sandbox::with_experiment("hotpath", &two_binaries);
     let run = sandbox.afterburner(&["build", "--quiet"]);
     run.assert_ok();
     let train = sandbox.afterburner(&["train"]);
@@ -863,15 +761,9 @@ fn bolt_leaves_a_binary_training_never_ran_as_linked() {
         "{}",
         train.stderr()
     );
-    let build = sandbox.path().join(".afterburner/variants/bolt/build");
-    let rewritten = |name: &str| {
-        std::fs::read(build.join(name))
-            .unwrap()
-            .windows(4)
-            .any(|w| w == b"BOLT")
-    };
-    assert!(rewritten("hotpath"));
-    assert!(!rewritten("hotpath-tool"));
+    let build = sandbox.variant_dir("bolt").join("build");
+    assert!(bolted(&build.join("hotpath")));
+    assert!(!bolted(&build.join("hotpath-tool")));
 }
 
 /// Whether perf counts hardware instructions here (a PMU).
@@ -899,18 +791,10 @@ fn perf_may_record(event: &str) -> bool {
 /// of a PGO build: fewer instructions than the baseline, same checksum.
 #[test]
 fn pgo_then_bolt_trains_two_rounds_and_stacks_both() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    let text = BOLT
-        .replace(
-            "optimize = [\"bolt\"]",
-            "optimize = [\"pgo\", \"lto\", \"bolt\"]",
-        )
-        .replace(
-            "figures = [{ name = \"checksum\", regex = \"checksum ([0-9]+)\" }]",
-            "figures = [{ name = \"checksum\", regex = \"checksum ([0-9]+)\" }]\n\n[[workload]]\nname = \"rare\"\nrole = \"train\"\nrun = \"{bin.hotpath} 100000 3\"",
-        )
-        .replace("metrics = [\"wall\"]", "metrics = [\"instructions\"]");
-    sandbox.write("afterburner.toml", &text);
+    let stacked = bolt(bolt_variant(&["pgo", "lto", "bolt"], "instrumented"))
+        .workload(rare("100000 3"))
+        .bench(INSTRUCTIONS_BENCH);
+    let sandbox = Sandbox::with_experiment("hotpath", &stacked);
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
     let stderr = run.stderr();
@@ -922,7 +806,7 @@ fn pgo_then_bolt_trains_two_rounds_and_stacks_both() {
     ] {
         assert!(stderr.contains(step), "no `{step}` in:\n{stderr}");
     }
-    let profiles = sandbox.path().join(".afterburner/variants/bolt/profile");
+    let profiles = sandbox.variant_dir("bolt").join("profile");
     for kept in [
         "gcc-pgo/raw/loop/hotpath.gcda",
         "gcc-pgo/raw/rare/hotpath.gcda",
@@ -937,7 +821,7 @@ fn pgo_then_bolt_trains_two_rounds_and_stacks_both() {
             .count();
         assert!(raw >= 1, "no BOLT profile of {workload}");
     }
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     let checksum = comparison(&results, "loop", "checksum", "bolt");
     assert_eq!(checksum["ratio"], 1.0, "{checksum:#}");
     let instr = comparison(&results, "loop", "instructions", "bolt");
@@ -947,14 +831,8 @@ fn pgo_then_bolt_trains_two_rounds_and_stacks_both() {
         cflags.contains("-fprofile-use") && cflags.contains("-flto=auto"),
         "{cflags}"
     );
-    let binary = sandbox
-        .path()
-        .join(".afterburner/variants/bolt/build/hotpath");
-    let bytes = std::fs::read(binary).unwrap();
-    assert!(
-        bytes.windows(4).any(|w| w == b"BOLT"),
-        "not rewritten by BOLT"
-    );
+    let binary = sandbox.variant_dir("bolt").join("build/hotpath");
+    assert!(bolted(&binary), "not rewritten by BOLT");
 
     // Nothing changed: both rounds and the final build are reused.
     let again = sandbox.afterburner(&["train"]);
@@ -973,28 +851,16 @@ fn pgo_then_bolt_trains_two_rounds_and_stacks_both() {
 /// parameter the build does not use changes no build key.
 #[test]
 fn the_build_command_takes_each_variants_params() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    let text = BOLT
-        .replace(
-            "build = \"make\"",
-            "build = \"make && echo built with {params.flavour}\"",
-        )
-        .replace(
-            "name = \"bolt\"\noptimize = [\"bolt\"]\nbolt_profile = \"instrumented\"",
-            "name = \"other\"\nparams = { flavour = \"jemalloc\" }",
-        )
-        .replace("[bench]", "[params]\nflavour = \"libc\"\nn = 1\n\n[bench]");
-    sandbox.write("afterburner.toml", &text);
+    let flavoured = |build: &str, n: &str| {
+        bolt(Variant::new("other").params("flavour = \"jemalloc\""))
+            .build(&format!("make && echo built with {build}"))
+            .param("flavour = \"libc\"")
+            .param(&format!("n = {n}"))
+    };
+    let sandbox = Sandbox::with_experiment("hotpath", &flavoured("{params.flavour}", "1"));
     sandbox.afterburner(&["build"]).assert_ok();
     let log = |variant: &str| {
-        std::fs::read_to_string(
-            sandbox
-                .path()
-                .join(".afterburner/variants")
-                .join(variant)
-                .join("logs/build-final.log"),
-        )
-        .unwrap()
+        std::fs::read_to_string(sandbox.variant_dir(variant).join("logs/build-final.log")).unwrap()
     };
     assert!(
         log("baseline").contains("built with libc"),
@@ -1006,15 +872,12 @@ fn the_build_command_takes_each_variants_params() {
         "{}",
         log("other")
     );
-    sandbox.write("afterburner.toml", &text.replace("n = 1", "n = 2"));
+    sandbox.write_experiment(&flavoured("{params.flavour}", "2"));
     let again = sandbox.afterburner(&["build"]);
     again.assert_ok();
     assert!(!again.stderr().contains("done in"), "{}", again.stderr());
 
-    sandbox.write(
-        "afterburner.toml",
-        &text.replace("{params.flavour}", "{params.malloc}"),
-    );
+    sandbox.write_experiment(&flavoured("{params.malloc}", "1"));
     sandbox
         .afterburner(&["build"])
         .assert_fails_with(
@@ -1025,17 +888,11 @@ fn the_build_command_takes_each_variants_params() {
 
 #[test]
 fn a_variant_may_build_with_another_compiler() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    let text = BOLT
-        .replace(
-            "name = \"bolt\"\noptimize = [\"bolt\"]\nbolt_profile = \"instrumented\"",
-            "name = \"clang-pgo\"\ncompiler = \"clang\"\noptimize = [\"pgo\"]",
-        )
-        .replace("metrics = [\"wall\"]", "metrics = [\"instructions\"]");
-    sandbox.write("afterburner.toml", &text);
-    sandbox.afterburner(&["run"]).assert_ok();
+    let clang = Variant::new("clang-pgo")
+        .compiler("clang")
+        .optimize(&["pgo"]);
+    let (sandbox, results) = run_experiment("hotpath", &bolt(clang).bench(INSTRUCTIONS_BENCH));
     let run_dir = only_run_dir(&sandbox);
-    let results = read_json(&run_dir.join("results.json"));
     assert!(
         results["variants"][0]["compiler_version"]
             .as_str()
@@ -1067,31 +924,19 @@ fn a_variant_may_build_with_another_compiler() {
 /// counters, and the shared binary's are the sum of both workloads'.
 #[test]
 fn gcc_profiles_of_workloads_that_ran_different_binaries_merge() {
-    let sandbox = Sandbox::with_fixture("hotpath");
-    let text = HOTPATH
-        .replace(
-            "build = \"make\"",
-            "build = \"make && $CC $CFLAGS -o other $(pwd)/hotpath.c $LDFLAGS\"",
-        )
-        .replace(
-            "binaries = { hotpath = \"hotpath\" }",
-            "binaries = { hotpath = \"hotpath\", other = \"other\" }",
-        )
-        .replace(
-            "train_run = \"{bin.hotpath} 300000\"",
-            "train_run = \"{bin.hotpath} 300000 && {bin.other} 1000\"\n\n[[workload]]\nname = \"rare\"\nrole = \"train\"\nrun = \"{bin.hotpath} 100000 3\"",
-        )
-        .replace("repetitions = 6", "repetitions = 2")
-        .replace(
-            "metrics = [\"wall\", \"instructions\"]",
-            "metrics = [\"instructions\"]",
-        );
-    sandbox.write("afterburner.toml", &text);
-    sandbox.afterburner(&["run"]).assert_ok();
-    let profile = sandbox
-        .path()
-        .join(".afterburner/variants/pgo/profile/gcc-pgo");
-    let names = |dir: &std::path::Path| -> Vec<String> {
+    let two_binaries = hotpath("pgo")
+        .build("make && $CC $CFLAGS -o other $(pwd)/hotpath.c $LDFLAGS")
+        .binaries(&[("hotpath", "hotpath"), ("other", "other")])
+        .workload(hot_loop("300000 && {bin.other} 1000"))
+        .workload(rare("100000 3"))
+        .bench(Bench {
+            repetitions: 2,
+            metrics: &["instructions"],
+            ..HOTPATH_BENCH
+        });
+    let (sandbox, results) = run_experiment("hotpath", &two_binaries);
+    let profile = sandbox.variant_dir("pgo").join("profile/gcc-pgo");
+    let names = |dir: &Path| -> Vec<String> {
         let mut n: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -1117,7 +962,6 @@ fn gcc_profiles_of_workloads_that_ran_different_binaries_merge() {
         merged,
         std::fs::read(profile.join("raw/rare").join(shared)).unwrap()
     );
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
     let instr = comparison(&results, "loop", "instructions", "pgo");
     assert_instruction_verdict(&results, instr, "faster");
 }
@@ -1127,52 +971,27 @@ fn gcc_profiles_of_workloads_that_ran_different_binaries_merge() {
 /// the binary, and every variant computes the same checksum.
 #[test]
 fn cpp_virtual_calls_get_fewer_instructions_with_pgo_and_survive_bolt() {
-    let sandbox = Sandbox::with_fixture("hotcpp");
-    sandbox.write(
-        "afterburner.toml",
-        r#"
-[target]
-name = "hotcpp"
-source = { path = "src" }
-build = "make"
-binaries = { hotcpp = "hotcpp" }
-
-[[variant]]
-name = "baseline"
-
-[[variant]]
-name = "pgo"
-optimize = ["pgo"]
-
-[[variant]]
-name = "clang"
-compiler = "clang"
-
-[[variant]]
-name = "clang-pgo"
-compiler = "clang"
-optimize = ["pgo"]
-
-[[variant]]
-name = "bolt"
-optimize = ["bolt"]
-bolt_profile = "instrumented"
-
-[[workload]]
-name = "virtual"
-run = "{bin.hotcpp} 1000000"
-train_run = "{bin.hotcpp} 300000"
-figures = [{ name = "checksum", regex = "checksum ([0-9]+)" }]
-
-[bench]
-repetitions = 2
-warmup = 0
-metrics = ["instructions"]
-instruction_repetitions = 2
-"#,
-    );
-    sandbox.afterburner(&["run"]).assert_ok();
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let hotcpp = Experiment::new("hotcpp")
+        .variant(Variant::new("pgo").optimize(&["pgo"]))
+        .variant(Variant::new("clang").compiler("clang"))
+        .variant(
+            Variant::new("clang-pgo")
+                .compiler("clang")
+                .optimize(&["pgo"]),
+        )
+        .variant(bolt_variant(&["bolt"], "instrumented"))
+        .workload(
+            Workload::new("virtual")
+                .run("{bin.hotcpp} 1000000")
+                .train_run("{bin.hotcpp} 300000")
+                .checksum(),
+        )
+        .bench(Bench {
+            metrics: &["instructions"],
+            instruction_repetitions: Some(2),
+            ..Bench::QUICK
+        });
+    let (sandbox, results) = run_experiment("hotcpp", &hotcpp);
     for variant in ["pgo", "clang", "clang-pgo", "bolt"] {
         let checksum = comparison(&results, "virtual", "checksum", variant);
         assert_eq!(checksum["ratio"], 1.0, "{variant}: {checksum:#}");
@@ -1192,19 +1011,9 @@ instruction_repetitions = 2
     };
     let clang_ratio = mean("clang-pgo") / mean("clang");
     assert!(clang_ratio < 0.97, "clang-pgo / clang = {clang_ratio}");
-    let cxxflags_seen = std::fs::read_to_string(
-        sandbox
-            .path()
-            .join(".afterburner/variants/pgo/logs/build-final.log"),
-    )
-    .unwrap();
+    let cxxflags_seen =
+        std::fs::read_to_string(sandbox.variant_dir("pgo").join("logs/build-final.log")).unwrap();
     assert!(cxxflags_seen.contains("-fprofile-use"), "{cxxflags_seen}");
-    let binary = sandbox
-        .path()
-        .join(".afterburner/variants/bolt/build/hotcpp");
-    let bytes = std::fs::read(binary).unwrap();
-    assert!(
-        bytes.windows(4).any(|w| w == b"BOLT"),
-        "not rewritten by BOLT"
-    );
+    let binary = sandbox.variant_dir("bolt").join("build/hotcpp");
+    assert!(bolted(&binary), "not rewritten by BOLT");
 }

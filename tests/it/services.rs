@@ -3,53 +3,54 @@
 //! profile), benchmarked with afterburner's own load, instructions counted
 //! in the server under callgrind.
 
-use crate::support::{busy, comparison, exclusive, only_run_dir, read_json, Sandbox};
+use crate::support::{
+    busy, comparison, exclusive, only_run_dir, read_json, Bench, Experiment, Sandbox, Service,
+    Variant, Workload,
+};
 
-const SERVED: &str = r#"
-[target]
-name = "slowserver"
-source = { path = "src" }
-build = "make"
-binaries = { server = "slowserver" }
+/// The slowserver fixture as the service `web` (answering at once),
+/// `baseline` against `second`, under two loads: `closed`, whose
+/// `[workload.load]` is `closed_load`, and `paced` (bench only, 300/s for
+/// a second).
+fn served(second: Variant, closed_load: &str) -> Experiment {
+    Experiment::new("slowserver")
+        .binaries(&[("server", "slowserver")])
+        .service(web("{bin.server} {port} 0"))
+        .variant(second)
+        .workload(Workload::new("closed").load(closed_load))
+        .workload(Workload::new("paced").role("bench").load(
+            r#"
+            driver = "http"
+            model = "rate"
+            rate = 300
+            duration = "1s"
+            clients = 2
+            warmup = "200ms"
+            "#,
+        ))
+        .bench(SERVED_BENCH)
+}
 
-[[target.service]]
-name = "web"
-start = "{bin.server} {port} 0"
-ready = "http:/"
+/// The service `web`, started by `start`, ready when it answers HTTP.
+fn web(start: &str) -> Service {
+    Service::new("web", start).ready("http:/")
+}
 
-[[variant]]
-name = "baseline"
-
-[[variant]]
-name = "pgo"
-optimize = ["pgo"]
-
-[[workload]]
-name = "closed"
-[workload.load]
-driver = "http"
-clients = 2
-requests = 1000
-warmup = "0s"
-
-[[workload]]
-name = "paced"
-role = "bench"
-[workload.load]
-driver = "http"
-model = "rate"
-rate = 300
-duration = "1s"
-clients = 2
-warmup = "200ms"
-
-[bench]
-repetitions = 3
-warmup = 0
-metrics = ["wall", "instructions"]
-instruction_repetitions = 1
-seed = 7
+/// 1000 requests from 2 clients, no warmup.
+const CLOSED: &str = r#"
+    driver = "http"
+    clients = 2
+    requests = 1000
+    warmup = "0s"
 "#;
+
+const SERVED_BENCH: Bench = Bench {
+    repetitions: 3,
+    metrics: &["wall", "instructions"],
+    instruction_repetitions: Some(1),
+    seed: Some(7),
+    ..Bench::QUICK
+};
 
 /// With two CPUs or more, services and the load ran on disjoint CPUs.
 fn pinned_apart(results: &serde_json::Value) {
@@ -89,8 +90,8 @@ fn totals_unjudged(results: &serde_json::Value, workload: &str) {
 #[test]
 fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
     let _serial = exclusive();
-    let sandbox = Sandbox::with_fixture("slowserver");
-    sandbox.write("afterburner.toml", SERVED);
+    let pgo = Variant::new("pgo").optimize(&["pgo"]);
+    let sandbox = Sandbox::with_experiment("slowserver", &served(pgo, CLOSED));
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
     let afterburner = sandbox.path().join(".afterburner");
@@ -134,7 +135,7 @@ fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
         assert!(r["figures"]["web.cpu"].as_f64().unwrap() > 0.0);
     }
 
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     pinned_apart(&results);
     for (workload, metric) in [
         ("closed", "throughput"),
@@ -206,16 +207,21 @@ fn a_service_target_trains_benches_and_counts_the_servers_instructions() {
 #[test]
 fn a_service_that_dies_fails_its_run_and_the_bench_goes_on() {
     let _serial = exclusive();
-    let sandbox = Sandbox::with_fixture("slowserver");
-    let text = SERVED
-        .replace(
-            "start = \"{bin.server} {port} 0\"\nready = \"http:/\"",
-            "start = \"sh -c 'if [ -n \\\"$DIE\\\" ]; then timeout -s KILL 0.3 {bin.server} {port} 100; exit 3; fi; exec {bin.server} {port} 100'\"",
-        )
-        .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"crashy\"\nenv = { DIE = \"1\" }")
-        .replace("requests = 1000", "duration = \"1s\"")
-        .replace("repetitions = 3", "repetitions = 2");
-    sandbox.write("afterburner.toml", &text);
+    let crashy = Variant::new("crashy").line("env = { DIE = \"1\" }");
+    let dies = Service::new(
+        "web",
+        "sh -c 'if [ -n \"$DIE\" ]; then timeout -s KILL 0.3 {bin.server} {port} 100; exit 3; fi; exec {bin.server} {port} 100'",
+    );
+    let text = served(
+        crashy,
+        &CLOSED.replace("requests = 1000", "duration = \"1s\""),
+    )
+    .service(dies)
+    .bench(Bench {
+        repetitions: 2,
+        ..SERVED_BENCH
+    });
+    let sandbox = Sandbox::with_experiment("slowserver", &text);
     let run = sandbox.afterburner(&["run"]);
     run.assert_ok();
     assert!(
@@ -239,20 +245,23 @@ fn a_service_that_dies_fails_its_run_and_the_bench_goes_on() {
 #[test]
 fn instances_run_copies_side_by_side_and_add_their_rates() {
     let _serial = exclusive();
-    let sandbox = Sandbox::with_fixture("slowserver");
-    let text = SERVED
-        .replace("{bin.server} {port} 0", "{bin.server} {port} 2000")
-        .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"same\"")
-        .replace(
-            "requests = 1000\nwarmup = \"0s\"",
-            "model = \"rate\"\nrate = 200\nduration = \"2s\"\nwarmup = \"200ms\"\ninstances = 2",
-        )
-        .replace("repetitions = 3", "repetitions = 2")
-        .replace(
-            "metrics = [\"wall\", \"instructions\"]",
-            "metrics = [\"wall\"]",
-        );
-    sandbox.write("afterburner.toml", &text);
+    let two_copies = r#"
+        driver = "http"
+        clients = 2
+        model = "rate"
+        rate = 200
+        duration = "2s"
+        warmup = "200ms"
+        instances = 2
+    "#;
+    let text = served(Variant::new("same"), two_copies)
+        .service(web("{bin.server} {port} 2000"))
+        .bench(Bench {
+            repetitions: 2,
+            metrics: &["wall"],
+            ..SERVED_BENCH
+        });
+    let sandbox = Sandbox::with_experiment("slowserver", &text);
     sandbox
         .afterburner(&["bench"])
         .assert_fails_with("afterburner build");
@@ -325,22 +334,17 @@ fn processes_with(needle: &str) -> Vec<String> {
 #[test]
 fn ctrl_c_stops_the_services_keeps_finished_runs_and_resume_finishes() {
     let _serial = exclusive();
-    let sandbox = Sandbox::with_fixture("slowserver");
-    let text = SERVED
-        .replace(
-            "name = \"pgo\"\noptimize = [\"pgo\"]",
-            "name = \"other\"\ncflags = \"-O1\"",
-        )
-        .replace(
-            "requests = 1000\nwarmup = \"0s\"",
-            "duration = \"1s\"\nwarmup = \"0s\"",
-        )
-        .replace("repetitions = 3", "repetitions = 4")
-        .replace(
-            "metrics = [\"wall\", \"instructions\"]",
-            "metrics = [\"wall\"]",
-        );
-    sandbox.write("afterburner.toml", &text);
+    let other = Variant::new("other").cflags("-O1");
+    let text = served(
+        other,
+        &CLOSED.replace("requests = 1000", "duration = \"1s\""),
+    )
+    .bench(Bench {
+        repetitions: 4,
+        metrics: &["wall"],
+        ..SERVED_BENCH
+    });
+    let sandbox = Sandbox::with_experiment("slowserver", &text);
     sandbox.afterburner(&["build"]).assert_ok();
     let out = std::fs::File::create(sandbox.path().join("bench.err")).unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_afterburner"))
@@ -392,17 +396,22 @@ fn ctrl_c_stops_the_services_keeps_finished_runs_and_resume_finishes() {
 #[test]
 fn several_services_start_in_order_and_see_each_others_ports() {
     let _serial = exclusive();
-    let sandbox = Sandbox::with_fixture("slowserver");
-    let text = SERVED
-        .replace(
-            "[[target.service]]\nname = \"web\"\nstart = \"{bin.server} {port} 0\"\nready = \"http:/\"",
-            "[[target.service]]\nname = \"db\"\nstart = \"{bin.server} {port} 0\"\nready = \"log:ready on port [0-9]+\"\n\n[[target.service]]\nname = \"web\"\nstart = \"sh -c 'echo {port.db} > web-saw-db-port; exec {bin.server} {port} 0'\"\nready = \"http:/\"",
-        )
-        .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"other\"\ncflags = \"-O1\"")
-        .replace("requests = 1000", "requests = 200\naddress = \"127.0.0.1:{port.web}\"")
-        .replace("repetitions = 3", "repetitions = 1")
-        .replace("metrics = [\"wall\", \"instructions\"]", "metrics = [\"wall\"]");
-    sandbox.write("afterburner.toml", &text);
+    let other = Variant::new("other").cflags("-O1");
+    let closed = CLOSED.replace(
+        "requests = 1000",
+        "requests = 200\naddress = \"127.0.0.1:{port.web}\"",
+    );
+    let text = served(other, &closed)
+        .services([
+            Service::new("db", "{bin.server} {port} 0").ready("log:ready on port [0-9]+"),
+            web("sh -c 'echo {port.db} > web-saw-db-port; exec {bin.server} {port} 0'"),
+        ])
+        .bench(Bench {
+            repetitions: 1,
+            metrics: &["wall"],
+            ..SERVED_BENCH
+        });
+    let sandbox = Sandbox::with_experiment("slowserver", &text);
     sandbox.afterburner(&["run"]).assert_ok();
     let runs = raw_runs(&sandbox);
     assert!(runs.iter().all(|r| r["success"] == true), "{runs:#?}");
@@ -439,6 +448,36 @@ fn several_services_start_in_order_and_see_each_others_ports() {
 /// Debian's memcached sets `RLIMIT_NOFILE` to its 1024 connections and exits
 /// when it cannot; under valgrind it could not (valgrind allows only the
 /// hard limit it started with), so every counted run failed (issue 14).
+/// Debian's memcached as the service `mc`, run twice (`debian`, `again`).
+fn debian_memcached() -> Experiment {
+    // As root memcached wants a user to run as; callgrind (which opened its
+    // output file before the switch) could not write its counts as another.
+    // SAFETY: getuid has no preconditions.
+    let user = if unsafe { libc::getuid() } == 0 {
+        " -u root"
+    } else {
+        ""
+    };
+    let prebuilt =
+        |name| Variant::new(name).line("prebuilt = { memcached = \"/usr/bin/memcached\" }");
+    Experiment::new("memcached")
+        .binaries(&[("memcached", "slowserver")])
+        .service(
+            Service::new(
+                "mc",
+                &format!("{{bin.memcached}} -p {{port}} -U 0 -l 127.0.0.1{user}"),
+            )
+            .ready("memcached"),
+        )
+        .variants([prebuilt("debian"), prebuilt("again")])
+}
+
+const MEMCACHED_BENCH: Bench = Bench {
+    metrics: &["wall", "instructions"],
+    instruction_repetitions: Some(1),
+    ..Bench::QUICK
+};
+
 #[test]
 fn debian_memcached_runs_and_is_counted_under_callgrind() {
     let _serial = exclusive();
@@ -449,55 +488,20 @@ fn debian_memcached_runs_and_is_counted_under_callgrind() {
         return;
     }
     let sandbox = Sandbox::with_fixture("slowserver");
-    // As root memcached wants a user to run as; callgrind (which opened its
-    // output file before the switch) could not write its counts as another.
-    // SAFETY: getuid has no preconditions.
-    let user = if unsafe { libc::getuid() } == 0 {
-        " -u root"
-    } else {
-        ""
-    };
-    sandbox.write(
-        "afterburner.toml",
-        &r#"
-[target]
-name = "memcached"
-source = { path = "src" }
-build = "make"
-binaries = { memcached = "slowserver" }
-
-[[target.service]]
-name = "mc"
-start = "{bin.memcached} -p {port} -U 0 -l 127.0.0.1USER"
-ready = "memcached"
-
-[[variant]]
-name = "debian"
-prebuilt = { memcached = "/usr/bin/memcached" }
-
-[[variant]]
-name = "again"
-prebuilt = { memcached = "/usr/bin/memcached" }
-
-[[workload]]
-name = "set"
-[workload.load]
-driver = "memcached"
-request = "set key:{k} value-{k}"
-vars = { k = "seq:1:500" }
-clients = 2
-requests = 500
-warmup = "0s"
-
-[bench]
-repetitions = 2
-warmup = 0
-metrics = ["wall", "instructions"]
-instruction_repetitions = 1
-seed = 3
-"#
-        .replace("USER", user),
+    let set = Workload::new("set").load(
+        r#"
+        driver = "memcached"
+        request = "set key:{k} value-{k}"
+        vars = { k = "seq:1:500" }
+        clients = 2
+        requests = 500
+        warmup = "0s"
+        "#,
     );
+    sandbox.write_experiment(&debian_memcached().workload(set).bench(Bench {
+        seed: Some(3),
+        ..MEMCACHED_BENCH
+    }));
     let run = sandbox.afterburner(&["bench"]);
     run.assert_ok();
     let runs = raw_runs(&sandbox);
@@ -543,54 +547,21 @@ fn a_service_is_counted_over_the_measured_window_only() {
         ));
         return;
     }
-    let sandbox = Sandbox::with_fixture("slowserver");
-    // SAFETY: getuid has no preconditions.
-    let user = if unsafe { libc::getuid() } == 0 {
-        " -u root"
-    } else {
-        ""
-    };
     let workload = |name: &str, model: &str| {
-        format!(
-            "[[workload]]\nname = \"{name}\"\n[workload.load]\ndriver = \"memcached\"\nrequest = \"get key:{{k}}\"\nvars = {{ k = \"uniform:1:100\" }}\n{model}\nwarmup = \"300ms\"\n"
-        )
+        Workload::new(name).load(&format!(
+            "driver = \"memcached\"\nrequest = \"get key:{{k}}\"\nvars = {{ k = \"uniform:1:100\" }}\n{model}\nwarmup = \"300ms\""
+        ))
     };
-    let text = format!(
-        r#"
-[target]
-name = "memcached"
-source = {{ path = "src" }}
-build = "make"
-binaries = {{ memcached = "slowserver" }}
-
-[[target.service]]
-name = "mc"
-start = "{{bin.memcached}} -p {{port}} -U 0 -l 127.0.0.1{user}"
-ready = "memcached"
-
-[[variant]]
-name = "debian"
-prebuilt = {{ memcached = "/usr/bin/memcached" }}
-
-[[variant]]
-name = "again"
-prebuilt = {{ memcached = "/usr/bin/memcached" }}
-
-{}
-{}
-{}
-[bench]
-repetitions = 1
-warmup = 0
-metrics = ["wall", "instructions"]
-instruction_repetitions = 1
-seed = 5
-"#,
-        workload("get100", "clients = 1\nrequests = 100"),
-        workload("get400", "clients = 1\nrequests = 400"),
-        workload("timed", "clients = 2\nduration = \"1s\""),
-    );
-    sandbox.write("afterburner.toml", &text);
+    let text = debian_memcached()
+        .workload(workload("get100", "clients = 1\nrequests = 100"))
+        .workload(workload("get400", "clients = 1\nrequests = 400"))
+        .workload(workload("timed", "clients = 2\nduration = \"1s\""))
+        .bench(Bench {
+            repetitions: 1,
+            seed: Some(5),
+            ..MEMCACHED_BENCH
+        });
+    let sandbox = Sandbox::with_experiment("slowserver", &text);
     sandbox.afterburner(&["run"]).assert_ok();
     let runs = raw_runs(&sandbox);
     let counted: Vec<&serde_json::Value> = runs
@@ -636,7 +607,7 @@ seed = 5
         );
         assert!(per_request("timed", variant) > 0.0);
     }
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let results = sandbox.results();
     let c = comparison(&results, "get400", "instructions_per_request", "again");
     assert!(c["verdict"].is_string(), "{c}");
     let report = std::fs::read_to_string(only_run_dir(&sandbox).join("report.md")).unwrap();
@@ -664,21 +635,20 @@ fn explains_the_window_per_request(sandbox: &Sandbox) {
 #[test]
 fn a_mixed_load_is_counted_per_request_in_the_results() {
     let _serial = exclusive();
-    let sandbox = Sandbox::with_fixture("slowserver");
-    let text = SERVED
-        .replace("name = \"pgo\"\noptimize = [\"pgo\"]", "name = \"same\"")
-        .replace(
-            "driver = \"http\"\nclients = 2",
-            "driver = \"http\"\nrequest = [\"GET /a\", \"GET /b\"]\nmix = [3, 1]\nclients = 2",
-        )
-        .replace("repetitions = 3", "repetitions = 1")
-        .replace(
-            "metrics = [\"wall\", \"instructions\"]",
-            "metrics = [\"wall\"]",
-        );
-    sandbox.write("afterburner.toml", &text);
-    sandbox.afterburner(&["run"]).assert_ok();
-    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let mixed = r#"
+        driver = "http"
+        request = ["GET /a", "GET /b"]
+        mix = [3, 1]
+        clients = 2
+        requests = 1000
+        warmup = "0s"
+    "#;
+    let text = served(Variant::new("same"), mixed).bench(Bench {
+        repetitions: 1,
+        metrics: &["wall"],
+        ..SERVED_BENCH
+    });
+    let (_sandbox, results) = crate::support::run_experiment("slowserver", &text);
     let loads = results["loads"].as_array().unwrap();
     let closed: Vec<&serde_json::Value> =
         loads.iter().filter(|l| l["workload"] == "closed").collect();

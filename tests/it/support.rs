@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use afterburner::process::capture_command;
 
+mod experiment;
+pub use experiment::{Bench, Experiment, Service, Variant, Workload};
+
 pub struct Sandbox {
     dir: Option<tempfile::TempDir>,
     /// Held while the test runs: shared, unless the test is `exclusive()`.
@@ -90,6 +93,29 @@ impl Sandbox {
         let path = self.path().join(name);
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    /// A temp dir with `fixture` copied into `src/` and `experiment` as
+    /// its `afterburner.toml`.
+    pub fn with_experiment(fixture: &str, experiment: &Experiment) -> Self {
+        let sandbox = Self::with_fixture(fixture);
+        sandbox.write_experiment(experiment);
+        sandbox
+    }
+
+    /// Write `experiment` as `afterburner.toml`.
+    pub fn write_experiment(&self, experiment: &Experiment) -> PathBuf {
+        self.write("afterburner.toml", &experiment.render())
+    }
+
+    /// `.afterburner/variants/<variant>`: its build, profiles and logs.
+    pub fn variant_dir(&self, variant: &str) -> PathBuf {
+        self.path().join(".afterburner/variants").join(variant)
+    }
+
+    /// The latest run's `results.json`.
+    pub fn results(&self) -> serde_json::Value {
+        read_json(&only_run_dir(self).join("results.json"))
     }
 
     /// Run `afterburner ARGS` in the sandbox, with a generous timeout.
@@ -208,7 +234,17 @@ impl Run {
     }
 }
 
-/// The single run directory under `.afterburner/runs/`.
+/// `fixture` with `experiment`, run by `afterburner run` (which must
+/// succeed): the sandbox and the run's results.
+pub fn run_experiment(fixture: &str, experiment: &Experiment) -> (Sandbox, serde_json::Value) {
+    let sandbox = Sandbox::with_experiment(fixture, experiment);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let results = sandbox.results();
+    (sandbox, results)
+}
+
+/// The latest run directory under `.afterburner/runs/` (the only one,
+/// where a test runs once).
 pub fn only_run_dir(sandbox: &Sandbox) -> PathBuf {
     let runs = sandbox.path().join(".afterburner/runs");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&runs)
@@ -778,55 +814,26 @@ pub fn slurm_cluster(nodes: usize) -> Result<TestCluster, String> {
 
 /// An experiment for `fixture` (whose binary has the fixture's name),
 /// built with `compiler`: a `baseline` and a `pgo` variant with the lines
-/// `pgo_lines` added (e.g. `profile = "…"`), one workload running `args`.
-pub fn pgo_experiment(fixture: &str, compiler: &str, args: &str, pgo_lines: &str) -> String {
-    format!(
-        r#"
-[target]
-name = "{fixture}"
-source = {{ path = "src" }}
-build = "make"
-binaries = {{ {fixture} = "{fixture}" }}
-compiler = "{compiler}"
-
-[[variant]]
-name = "baseline"
-
-[[variant]]
-name = "pgo"
-optimize = ["pgo"]
-{pgo_lines}
-
-[[workload]]
-name = "loop"
-run = "{{bin.{fixture}}} {args}"
-
-[bench]
-repetitions = 2
-warmup = 0
-metrics = ["wall"]
-"#
-    )
+/// `pgo_lines` added (e.g. `profile = "…"`, which is then line 15), one
+/// workload running `args`.
+pub fn pgo_experiment(fixture: &str, compiler: &str, args: &str, pgo_lines: &str) -> Experiment {
+    Experiment::new(fixture)
+        .compiler(compiler)
+        .variant(Variant::new("pgo").optimize(&["pgo"]).line(pgo_lines))
+        .workload(Workload::new("loop").run(&format!("{{bin.{fixture}}} {args}")))
 }
 
 /// Train `fixture`'s `pgo` variant with `compiler` in a sandbox of its own
 /// and return it, with the directory of the trained profile.
 pub fn trained_profile(fixture: &str, compiler: &str, args: &str) -> (Sandbox, PathBuf) {
-    let sandbox = Sandbox::with_fixture(fixture);
-    sandbox.write(
-        "afterburner.toml",
-        &pgo_experiment(fixture, compiler, args, ""),
-    );
+    let sandbox = Sandbox::with_experiment(fixture, &pgo_experiment(fixture, compiler, args, ""));
     sandbox.afterburner(&["train"]).assert_ok();
     let round = if compiler == "clang" {
         "clang-pgo"
     } else {
         "gcc-pgo"
     };
-    let dir = sandbox
-        .path()
-        .join(".afterburner/variants/pgo/profile")
-        .join(round);
+    let dir = sandbox.variant_dir("pgo").join("profile").join(round);
     (sandbox, dir)
 }
 

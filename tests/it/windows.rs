@@ -3,7 +3,9 @@
 //! requests divide them — a load's measured window (not the service's
 //! start-up or the warmup), an SLA search's confirming run (not its probes).
 
-use crate::support::{busy, exclusive, only_run_dir, skip_part, Sandbox};
+use crate::support::{
+    busy, exclusive, only_run_dir, skip_part, Bench, Experiment, Sandbox, Service, Workload,
+};
 
 /// The figures of every timed run in `raw.jsonl`.
 fn timed_figures(sandbox: &Sandbox) -> Vec<serde_json::Value> {
@@ -37,39 +39,18 @@ fn per_request_is_the_windows(figures: &serde_json::Value) -> (f64, f64) {
     (per, requests)
 }
 
-/// The warmserver fixture spends 0.5 s of CPU before it listens, then a
-/// few hundred µs per request: 100 requests/s for a second.
-const WARM: &str = r#"
-[target]
-name = "warmserver"
-source = { path = "src" }
-build = "make"
-binaries = { server = "warmserver" }
-
-[[target.service]]
-name = "web"
-start = "{bin.server} {port}"
-ready = "log:ready on port"
-
-[[variant]]
-name = "baseline"
-
-[[workload]]
-name = "paced"
-[workload.load]
-driver = "http"
-model = "rate"
-rate = 100
-duration = "1s"
-clients = 2
-warmup = "300ms"
-
-[bench]
-repetitions = 2
-warmup = 0
-metrics = ["wall"]
-seed = 3
-"#;
+/// The server `fixture` as the service `web` (`{bin.server} {port} ARGS`,
+/// ready when `ready` says), its baseline alone run twice under `load`.
+fn served(fixture: &str, args: &str, ready: &str, load: Workload) -> Experiment {
+    Experiment::new(fixture)
+        .binaries(&[("server", fixture)])
+        .service(Service::new("web", &format!("{{bin.server}} {{port}}{args}")).ready(ready))
+        .workload(load)
+        .bench(Bench {
+            seed: Some(3),
+            ..Bench::QUICK
+        })
+}
 
 /// Regression: a service's CPU per request divided its whole life (0.5 s of
 /// start-up here) by the window's ~100 requests, 5,000 µs a request of
@@ -77,8 +58,20 @@ seed = 3
 #[test]
 fn per_request_cpu_of_a_fixed_duration_load_leaves_out_the_start_up() {
     let _alone = exclusive();
-    let sandbox = Sandbox::with_fixture("warmserver");
-    sandbox.write("afterburner.toml", WARM);
+    // 0.5 s of CPU before it listens, then a few hundred µs per request:
+    // 100 requests/s for a second.
+    let paced = Workload::new("paced").load(
+        r#"
+        driver = "http"
+        model = "rate"
+        rate = 100
+        duration = "1s"
+        clients = 2
+        warmup = "300ms"
+        "#,
+    );
+    let warm = served("warmserver", "", "log:ready on port", paced);
+    let sandbox = Sandbox::with_experiment("warmserver", &warm);
     sandbox.afterburner(&["run"]).assert_ok();
     let runs = timed_figures(&sandbox);
     assert_eq!(runs.len(), 2, "{runs:#?}");
@@ -99,51 +92,30 @@ fn per_request_cpu_of_a_fixed_duration_load_leaves_out_the_start_up() {
     }
 }
 
-/// The slowserver fixture busy-waits 2 ms a request (capacity 500/s); the
-/// search probes from 100/s upwards, half a second each, then confirms.
-const SLA: &str = r#"
-[target]
-name = "slowserver"
-source = { path = "src" }
-build = "make"
-binaries = { server = "slowserver" }
-
-[[target.service]]
-name = "web"
-start = "{bin.server} {port} 2000"
-ready = "http:/"
-
-[[variant]]
-name = "baseline"
-
-[[workload]]
-name = "capacity"
-[workload.load]
-driver = "http"
-model = "sla"
-sla = "p99<100ms"
-start_rate = 100
-probe = "500ms"
-clients = 8
-duration = "1s"
-warmup = "100ms"
-interval = "250ms"
-
-[bench]
-repetitions = 2
-warmup = 0
-metrics = ["wall"]
-seed = 3
-"#;
-
 /// Regression: an SLA workload's CPU per request divided every probe's CPU
 /// (seconds of it) by the confirming run's requests; it is the confirming
 /// run's alone, about the 2 ms each request busy-waits.
 #[test]
 fn per_request_cpu_of_an_sla_workload_is_the_confirming_runs() {
     let _alone = exclusive();
-    let sandbox = Sandbox::with_fixture("slowserver");
-    sandbox.write("afterburner.toml", SLA);
+    // The slowserver fixture busy-waits 2 ms a request (capacity 500/s);
+    // the search probes from 100/s upwards, half a second each, then
+    // confirms.
+    let capacity = Workload::new("capacity").load(
+        r#"
+        driver = "http"
+        model = "sla"
+        sla = "p99<100ms"
+        start_rate = 100
+        probe = "500ms"
+        clients = 8
+        duration = "1s"
+        warmup = "100ms"
+        interval = "250ms"
+        "#,
+    );
+    let sla = served("slowserver", " 2000", "http:/", capacity);
+    let sandbox = Sandbox::with_experiment("slowserver", &sla);
     sandbox.afterburner(&["run"]).assert_ok();
     let runs = timed_figures(&sandbox);
     assert_eq!(runs.len(), 2, "{runs:#?}");
