@@ -519,6 +519,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 pub mod fieller;
 pub mod holm;
 mod mann_whitney;
+mod normal;
 pub mod paired_t;
 pub mod sequential;
 pub mod student_t;
