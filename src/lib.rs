@@ -9,9 +9,12 @@
 //! phases     cluster (Slurm jobs, above bench and pipeline) · check (the CI gate)
 //!            pipeline · profiles (trained, attached, brought: a profile's sources)
 //!            bench · doctor · store (history) · ship (export)
-//! records    report (results, exporters) · context (experiment + workdir)
+//! records    report (exporters: they only draw the results)
+//!            analysis (results.json's model, verdicts, the family, shares, nodes)
+//!            context (experiment + workdir)
 //!            explain (where the instructions went: callgrind files per function)
-//!            runs (meta.json, raw.jsonl, profiles/: the only writer and reader) · build
+//!            runs (meta.json, raw.jsonl, profiles/, the files beside each run's
+//!            logs: the only writer and reader) · build
 //! engines    measure · service · step · source · workdir
 //!            profile (`afterburner profile`: a running process's profile)
 //! model      experiment (the validated experiment file)
@@ -22,6 +25,7 @@
 //!            lockfile · progress · stdout · test_skips (tests only)
 //! ```
 
+pub mod analysis;
 pub mod bench;
 pub mod build;
 pub mod check;

@@ -17,6 +17,7 @@ use crate::measure::{
     self, log_stem, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot,
 };
 use crate::process::{run_timed, TimedIo};
+use crate::runs::{copy_stem, write_cpu};
 use crate::service::{self, ServiceUsage};
 use crate::stats::Precision;
 use crate::toolchain::sampling::{Attach, Recording};
@@ -26,7 +27,7 @@ mod count;
 pub mod remote;
 mod window;
 
-use copies::{copy_stem, drive};
+use copies::drive;
 use count::{add_count, counter_prefix, drive_window};
 use window::{window_usage, ServiceWindow};
 
@@ -279,10 +280,7 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     let window = window_usage(&windows);
     drop(windows);
     let cpu = sampler.stop();
-    fs_err::write(
-        s.logs.join(format!("{stem}.cpu.json")),
-        serde_json::to_vec(&cpu)?,
-    )?;
+    write_cpu(s.logs, &stem, &cpu)?;
     let after = workload_step(slot.workload, true, bindings, &s.variant.env, steps);
     let stopped: Vec<_> = started.into_iter().map(service::Services::stop).collect();
     work?;

@@ -10,9 +10,9 @@
 use anyhow::{bail, Result};
 
 use super::{workloads, Case, Percent, Suite};
+use crate::analysis::results::Measurement;
+use crate::analysis::Results;
 use crate::report::format::{improvement, scale_for};
-use crate::report::results::Measurement;
-use crate::report::Results;
 use crate::stats::{self, CompareOptions, Comparison, Precision};
 
 /// Rounds under which no test decides anything.

@@ -6,9 +6,9 @@
 use anyhow::{bail, Result};
 
 use super::{workloads, Case, Percent, Status, Suite};
-use crate::report::compare::{across, Across};
+use crate::analysis::across::{across, Across};
+use crate::analysis::Results;
 use crate::report::format::{improvement, scale_for};
-use crate::report::Results;
 
 /// The regression suite of `current` against `baseline`.
 pub fn suite(

@@ -7,8 +7,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::instances::{Instance, Instances};
-use super::{Exporter, Results};
+use super::exporter::Exporter;
+use crate::analysis::results::{Instance, Instances};
+use crate::analysis::Results;
 
 pub struct Benchpress;
 

@@ -7,9 +7,11 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 
+use super::exporter::Exporter;
 use super::format::{improvement, scale_for};
-use super::results::{ComparisonEntry, Measurement};
-use super::{Exporter, Results};
+use super::sections::{headline, load_charts, nodes};
+use crate::analysis::results::{ComparisonEntry, Measurement};
+use crate::analysis::Results;
 use crate::stats::Verdict;
 
 /// Renders results as a self-contained HTML page.
@@ -56,12 +58,12 @@ impl Exporter for Html {
             seed = results.seed,
             b = esc(&results.baseline)
         );
-        out.push_str(&super::headline::html(results, esc));
+        out.push_str(&headline::html(results, esc));
         for group in results.groups() {
             section(&mut out, results, &group.rows, &group.comparisons);
         }
-        super::nodes::html(&mut out, results, esc);
-        super::load_charts::render(&mut out, results, esc);
+        nodes::html(&mut out, results, esc);
+        load_charts::render(&mut out, results, esc);
         if let Some(explained) = &results.explained {
             out.push_str(&crate::explain::render::html(
                 explained,

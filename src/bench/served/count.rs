@@ -10,6 +10,7 @@ use anyhow::{Context as _, Result};
 use crate::experiment::{Bindings, Load};
 use crate::load;
 use crate::measure::{RunRecord, RunSlot};
+use crate::runs::copy_stem;
 use crate::service;
 
 use super::window::ServiceWindow;
@@ -140,7 +141,7 @@ pub(super) fn warm_up(
                 scope.spawn(move || -> Result<()> {
                     let address = load.address.expand(b)?;
                     if let Some(remote) = s.remote {
-                        let stem = super::copies::copy_stem(stem, copy, bindings.len());
+                        let stem = copy_stem(stem, copy, bindings.len());
                         return remote
                             .run(&super::remote::Step {
                                 workload,

@@ -9,50 +9,10 @@
 //! metrics (callgrind counts) are judged by their measured resolution, not
 //! a test, and stay outside.
 
-use std::collections::BTreeMap;
-
-use super::results::{judge, options, ComparisonEntry, Measurement};
-use crate::runs::{BenchMeta, Judging};
+use super::judge::{judge, options};
+use super::results::{primary, ComparisonEntry, Measurement};
+use crate::runs::BenchMeta;
 use crate::stats::{holm, Precision, Verdict};
-
-/// Metrics that head a workload when its judging was not recorded (runs
-/// before it was): time first, in this order.
-const FALLBACK: [&str; 4] = ["sla_rate", "throughput", "p99", "wall"];
-
-/// The headline metric of `workload`: the recorded one, else a figure
-/// declared primary, else the first of [`FALLBACK`] compared, else the
-/// first compared.
-pub fn primary<'a>(
-    judging: &'a BTreeMap<String, Judging>,
-    measurements: &'a [Measurement],
-    comparisons: &'a [ComparisonEntry],
-    workload: &str,
-) -> Option<&'a str> {
-    let compared = |name: &str| {
-        comparisons
-            .iter()
-            .any(|c| c.workload == workload && c.metric == name)
-    };
-    if let Some(j) = judging.get(workload) {
-        return Some(j.primary.as_str());
-    }
-    if let Some(m) = measurements
-        .iter()
-        .find(|m| m.workload == workload && m.metric.primary && compared(&m.metric.name))
-    {
-        return Some(&m.metric.name);
-    }
-    let first = comparisons.iter().find(|c| c.workload == workload);
-    FALLBACK
-        .iter()
-        .find_map(|name| {
-            comparisons
-                .iter()
-                .find(|c| c.workload == workload && c.metric == *name)
-        })
-        .or(first)
-        .map(|c| c.metric.as_str())
-}
 
 /// Mark headline comparisons, and re-judge every tested one in two
 /// families. The headlines (every variant × workload's primary metric) are
@@ -265,7 +225,7 @@ mod tests {
                 }
             }
         }
-        let results = crate::report::results::analyze(&meta, &runs);
+        let results = crate::analysis::analyze::analyze(&meta, &runs);
         results
             .comparisons
             .iter()

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::Results;
+use crate::analysis::Results;
 
 /// The section of report.md; empty when no server kept its own time.
 pub fn markdown(results: &Results) -> String {

@@ -3,29 +3,13 @@
 //! stale — what each was trained on, what the compiler said about the
 //! profile it was given ([`crate::toolchain::mismatch`]) and, from the
 //! "Share of a reference's gain" section, how much of the fresh profile's
-//! gain the stale one keeps.
+//! gain the stale one keeps (the fresh variant is that section's default
+//! reference: [`crate::analysis::share::default_reference`]).
 
 use std::fmt::Write as _;
 
-use super::results::Results;
+use crate::analysis::Results;
 use crate::runs::VariantInfo;
-
-/// The gain reference a run with a stale variant gets when its experiment
-/// names none: the first fresh variant built like the first stale one (same
-/// optimizations, same compiler), other than the baseline.
-pub fn default_reference(results: &Results) -> Option<String> {
-    let stale = results.variants.iter().find(|v| v.profile_from.is_some())?;
-    results
-        .variants
-        .iter()
-        .find(|v| {
-            v.name != results.baseline
-                && v.profile_from.is_none()
-                && v.optimize == stale.optimize
-                && v.compiler_version == stale.compiler_version
-        })
-        .map(|v| v.name.clone())
-}
 
 /// How a variant's profile relates to the source it was built from.
 fn role(v: &VariantInfo, baseline: &str) -> Option<&'static str> {
@@ -169,48 +153,7 @@ pub fn text(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// hotpath's run (baseline, pgo, o3) with a fourth variant, `stale`:
-    /// `pgo` again, its profile from another revision.
-    fn with_stale(optimize_like: &str) -> Results {
-        let mut results: Results =
-            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
-                .unwrap();
-        let like = results
-            .variants
-            .iter()
-            .find(|v| v.name == optimize_like)
-            .unwrap();
-        let stale = VariantInfo {
-            name: "stale".to_owned(),
-            profile_from: Some("git https://example.org/x.git @ v1 (0123abcd)".to_owned()),
-            profile_mismatch: Some(crate::toolchain::mismatch::ProfileMismatch {
-                warnings: 7,
-                changed: 2,
-                moved: 3,
-                missing: 1,
-                changed_names: vec!["walk".to_owned(), "main".to_owned()],
-            }),
-            ..like.clone()
-        };
-        results.variants.push(stale);
-        results
-    }
-
-    #[test]
-    fn the_fresh_variant_built_alike_is_the_default_reference() {
-        assert_eq!(
-            default_reference(&with_stale("pgo")).as_deref(),
-            Some("pgo")
-        );
-        // A stale o3 is measured against the fresh o3: same optimize.
-        assert_eq!(default_reference(&with_stale("o3")).as_deref(), Some("o3"));
-        let plain: Results =
-            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
-                .unwrap();
-        assert_eq!(default_reference(&plain), None);
-        assert!(markdown(&plain).is_empty());
-    }
+    use crate::analysis::share::tests::with_stale;
 
     #[test]
     fn the_section_has_none_fresh_and_stale_with_the_mismatch_figures() {
@@ -223,5 +166,9 @@ mod tests {
         // hotpath's pgo has no mismatch record (a run from before them):
         // it is not called fresh.
         assert!(!md.contains("| `pgo` |"), "{md}");
+        let plain: Results =
+            serde_json::from_str(include_str!("../../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
+        assert!(markdown(&plain).is_empty());
     }
 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::results::{LoadCurves, Results};
+use crate::analysis::results::{LoadCurves, Results};
 
 const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::headline;
-use super::Results;
+use crate::analysis::headline;
+use crate::analysis::Results;
 use crate::stats::Verdict;
 
 /// A group: workload, metric, axis and value.

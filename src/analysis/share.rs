@@ -9,66 +9,12 @@
 //! is drawn, so a run benched before the file named one gets the section
 //! from `afterburner report`.
 
-use std::fmt::Write as _;
-
-use serde::{Deserialize, Serialize};
-
-use super::results::Measurement;
-use super::results::{Results, WarningEntry};
+use super::headline::WORK;
+use super::results::{GainShares, Measurement, Results, ShareEntry, WarningEntry};
 use crate::stats::fieller::{share_of_gain, share_of_gain_paired, FiellerSet, GainShare, Group};
 
-/// Metrics that count executed work, shown beside the headline metric.
-const WORK: [&str; 2] = ["instructions", "instructions_per_request"];
-
-/// Every variant's share of the reference variant's gain.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct GainShares {
-    /// The reference variant R (`[report] gain_reference`).
-    pub reference: String,
-    /// How the shares and their intervals were computed, one sentence.
-    pub rule: String,
-    /// Per workload: its headline metric first, the work (instructions)
-    /// next, then the other judged metrics; per metric, the variants in
-    /// experiment order.
-    pub shares: Vec<ShareEntry>,
-}
-
-/// One variant's share of the reference's gain on one workload and metric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ShareEntry {
-    pub workload: String,
-    /// Metric name.
-    pub metric: String,
-    pub variant: String,
-    /// Whether this is its workload's headline metric (absent when false).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub primary: bool,
-    /// `(mean_B − mean_V) / (mean_B − mean_R)`, unitless: 1 is all of R's
-    /// gain, 0 none, below 0 worse than the baseline, above 1 more than R;
-    /// absent when R's mean equals the baseline's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub share: Option<f64>,
-    /// Lower bound of Fieller's interval of the share, unitless; absent
-    /// when the interval is unbounded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci_low: Option<f64>,
-    /// Upper bound of Fieller's interval of the share, unitless.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci_high: Option<f64>,
-    /// False when R's own gain is not significantly different from zero at
-    /// the report's confidence: Fieller's set then has no finite bounds.
-    pub bounded: bool,
-    /// Whether the runs were paired by round (every round ran the
-    /// baseline, the variant and the reference): each round's differences
-    /// from the baseline are then one observation, and `df` is rounds − 1.
-    pub paired: bool,
-    /// Degrees of freedom the t quantile was taken with: rounds − 1 when
-    /// paired, else Satterthwaite's for the contrast at the estimate.
-    pub df: f64,
-}
-
 /// Read the run's `[report] gain_reference` and, where it names one (or
-/// the run has a stale variant: [`super::stale::default_reference`]), put
+/// the run has a stale variant: [`default_reference`]), put
 /// every share of its gain into `results`. A file that is gone costs
 /// nothing; one that names no variant of this run costs the section, with
 /// a warning that says why.
@@ -86,7 +32,7 @@ pub fn attach(results: &mut Results) {
         }
     };
     // A run with a stale profile measures it against the fresh one.
-    let Some(reference) = reference.or_else(|| super::stale::default_reference(results)) else {
+    let Some(reference) = reference.or_else(|| default_reference(results)) else {
         return;
     };
     let shares = compute(results, &reference);
@@ -114,12 +60,7 @@ fn warning(message: String) -> WarningEntry {
 pub fn compute(results: &Results, reference: &str) -> GainShares {
     let mut shares = Vec::new();
     for (workload, metrics) in judged(results) {
-        let primary = super::family::primary(
-            &results.judging,
-            &results.measurements,
-            &results.comparisons,
-            workload,
-        );
+        let primary = results.primary_metric(workload);
         for metric in metrics {
             let measured = |variant: &str| {
                 results.measurements.iter().find(|m| {
@@ -199,12 +140,7 @@ fn judged(results: &Results) -> Vec<(&str, Vec<&str>)> {
         }
     }
     for (workload, metrics) in &mut out {
-        let primary = super::family::primary(
-            &results.judging,
-            &results.measurements,
-            &results.comparisons,
-            workload,
-        );
+        let primary = results.primary_metric(workload);
         metrics.sort_by_key(|m| {
             if Some(*m) == primary {
                 0
@@ -239,99 +175,26 @@ fn tidy(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// The rows a report shows: the headline metric and the work beside it.
-fn shown(shares: &GainShares) -> impl Iterator<Item = &ShareEntry> {
-    shares
-        .shares
+/// The gain reference a run with a stale variant (`profile_from`: trained
+/// on another revision) gets when its experiment names none: the first
+/// fresh variant built like the first stale one (same optimizations, same
+/// compiler), other than the baseline.
+pub fn default_reference(results: &Results) -> Option<String> {
+    let stale = results.variants.iter().find(|v| v.profile_from.is_some())?;
+    results
+        .variants
         .iter()
-        .filter(|s| s.primary || WORK.contains(&s.metric.as_str()))
-}
-
-/// A share as a percentage: "85%", "-12%" (never "-0%").
-fn percent(x: f64) -> String {
-    let rounded = (x * 100.0).round();
-    format!("{}%", if rounded == 0.0 { 0.0 } else { rounded })
-}
-
-/// The share and interval cells: "85%" and "71% to 97%"; no number where
-/// the interval is unbounded, since the reference's own gain is then not
-/// established and a share of it means nothing.
-fn cells(s: &ShareEntry, reference: &str) -> (String, String) {
-    match (s.share, s.ci_low, s.ci_high) {
-        (Some(share), Some(low), Some(high)) => (
-            percent(share),
-            format!("{} to {}", percent(low), percent(high)),
-        ),
-        _ => (
-            "–".to_owned(),
-            format!("none: `{reference}`'s own gain is not significant"),
-        ),
-    }
-}
-
-/// The section of report.md: a table per workload.
-pub fn markdown(results: &Results) -> String {
-    let Some(shares) = &results.gain_shares else {
-        return String::new();
-    };
-    let reference = &shares.reference;
-    let mut out = format!(
-        "## Share of `{reference}`'s gain\n\nHow much of `{reference}`'s gain over `{}` each other variant reaches, on each workload's headline metric and the instructions beside it (results.json's `gain_shares` has every judged metric).\n\n",
-        results.baseline
-    );
-    let mut workload = "";
-    for s in shown(shares) {
-        if s.workload != workload {
-            workload = &s.workload;
-            let _ = writeln!(
-                out,
-                "{}### Workload `{workload}`\n\n| Variant | Metric | Share | {:.0}% interval |\n|---|---|---:|---|",
-                if out.ends_with("|\n") { "\n" } else { "" },
-                results.confidence * 100.0
-            );
-        }
-        let (share, interval) = cells(s, reference);
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {share} | {interval} |",
-            s.variant, s.metric
-        );
-    }
-    let _ = writeln!(out, "\n{}\n", shares.rule);
-    out
-}
-
-/// The lines of the terminal summary.
-pub fn text(results: &Results) -> String {
-    let Some(shares) = &results.gain_shares else {
-        return String::new();
-    };
-    let rows: Vec<&ShareEntry> = shown(shares).collect();
-    let width = |f: &dyn Fn(&ShareEntry) -> usize| rows.iter().map(|s| f(s)).max().unwrap_or(0);
-    let (w, m, v) = (
-        width(&|s| s.workload.len()),
-        width(&|s| s.metric.len()),
-        width(&|s| s.variant.len()),
-    );
-    let mut out = format!(
-        "\nshare of `{}`'s gain over `{}` ({:.0}% Fieller interval):\n",
-        shares.reference,
-        results.baseline,
-        results.confidence * 100.0
-    );
-    for s in rows {
-        let (share, interval) = cells(s, &shares.reference);
-        let _ = writeln!(
-            out,
-            "  {:<w$}  {:<m$}  {:<v$}  {share:>5}  {interval}",
-            s.workload, s.metric, s.variant,
-        );
-    }
-    out
+        .find(|v| {
+            v.name != results.baseline
+                && v.profile_from.is_none()
+                && v.optimize == stale.optimize
+                && v.compiler_version == stale.compiler_version
+        })
+        .map(|v| v.name.clone())
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn hotpath() -> Results {
@@ -420,5 +283,46 @@ mod tests {
         fs_err::write(&results.experiment, "[report]\ngain_reference = \"pgo\"\n").unwrap();
         attach(&mut results);
         assert_eq!(results.gain_shares.unwrap().reference, "pgo");
+    }
+
+    /// hotpath's run (baseline, pgo, o3) with a fourth variant, `stale`:
+    /// `pgo` again, its profile from another revision.
+    pub(crate) fn with_stale(optimize_like: &str) -> Results {
+        let mut results: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
+        let like = results
+            .variants
+            .iter()
+            .find(|v| v.name == optimize_like)
+            .unwrap();
+        let stale = crate::runs::VariantInfo {
+            name: "stale".to_owned(),
+            profile_from: Some("git https://example.org/x.git @ v1 (0123abcd)".to_owned()),
+            profile_mismatch: Some(crate::toolchain::mismatch::ProfileMismatch {
+                warnings: 7,
+                changed: 2,
+                moved: 3,
+                missing: 1,
+                changed_names: vec!["walk".to_owned(), "main".to_owned()],
+            }),
+            ..like.clone()
+        };
+        results.variants.push(stale);
+        results
+    }
+
+    #[test]
+    fn the_fresh_variant_built_alike_is_the_default_reference() {
+        assert_eq!(
+            default_reference(&with_stale("pgo")).as_deref(),
+            Some("pgo")
+        );
+        // A stale o3 is measured against the fresh o3: same optimize.
+        assert_eq!(default_reference(&with_stale("o3")).as_deref(), Some("o3"));
+        let plain: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/hotpath.json"))
+                .unwrap();
+        assert_eq!(default_reference(&plain), None);
     }
 }

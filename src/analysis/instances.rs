@@ -9,49 +9,10 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-use crate::load::{Outcome, Summary};
+use super::results::{Instance, Instances, HEALTHY_SHARE};
+use crate::load::Summary;
 use crate::measure::RunRecord;
-use crate::runs::BenchMeta;
-
-/// An instance is unhealthy below this share of its siblings' median.
-pub const HEALTHY_SHARE: f64 = 0.75;
-
-/// The instances of one load run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Instances {
-    pub workload: String,
-    pub variant: String,
-    /// The round of the run they come from.
-    pub round: u32,
-    /// The percentile `latency_ms` is read at: the SLA's (95 for
-    /// `p95<500ms`), else 95.
-    pub percentile: f64,
-    /// The SLA's bound, in milliseconds, for an `sla` load.
-    pub target_latency_ms: Option<f64>,
-    pub instances: Vec<Instance>,
-}
-
-/// One instance of a load run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Instance {
-    /// From 1.
-    pub index: usize,
-    /// Requests per second asked of it (a paced load, or the rate an SLA
-    /// search confirmed).
-    pub requested_rps: Option<f64>,
-    /// Requests per second answered.
-    pub achieved_rps: f64,
-    /// Latency at `percentile`, in milliseconds.
-    pub latency_ms: f64,
-    /// Requests answered.
-    pub requests: u64,
-    /// Whether it kept up with its siblings (see [`HEALTHY_SHARE`]).
-    pub healthy: bool,
-    /// Why it is not healthy.
-    pub note: Option<String>,
-}
+use crate::runs::{last_counted_run, read_instances, BenchMeta, SavedLoad};
 
 /// The instances of the last counted run of each load workload and
 /// variant that ran more than one.
@@ -59,7 +20,7 @@ pub fn read(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<Instances> {
     let mut out = Vec::new();
     for workload in &meta.workloads {
         for variant in &meta.variants {
-            let Some(run) = super::results::last_counted_run(runs, workload, &variant.name) else {
+            let Some(run) = last_counted_run(runs, workload, &variant.name) else {
                 continue;
             };
             let Some(mut set) = read_run(&run.stdout_log) else {
@@ -75,30 +36,9 @@ pub fn read(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<Instances> {
     out
 }
 
-/// What one instance's file holds: a plain outcome, or an SLA search's
-/// answer.
-#[derive(Deserialize)]
-#[serde(untagged)]
-pub(super) enum Saved {
-    Found(crate::load::sla::Found),
-    Outcome(Outcome),
-}
-
-impl Saved {
-    /// The run's outcome: an SLA search's confirming run.
-    pub(super) fn outcome(self) -> Outcome {
-        match self {
-            Saved::Found(found) => found.confirm,
-            Saved::Outcome(outcome) => outcome,
-        }
-    }
-}
-
-/// The per-instance files of one run (`<stem>-i0.load.json`, …); `None`
-/// for a run of one instance.
+/// The instances of one run, from its per-instance files
+/// (`<stem>-i0.load.json`, …); `None` for a run of one instance.
 fn read_run(stdout_log: &Path) -> Option<Instances> {
-    let stem = stdout_log.to_string_lossy();
-    let stem = stem.strip_suffix(".out")?;
     let mut set = Instances {
         workload: String::new(),
         variant: String::new(),
@@ -107,18 +47,14 @@ fn read_run(stdout_log: &Path) -> Option<Instances> {
         target_latency_ms: None,
         instances: Vec::new(),
     };
-    for index in 0.. {
-        let Ok(text) = std::fs::read_to_string(format!("{stem}-i{index}.load.json")) else {
-            break;
-        };
-        let saved: Saved = serde_json::from_str(&text).ok()?;
-        let (summary, requested) = match &saved {
-            Saved::Found(found) => {
+    for (index, saved) in read_instances(stdout_log)?.iter().enumerate() {
+        let (summary, requested) = match saved {
+            SavedLoad::Found(found) => {
                 set.percentile = found.percentile.unwrap_or(95.0);
                 set.target_latency_ms = found.max_ms;
                 (&found.confirm.summary, Some(found.rate_rps))
             }
-            Saved::Outcome(outcome) => (&outcome.summary, outcome.summary.requested_rps),
+            SavedLoad::Outcome(outcome) => (&outcome.summary, outcome.summary.requested_rps),
         };
         set.instances.push(Instance {
             index: index + 1,

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::format::scale_for;
-use super::Results;
+use crate::analysis::Results;
+use crate::report::format::scale_for;
 
 /// The sections of report.md for the query sets; empty without one.
 pub fn markdown(results: &Results) -> String {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::Results;
+use crate::analysis::Results;
 use crate::cpustat;
 
 /// The "CPU utilization during the loads" section of report.md; empty
