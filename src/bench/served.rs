@@ -75,11 +75,11 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
     out
 }
 
-use crate::load::driver::SERVER_MEAN;
+use crate::load::drivers::SERVER_MEAN;
 use crate::load::{ERRORS_OF, ERROR_RATE, HIT_RATE, TIMEOUT_RATE};
 
 /// What the servers of every copy had counted so far, if they count.
-fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::driver::ServerTime>> {
+fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::drivers::ServerTime>> {
     if !load.driver.keeps_server_time() {
         return None;
     }
@@ -707,7 +707,7 @@ fn train_load(load: &Load, bindings: &Bindings, window: &Window) -> Result<()> {
         };
     }
     if window.attach.is_some() && !spec.warmup.is_zero() {
-        load::run(&count::warmup_only(spec.clone())).context("the load's warmup")?;
+        load::run(&spec.clone().warmup_only()).context("the load's warmup")?;
         spec.warmup = Duration::ZERO;
     }
     let recordings = window.open()?;

@@ -12,7 +12,7 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::cpustat;
-use crate::load::sla::Found;
+use crate::load::models::sla::Found;
 use crate::load::{feedsim_csv, series_csv, Outcome};
 use crate::measure::{RunKind, RunRecord};
 

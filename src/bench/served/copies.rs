@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::experiment::{Bindings, Load, LoadModel};
-use crate::load::{self, sla, Outcome};
+use crate::load::models::sla;
+use crate::load::{self, Outcome};
 use crate::measure::{nanos, RunRecord};
 use crate::runs::{copy_stem, write_load};
 
@@ -61,7 +62,7 @@ pub(super) fn run_copies(
                     let spec = load.spec(address, seed, &s.experiment.dir);
                     match &load.model {
                         LoadModel::Sla { sla: bound, .. } => {
-                            let found = sla::search(&spec, bound, |_| {}, Some(&watch))?;
+                            let found = load::search_sla(&spec, bound, |_| {}, Some(&watch))?;
                             Ok((found.confirm.clone(), Some(found), None))
                         }
                         LoadModel::Run(_) => {
@@ -159,9 +160,9 @@ pub(super) fn drive(
     figures.insert(REQUESTS.to_owned(), requests);
     figures.extend(failure_figures(outcomes.iter().map(|(o, _)| &o.summary)));
     if let (Some(before), Some(after)) = (servers_before, servers_after) {
-        let sum = |v: &[load::driver::ServerTime]| {
-            v.iter().fold(load::driver::ServerTime::default(), |a, t| {
-                load::driver::ServerTime {
+        let sum = |v: &[load::drivers::ServerTime]| {
+            v.iter().fold(load::drivers::ServerTime::default(), |a, t| {
+                load::drivers::ServerTime {
                     calls: a.calls + t.calls,
                     busy_us: a.busy_us + t.busy_us,
                 }

@@ -13,7 +13,7 @@ pub fn markdown(results: &Results) -> String {
     for m in results
         .measurements
         .iter()
-        .filter(|m| m.metric.name == crate::load::driver::SERVER_MEAN)
+        .filter(|m| m.metric.name == crate::load::drivers::SERVER_MEAN)
     {
         let server = m.summary.mean;
         let (p50, p99) = (

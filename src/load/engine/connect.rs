@@ -473,7 +473,7 @@ mod tests {
     use std::io::{Read as _, Write as _};
 
     use super::*;
-    use crate::load::memcached::Memcached;
+    use crate::load::drivers::memcached::Memcached;
 
     fn recorder() -> Recorder {
         Recorder::new(Instant::now(), Duration::from_secs(1))

@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use crate::load::dburl::{decode, split_port};
+use crate::load::drivers::dburl::{decode, split_port};
 
 /// Where and as whom to connect.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +165,7 @@ fn parse_url(rest: &str) -> Result<Target, String> {
 
 /// The URL without its password, for messages.
 pub fn redact(url: &str) -> String {
-    let url = crate::load::dburl::redact(url);
+    let url = crate::load::drivers::dburl::redact(url);
     match url.split_once('?') {
         Some((base, query)) => {
             let pairs: Vec<String> = query

@@ -23,8 +23,8 @@ use super::failure::Failure;
 use super::gate::{Arrival, Gate};
 use super::protocol::{Protocol, Reply};
 use super::recorder::{Recorder, Tallied};
-use super::request::Generator;
-use super::{Pace, Share};
+use super::share::{Pace, Share};
+use crate::load::request::Generator;
 
 /// How long a failed connection waits before trying again.
 const RECONNECT_AFTER: Duration = Duration::from_millis(100);

@@ -23,12 +23,11 @@ use std::time::Duration;
 
 use self::conninfo::{redact, Target, FORM};
 use self::session::{Error, Session};
-use super::blocking::Call;
-use super::driver::DriverKind;
-use super::failure::Failure;
-use super::request::Words;
-use super::sql::{Sql, Style};
-use super::LoadSpec;
+use super::kind::{Client, ClientSpec, DriverKind};
+use crate::load::engine::blocking::Call;
+use crate::load::engine::failure::Failure;
+use crate::load::request::sql::{Sql, Style};
+use crate::load::request::Words;
 
 /// The `postgres` driver.
 pub struct PostgresDriver;
@@ -66,11 +65,11 @@ impl DriverKind for PostgresDriver {
         true
     }
 
-    fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<super::driver::Client<'a>> {
+    fn client<'a>(&self, spec: &ClientSpec<'a>) -> anyhow::Result<Client<'a>> {
         let sql = Sql::parse(spec.requests.statement(self.name())?, Style::Numbered);
-        let conninfo = spec.address.clone().unwrap_or_default();
+        let conninfo = spec.address.unwrap_or_default().to_owned();
         let timeout = spec.timeout;
-        Ok(super::driver::Client::Blocking(Box::new(move || {
+        Ok(Client::Blocking(Box::new(move || {
             Ok(Box::new(Postgres::connect(&conninfo, &sql, timeout)?) as Box<dyn Call>)
         })))
     }

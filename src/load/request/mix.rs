@@ -3,14 +3,13 @@
 //! (memaslap's 9:1 of gets and sets): `-r A -r B --mix 9:1` on the
 //! command line, `request = [A, B]` with `mix = [9, 1]` in an experiment.
 //! Each request draws its template from the load's generator
-//! ([`super::request::Generator`]), so the same seed sends the same
+//! ([`super::Generator`]), so the same seed sends the same
 //! sequence.
 
 use serde::ser::SerializeSeq as _;
 use serde::{Serialize, Serializer};
 
-use super::request::{Generator, RequestTemplate};
-use super::Driver;
+use super::{Generator, RequestTemplate};
 
 /// The most requests one mix holds.
 pub const MAX_TEMPLATES: usize = 1024;
@@ -108,14 +107,10 @@ impl RequestMix {
         }
     }
 
-    /// `templates` drawn by `weights` (in their order; equal when `None`),
-    /// for `driver`: the SQL drivers prepare one statement, so they take
-    /// one request only.
-    pub fn new(
-        driver: Driver,
-        templates: Vec<RequestTemplate>,
-        weights: Option<&[i64]>,
-    ) -> Result<Self, MixError> {
+    /// `templates` drawn by `weights` (in their order; equal when `None`).
+    /// A driver that prepares one statement takes one request only:
+    /// `Driver::mix` refuses a mix for it.
+    pub fn new(templates: Vec<RequestTemplate>, weights: Option<&[i64]>) -> Result<Self, MixError> {
         if templates.is_empty() {
             return Err(MixError::Empty);
         }
@@ -141,12 +136,6 @@ impl RequestMix {
                 })
                 .collect::<Result<_, _>>()?,
         };
-        if templates.len() > 1 && driver.sql() {
-            return Err(MixError::Unsupported {
-                driver: driver.name(),
-                requests: templates.len(),
-            });
-        }
         Ok(Self { templates, weights })
     }
 
@@ -228,7 +217,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::load::Source;
+    use crate::load::request::Source;
 
     fn templates(texts: &[&str]) -> Vec<RequestTemplate> {
         let vars: BTreeMap<String, Source> = [(
@@ -254,12 +243,7 @@ mod tests {
     /// chosen template is the one whose words came out.
     #[test]
     fn a_mix_draws_each_request_by_its_weight() {
-        let mix = RequestMix::new(
-            Driver::MEMCACHED,
-            templates(&["get k{k}", "set k{k} v"]),
-            Some(&[9, 1]),
-        )
-        .unwrap();
+        let mix = RequestMix::new(templates(&["get k{k}", "set k{k} v"]), Some(&[9, 1])).unwrap();
         let mut g = mix.generator(7, 0, 1);
         let mut gets = 0u32;
         for _ in 0..100_000 {
@@ -271,8 +255,7 @@ mod tests {
         let share = f64::from(gets) / 100_000.0;
         assert!((share - 0.9).abs() < 5.0 * 0.00095, "{share}");
         // Equal weights by default.
-        let even =
-            RequestMix::new(Driver::REDIS, templates(&["GET a", "GET b", "GET c"]), None).unwrap();
+        let even = RequestMix::new(templates(&["GET a", "GET b", "GET c"]), None).unwrap();
         let mut g = even.generator(3, 0, 1);
         let mut counts = [0u32; 3];
         for _ in 0..30_000 {
@@ -290,12 +273,7 @@ mod tests {
     /// sends what it sent before mixes existed.
     #[test]
     fn the_same_seed_draws_the_same_sequence() {
-        let mix = RequestMix::new(
-            Driver::MEMCACHED,
-            templates(&["get k{k}", "set k{k} v"]),
-            Some(&[9, 1]),
-        )
-        .unwrap();
+        let mix = RequestMix::new(templates(&["get k{k}", "set k{k} v"]), Some(&[9, 1])).unwrap();
         assert_eq!(draw(&mix, 11, 500), draw(&mix, 11, 500));
         assert_ne!(draw(&mix, 11, 500), draw(&mix, 12, 500));
         let one = templates(&["GET k{k}"]).remove(0);
@@ -310,9 +288,9 @@ mod tests {
     }
 
     #[test]
-    fn counts_weights_and_sql_drivers_are_refused_with_a_way_out() {
+    fn counts_and_weights_are_refused_with_a_way_out() {
         let two = || templates(&["GET a", "GET b"]);
-        let err = RequestMix::new(Driver::REDIS, two(), Some(&[9, 1, 1])).unwrap_err();
+        let err = RequestMix::new(two(), Some(&[9, 1, 1])).unwrap_err();
         assert_eq!(
             err,
             MixError::Counts {
@@ -327,7 +305,7 @@ mod tests {
             err.hint(false)
         );
         for bad in [0, -1, MAX_WEIGHT + 1] {
-            let err = RequestMix::new(Driver::REDIS, two(), Some(&[1, bad])).unwrap_err();
+            let err = RequestMix::new(two(), Some(&[1, bad])).unwrap_err();
             assert_eq!(
                 err,
                 MixError::Weight {
@@ -337,18 +315,10 @@ mod tests {
             );
             assert!(err.to_string().contains("the 2nd of the mix"), "{err}");
         }
-        let err = RequestMix::new(Driver::POSTGRES, two(), None).unwrap_err();
-        assert!(err.to_string().contains("one statement"), "{err}");
-        // One SQL request is no mix.
-        assert!(RequestMix::new(Driver::POSTGRES, templates(&["SELECT 1"]), Some(&[3])).is_ok());
-        // exec runs whatever command was drawn.
-        assert!(RequestMix::new(Driver::EXEC, two(), None).is_ok());
         assert_eq!(parse_weights("9:1").unwrap(), [9, 1]);
         assert!(parse_weights("9:x").unwrap_err().contains("hint:"));
         assert_eq!(
-            RequestMix::new(Driver::REDIS, two(), Some(&[9, 1]))
-                .unwrap()
-                .describe(),
+            RequestMix::new(two(), Some(&[9, 1])).unwrap().describe(),
             "`GET a` ×9, `GET b` ×1"
         );
     }
@@ -357,12 +327,7 @@ mod tests {
     fn one_request_serializes_as_its_text_a_mix_as_a_list() {
         let one = RequestMix::one(templates(&["GET a"]).remove(0));
         assert_eq!(serde_json::to_string(&one).unwrap(), r#""GET a""#);
-        let mix = RequestMix::new(
-            Driver::REDIS,
-            templates(&["GET a", "SET a 1"]),
-            Some(&[3, 1]),
-        )
-        .unwrap();
+        let mix = RequestMix::new(templates(&["GET a", "SET a 1"]), Some(&[3, 1])).unwrap();
         assert_eq!(
             serde_json::to_string(&mix).unwrap(),
             r#"[{"request":"GET a","weight":3},{"request":"SET a 1","weight":1}]"#

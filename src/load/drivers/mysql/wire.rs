@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-pub use crate::load::socket::WireError;
-use crate::load::socket::{Inbox, Socket};
+pub use crate::load::drivers::socket::WireError;
+use crate::load::drivers::socket::{Inbox, Socket};
 
 /// The largest payload one packet carries; a payload this long continues
 /// in the next packet.
@@ -250,7 +250,7 @@ impl<'a> Fields<'a> {
 pub mod tests {
     use super::*;
 
-    pub use crate::load::socket::tests::Replay;
+    pub use crate::load::drivers::socket::tests::Replay;
 
     /// `payload` as one packet numbered `seq`.
     pub fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {

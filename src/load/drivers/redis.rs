@@ -3,10 +3,9 @@
 //! error anywhere inside an array (a `MULTI`/`EXEC` whose command failed)
 //! as well.
 
-use super::driver::{Client, DriverKind};
-use super::protocol::{integer, line, push_decimal, Malformed, Protocol, Reply};
-use super::request::Words;
-use super::LoadSpec;
+use super::kind::{Client, ClientSpec, DriverKind};
+use crate::load::engine::protocol::{integer, line, Malformed, Protocol, Reply};
+use crate::load::request::{push_decimal, Words};
 
 #[derive(Debug, Default)]
 pub struct Redis;
@@ -32,7 +31,7 @@ impl DriverKind for Redis {
         "a command and its arguments, sent as RESP:\n  -r \"GET key:{k}\"   -r \"SET key:{k} value-{k}\"   -r \"HSET h f{k} {k}\""
     }
 
-    fn client<'a>(&self, _spec: &'a LoadSpec) -> anyhow::Result<Client<'a>> {
+    fn client<'a>(&self, _spec: &ClientSpec<'a>) -> anyhow::Result<Client<'a>> {
         Ok(Client::Engine(Box::new(Redis)))
     }
 
@@ -40,11 +39,19 @@ impl DriverKind for Redis {
         true
     }
 
+    fn ready_form(&self) -> Option<&'static str> {
+        Some("redis")
+    }
+
+    fn ready_request(&self, arg: Option<&str>) -> Option<String> {
+        arg.is_none().then(|| "PING".to_owned())
+    }
+
     fn server_time(
         &self,
         address: &str,
         timeout: std::time::Duration,
-    ) -> Option<super::driver::ServerTime> {
+    ) -> Option<super::kind::ServerTime> {
         use std::io::{Read as _, Write as _};
         let addr = std::net::ToSocketAddrs::to_socket_addrs(address)
             .ok()?
@@ -71,8 +78,8 @@ impl DriverKind for Redis {
 
 /// The calls and microseconds of every command in an `INFO commandstats`
 /// reply but INFO itself (which reading them runs).
-fn commandstats(text: &str) -> super::driver::ServerTime {
-    let mut total = super::driver::ServerTime::default();
+fn commandstats(text: &str) -> super::kind::ServerTime {
+    let mut total = super::kind::ServerTime::default();
     for line in text.lines() {
         let Some((name, fields)) = line
             .strip_prefix("cmdstat_")
@@ -195,7 +202,7 @@ mod tests {
         let text = "$200\r\n# Commandstats\r\ncmdstat_get:calls=1000,usec=2500,usec_per_call=2.50,rejected_calls=0,failed_calls=0\r\ncmdstat_set:calls=10,usec=100,usec_per_call=10.00\r\ncmdstat_info:calls=3,usec=300,usec_per_call=100.00\r\n";
         let t = commandstats(text);
         assert_eq!((t.calls, t.busy_us), (1010, 2600));
-        let later = super::super::driver::ServerTime {
+        let later = super::super::kind::ServerTime {
             calls: 2010,
             busy_us: 5600,
         };

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::auth::{self, Scram};
 use super::conninfo::{socket_in, Host, Target};
 use super::message::{put, put_str, Fields, Messages, WireError};
-use crate::load::socket::{SessionError, Socket, Stream};
+use crate::load::drivers::socket::{SessionError, Socket, Stream};
 
 /// Protocol 3.0.
 const PROTOCOL: u32 = 3 << 16;

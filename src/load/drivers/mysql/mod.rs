@@ -24,13 +24,12 @@ use std::time::Duration;
 
 use self::session::{Error, Session, Statement};
 use self::url::{Target, FORM};
-use super::blocking::Call;
 use super::dburl::redact;
-use super::driver::DriverKind;
-use super::failure::Failure;
-use super::request::Words;
-use super::sql::{Sql, Style};
-use super::LoadSpec;
+use super::kind::{Client, ClientSpec, DriverKind};
+use crate::load::engine::blocking::Call;
+use crate::load::engine::failure::Failure;
+use crate::load::request::sql::{Sql, Style};
+use crate::load::request::Words;
 
 /// The `mysql` driver.
 pub struct MysqlDriver;
@@ -68,11 +67,11 @@ impl DriverKind for MysqlDriver {
         true
     }
 
-    fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<super::driver::Client<'a>> {
+    fn client<'a>(&self, spec: &ClientSpec<'a>) -> anyhow::Result<Client<'a>> {
         let sql = Sql::parse(spec.requests.statement(self.name())?, Style::Positional);
-        let url = spec.address.clone().unwrap_or_default();
+        let url = spec.address.unwrap_or_default().to_owned();
         let timeout = spec.timeout;
-        Ok(super::driver::Client::Blocking(Box::new(move || {
+        Ok(Client::Blocking(Box::new(move || {
             Ok(Box::new(Mysql::connect(&url, &sql, timeout)?) as Box<dyn Call>)
         })))
     }

@@ -9,7 +9,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use super::{Edge, Watch};
+/// An edge of a load's measured window (after its warmup, until its last
+/// request is answered), as a watched load (`run_watched`) tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// The window opens: no counted request has been sent yet.
+    Opens,
+    /// The window has closed: every counted request is answered (or timed out).
+    Closes,
+}
+
+/// Whoever reads counters at a window's edges (a bench reads its services').
+pub type Watch<'w> = &'w (dyn Fn(Edge) + Sync);
 
 /// When the load's schedule starts, when its counted part starts (after
 /// the warmup), and when the last request may start.

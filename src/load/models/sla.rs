@@ -1,13 +1,21 @@
 //! The `sla` model: the highest rate whose latency percentile stays under
 //! a bound, found by bisection on short `rate` runs and confirmed by a
-//! final, full-length run, as `FeedSim` searches its 500 ms p95.
+//! final, full-length run, as `FeedSim` searches its 500 ms p95. The search
+//! is given the runs to make ([`Runner`]); a load's own are
+//! `load::search_sla`'s.
 
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::{run, run_watched, LoadSpec, Model, Outcome, Summary, Watch};
+use super::Model;
+use crate::load::engine::gate::Watch;
+use crate::load::engine::recorder::{Outcome, Summary};
+
+/// Runs the load at a model (a `rate`), `watch` told its measured window's
+/// edges where given, and says what it measured.
+pub type Runner<'r> = &'r dyn Fn(Model, Option<Watch>) -> Result<Outcome>;
 
 /// The bound to hold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,32 +89,32 @@ pub struct Found {
 
 /// Double the rate from `start_rps` until the bound breaks, bisect between
 /// the last rate that held and the first that broke, then run the found
-/// rate for `spec`'s own duration. `spec.model` must be `rate`; its rate
-/// is ignored. `watch` is told the confirming run's window only: what is
-/// counted per request of an SLA workload is counted over that run, never
-/// over the probes.
+/// rate for `model`'s own duration, each run by `run`. `model` must be
+/// `rate`; its rate is ignored. `watch` is told the confirming run's window
+/// only: what is counted per request of an SLA workload is counted over
+/// that run, never over the probes.
 pub fn search(
-    spec: &LoadSpec,
+    model: &Model,
     sla: &Sla,
+    run: Runner,
     mut log: impl FnMut(&Probe),
     watch: Option<Watch>,
 ) -> Result<Found> {
     let Model::Rate {
         clients, duration, ..
-    } = spec.model
+    } = *model
     else {
         bail!("the sla search drives the rate model");
     };
     let mut probes = Vec::new();
     let mut probe = |rate: f64| -> Result<bool> {
         crate::interrupt::check()?;
-        let mut s = spec.clone();
-        s.model = Model::Rate {
+        let short = Model::Rate {
             clients,
             rate,
             duration: sla.probe,
         };
-        let summary = run(&s)?.summary;
+        let summary = run(short, None)?.summary;
         let p = Probe {
             requested_rps: rate,
             achieved_rps: summary.achieved_rps,
@@ -159,13 +167,12 @@ pub fn search(
             bad = mid;
         }
     }
-    let mut s = spec.clone();
-    s.model = Model::Rate {
+    let confirmed_at = Model::Rate {
         clients,
         rate: good,
         duration,
     };
-    let confirm = run_watched(&s, watch)?.outcome;
+    let confirm = run(confirmed_at, watch)?;
     let confirmed = sla.met(&confirm.summary, good);
     Ok(Found {
         rate_rps: good,
@@ -175,4 +182,75 @@ pub fn search(
         percentile: Some(sla.percentile),
         max_ms: Some(sla.max_ms),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    use super::*;
+    use crate::load::engine::gate::Edge;
+    use crate::load::engine::recorder::Recorder;
+
+    /// A server whose latency is 1 ms up to 1,000 requests/s and 50 ms
+    /// beyond: the search doubles from 100 until 1,600 breaks, bisects to
+    /// within its precision below 1,000, and confirms the rate found for
+    /// the model's own duration, the only run whose window is watched.
+    #[test]
+    fn the_search_finds_the_highest_rate_that_holds_and_confirms_it() {
+        let runs = Mutex::new(Vec::new());
+        let run = |model: Model, watch: Option<Watch>| -> Result<Outcome> {
+            let Model::Rate { rate, duration, .. } = model else {
+                bail!("not a rate: {model:?}");
+            };
+            runs.lock().unwrap().push((rate, duration, watch.is_some()));
+            let from = Instant::now();
+            let mut recorder = Recorder::new(from, Duration::from_secs(1));
+            let took = Duration::from_millis(if rate <= 1000.0 { 1 } else { 50 });
+            // One second's requests at the rate asked.
+            for _ in (0_u32..).take_while(|&i| f64::from(i) < rate) {
+                recorder.reply(from, from + took, true);
+            }
+            Ok(Outcome {
+                summary: recorder.summary(Some(Duration::from_secs(1)), Some(rate)),
+                series: Vec::new(),
+            })
+        };
+        let sla = Sla {
+            percentile: 95.0,
+            max_ms: 10.0,
+            start_rps: 100.0,
+            probe: Duration::from_secs(2),
+            precision: 0.05,
+        };
+        let model = Model::Rate {
+            clients: 4,
+            rate: 1.0,
+            duration: Duration::from_secs(30),
+        };
+        let watch = |_: Edge| {};
+        let found = search(&model, &sla, &run, |_| {}, Some(&watch)).unwrap();
+        assert!(
+            (950.0..=1000.0).contains(&found.rate_rps),
+            "{}",
+            found.rate_rps
+        );
+        assert!(found.confirmed);
+        let runs = runs.into_inner().unwrap();
+        let (confirm, probes) = runs.split_last().unwrap();
+        assert_eq!(
+            *confirm,
+            (found.rate_rps, Duration::from_secs(30), true),
+            "{runs:?}"
+        );
+        assert!(probes
+            .iter()
+            .all(|&(_, d, watched)| d == sla.probe && !watched));
+        assert_eq!(probes.len(), found.probes.len());
+        assert_eq!(
+            &probes[..5].iter().map(|p| p.0).collect::<Vec<_>>(),
+            &[100.0, 200.0, 400.0, 800.0, 1600.0]
+        );
+    }
 }

@@ -9,10 +9,9 @@
 //! retrieval's keys answered without a `VALUE` are misses, counted for the
 //! hit rate, not as errors.
 
-use super::driver::{Client, DriverKind};
-use super::protocol::{integer, line, push_decimal, Malformed, Protocol, Reply};
-use super::request::Words;
-use super::LoadSpec;
+use super::kind::{Client, ClientSpec, DriverKind};
+use crate::load::engine::protocol::{integer, line, Malformed, Protocol, Reply};
+use crate::load::request::{push_decimal, Words};
 
 #[derive(Debug, Default)]
 pub struct Memcached;
@@ -38,8 +37,16 @@ impl DriverKind for Memcached {
         "retrievals and the rest as the protocol has them; storage commands\n(set, add, replace, append, prepend) with the value in place of the\ndata block: KEY VALUE (flags and expiry 0) or KEY FLAGS EXPTIME VALUE:\n  -r \"set key:{k} value-{k}\"   -r \"set key:{k} 0 300 value-{k}\"\n  -r \"get key:{k}\"   -r \"get key:1 key:2 key:3\"   -r \"delete key:{k}\""
     }
 
-    fn client<'a>(&self, _spec: &'a LoadSpec) -> anyhow::Result<Client<'a>> {
+    fn client<'a>(&self, _spec: &ClientSpec<'a>) -> anyhow::Result<Client<'a>> {
         Ok(Client::Engine(Box::new(Memcached)))
+    }
+
+    fn ready_form(&self) -> Option<&'static str> {
+        Some("memcached")
+    }
+
+    fn ready_request(&self, arg: Option<&str>) -> Option<String> {
+        arg.is_none().then(|| "version".to_owned())
     }
 
     fn looks_up(&self, request: &str) -> bool {

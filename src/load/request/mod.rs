@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
 
-use super::protocol::push_decimal;
 use crate::rng::Rng;
+
+pub mod mix;
+pub mod sql;
 
 /// One request's words, in one buffer.
 #[derive(Debug, Clone, Default)]
@@ -176,7 +178,7 @@ impl RequestTemplate {
         if text.trim().is_empty() {
             bail!("the request is empty");
         }
-        let sql = super::sql::Sql::parse(text, super::sql::Style::Numbered);
+        let sql = sql::Sql::parse(text, sql::Style::Numbered);
         let words: Vec<String> = sql.params.iter().map(|p| format!("{{{p}}}")).collect();
         Self::from_words(text, &words, vars)
     }
@@ -438,9 +440,36 @@ impl Zipf {
     }
 }
 
+/// Append `n` in decimal, without the formatting machinery (it runs for
+/// every request: lengths in RESP and memcached, numbers drawn for
+/// variables).
+pub fn push_decimal(out: &mut Vec<u8>, n: u64) {
+    let mut n = n;
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + u8::try_from(n % 10).unwrap_or(0);
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_as_display_writes_them() {
+        for n in [0u64, 7, 10, 99_999, u64::MAX] {
+            let mut out = b"x".to_vec();
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}").as_bytes());
+        }
+    }
 
     fn vars(list: &[(&str, &str)]) -> BTreeMap<String, Source> {
         list.iter()

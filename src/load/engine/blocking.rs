@@ -1,57 +1,20 @@
-//! Drivers that block per request (`exec`: a command per request) run one
-//! thread per client, on the same schedule as the event loop: closed, or
-//! open-loop with latency measured from each request's intended start.
+//! Drivers that block per request (`exec`: a command per request; the SQL
+//! drivers' sessions) run one thread per client, on the same schedule as
+//! the event loop: closed, or open-loop with latency measured from each
+//! request's intended start.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::failure::Failure;
 use super::gate::{Arrival, Gate};
 use super::recorder::{Recorder, Tallied};
-use super::request::{Generator, Words};
-use super::{Pace, Share};
-use crate::process::{capture_command, describe_status, ProcessError};
+use super::share::{Pace, Share};
+use crate::load::request::{Generator, Words};
 
 /// One blocking request: `Ok(true)` answered, `Ok(false)` an error answer,
 /// `Err` why it failed.
 pub trait Call: Send {
     fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, Failure>;
-}
-
-/// `exec`: run the request's words as a command (no shell); exit 0 is success.
-#[derive(Debug, Default)]
-pub struct Exec {
-    pub cwd: Option<std::path::PathBuf>,
-}
-
-impl Call for Exec {
-    fn call(&mut self, words: &Words, timeout: Duration) -> Result<bool, Failure> {
-        let mut iter = words
-            .iter()
-            .map(|w| String::from_utf8_lossy(w).into_owned());
-        let program = iter
-            .next()
-            .ok_or_else(|| Failure::Fatal("empty command".to_owned()))?;
-        let mut command = Command::new(&program);
-        command.args(iter);
-        if let Some(cwd) = &self.cwd {
-            command.current_dir(cwd);
-        }
-        let captured = match capture_command(&mut command, timeout) {
-            Ok(captured) => captured,
-            Err(ProcessError::Timeout { .. }) => {
-                return Err(Failure::Timeout(format!("`{program}`")))
-            }
-            Err(e) => return Err(Failure::Fatal(e.to_string())),
-        };
-        if !captured.status.success() {
-            return Err(Failure::Server(format!(
-                "`{program}` exited with {}",
-                describe_status(captured.status)
-            )));
-        }
-        Ok(true)
-    }
 }
 
 /// How long a thread waits for the others to connect.

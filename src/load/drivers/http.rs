@@ -6,10 +6,9 @@
 //! the connection; only a 2xx status is a success: a redirect is not the
 //! page asked for, so 3xx fails the request as 4xx and 5xx do.
 
-use super::driver::{Client, DriverKind};
-use super::protocol::{integer, line, Malformed, Protocol, Reply};
-use super::request::Words;
-use super::LoadSpec;
+use super::kind::{Client, ClientSpec, DriverKind};
+use crate::load::engine::protocol::{integer, line, Malformed, Protocol, Reply};
+use crate::load::request::Words;
 
 /// The `http` driver.
 pub struct HttpDriver;
@@ -35,10 +34,18 @@ impl DriverKind for HttpDriver {
         "METHOD PATH ['Name: value'...] [BODY] (default GET of the URL's path):\n  -r \"GET /items/{k}\"\n  -r \"POST /items 'Content-Type: application/json' '{{\"id\": {k}}}'\"\n({{ and }} are literal braces)"
     }
 
-    fn client<'a>(&self, spec: &'a LoadSpec) -> anyhow::Result<Client<'a>> {
+    fn client<'a>(&self, spec: &ClientSpec<'a>) -> anyhow::Result<Client<'a>> {
         Ok(Client::Engine(Box::new(Http::new(
-            spec.address.clone().unwrap_or_default(),
+            spec.address.unwrap_or_default().to_owned(),
         ))))
+    }
+
+    fn ready_form(&self) -> Option<&'static str> {
+        Some("http:/PATH")
+    }
+
+    fn ready_request(&self, arg: Option<&str>) -> Option<String> {
+        arg.map(|path| format!("GET {path}"))
     }
 }
 

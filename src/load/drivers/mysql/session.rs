@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::auth::{self, Plugin};
 use super::url::Target;
 use super::wire::{put_lenenc_bytes, Fields, Packets, WireError};
-use crate::load::socket::{SessionError, Socket, Stream};
+use crate::load::drivers::socket::{SessionError, Socket, Stream};
 
 // Capability flags (MySQL's `CLIENT_*`).
 /// MySQL's `CLIENT_LONG_PASSWORD`; a MariaDB server leaves it unset, and

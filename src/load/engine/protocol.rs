@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::request::Words;
+use crate::load::request::Words;
 
 /// How much of the buffer one reply takes, once it is all there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +70,7 @@ pub trait Protocol: Send + Sync {
 /// including it; `None` until the `\r\n` arrives.
 /// It runs once or more for every reply, so it looks for `\n` with
 /// `memchr` (a word at a time) rather than comparing every pair of bytes.
-pub(super) fn line(buf: &[u8]) -> Option<(&[u8], usize)> {
+pub fn line(buf: &[u8]) -> Option<(&[u8], usize)> {
     let mut from = 0;
     loop {
         let at = from + memchr::memchr(b'\n', &buf[from..])?;
@@ -84,7 +84,7 @@ pub(super) fn line(buf: &[u8]) -> Option<(&[u8], usize)> {
 /// An ASCII decimal integer, possibly negative, with optional spaces
 /// around it. Read by hand: the standard parser's UTF-8 check and
 /// trimming cost more than the digits in a reply's length field.
-pub(super) fn integer(bytes: &[u8]) -> Result<i64, Malformed> {
+pub fn integer(bytes: &[u8]) -> Result<i64, Malformed> {
     let not_a_number = || {
         Malformed(format!(
             "expected a number, got {:?}",
@@ -120,36 +120,9 @@ pub(super) fn integer(bytes: &[u8]) -> Result<i64, Malformed> {
     Ok(value)
 }
 
-/// Append `n` in decimal, without the formatting machinery (it runs for
-/// every request: lengths in RESP and memcached, numbers drawn for
-/// variables).
-pub(super) fn push_decimal(out: &mut Vec<u8>, n: u64) {
-    let mut n = n;
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + u8::try_from(n % 10).unwrap_or(0);
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decimals_as_display_writes_them() {
-        for n in [0u64, 7, 10, 99_999, u64::MAX] {
-            let mut out = b"x".to_vec();
-            push_decimal(&mut out, n);
-            assert_eq!(out, format!("x{n}").as_bytes());
-        }
-    }
 
     #[test]
     fn a_line_ends_at_the_first_crlf_only() {

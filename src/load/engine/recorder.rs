@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::failure::{Failure, Kind};
-use super::mix::RequestMix;
+use crate::load::request::mix::RequestMix;
 
 /// Longest latency the totals resolve: one hour, in µs.
 const MAX_US: u64 = 3_600_000_000;
@@ -534,6 +534,13 @@ impl Recorder {
 const PERCENTILES: [f64; 12] = [
     0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0,
 ];
+
+/// What a load run measured: its summary and its time series.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Outcome {
+    pub summary: Summary,
+    pub series: Vec<SeriesRow>,
+}
 
 /// What a load run measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-pub use crate::load::socket::WireError;
-use crate::load::socket::{Inbox, Socket};
+pub use crate::load::drivers::socket::WireError;
+use crate::load::drivers::socket::{Inbox, Socket};
 
 /// The longest message the driver takes: PostgreSQL's own limit on a
 /// field is 1 GB, and a row is at most a few of them.
@@ -147,7 +147,7 @@ impl<'a> Fields<'a> {
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    pub use crate::load::socket::tests::Replay;
+    pub use crate::load::drivers::socket::tests::Replay;
 
     /// A message of type `tag` with `body`.
     pub fn message(tag: u8, body: &[u8]) -> Vec<u8> {

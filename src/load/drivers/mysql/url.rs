@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::load::dburl::{decode, split_port};
+use crate::load::drivers::dburl::{decode, split_port};
 
 /// Where and as whom to connect.
 #[derive(Debug, Clone, PartialEq, Eq)]
