@@ -184,7 +184,14 @@ fn strip_plot(
     let band = (width - left - 10.0) / rows.len() as f64;
     let _ = writeln!(out, "<svg width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"repetitions per variant\">");
     for (label, v) in [(high, high), (low, low)] {
-        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{} {}</text>", left - 6.0, y(v) + 4.0, axis_label(label, decimals), esc(unit));
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{} {}</text>",
+            left - 6.0,
+            y(v) + 4.0,
+            axis_label(label, decimals),
+            esc(unit)
+        );
     }
     for (i, m) in rows.iter().enumerate() {
         let cx = left + band * (i as f64 + 0.5);
