@@ -458,7 +458,7 @@ fn on_cluster(
     cluster: crate::experiment::Cluster,
     build: bool,
     resume: bool,
-) -> Result<Option<crate::report::Results>> {
+) -> Result<Option<crate::analysis::Results>> {
     let request = crate::cluster::Request {
         cluster,
         file: args.file.clone(),
@@ -590,8 +590,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Compare { a, b } => {
             let (ra, rb) = (
-                crate::report::compare::read_run(&a)?,
-                crate::report::compare::read_run(&b)?,
+                crate::analysis::read::read_run(&a)?,
+                crate::analysis::read::read_run(&b)?,
             );
             let table = crate::report::compare::compare_runs(
                 &ra,

@@ -10,9 +10,12 @@
 //!            pipeline · profiles (a profile's life: trained, attached, brought or stale,
 //!            checked against its binaries)
 //!            bench · doctor · store (history) · ship (export)
-//! records    report (results, exporters) · context (experiment + workdir)
+//! records    report (exporters: they only draw the results)
+//!            analysis (results.json's model, verdicts, the family, shares, nodes)
+//!            context (experiment + workdir)
 //!            explain (where the instructions went: callgrind files per function)
-//!            runs (meta.json, raw.jsonl, callgrind files: the only writer and reader) · build
+//!            runs (meta.json, raw.jsonl, callgrind files, the files beside each
+//!            run's logs: the only writer and reader) · build
 //! engines    measure · service · step · source · workdir
 //!            capture (`afterburner profile`: a running process's profile)
 //! model      experiment (the validated experiment file)
@@ -23,6 +26,7 @@
 //!            lockfile · progress · stdout · test_skips (tests only)
 //! ```
 
+pub mod analysis;
 pub mod bench;
 pub mod build;
 pub mod capture;

@@ -15,7 +15,7 @@ use crate::toolchain::{self, Stage};
 /// Write a run's reports ([`crate::report::report`]) and record it in the
 /// work directory's history: the work directory holds `runs/<id>/`, so a
 /// run elsewhere has no history.
-pub fn report(run_dir: &Path) -> Result<crate::report::Results> {
+pub fn report(run_dir: &Path) -> Result<crate::analysis::Results> {
     let results = crate::report::report(run_dir)?;
     if let Some(workdir) = run_dir
         .parent()
@@ -229,7 +229,7 @@ fn make_profile(cx: &Context, variant: &Variant, round: usize) -> Result<()> {
 }
 
 /// The whole pipeline: build, train, bench, report. Returns the results.
-pub fn run(cx: &Context) -> Result<crate::report::Results> {
+pub fn run(cx: &Context) -> Result<crate::analysis::Results> {
     // One lock from the first build to the last run, shared by each phase.
     let lock = cx.workdir.lock("the pipeline is running")?;
     build(cx)?;
@@ -242,7 +242,7 @@ pub fn run(cx: &Context) -> Result<crate::report::Results> {
 /// Bench, then report; a bench stopped by Ctrl-C is still reported (as
 /// partial) before its error is returned, and a bench in which no run
 /// succeeded is an error after its report.
-pub fn bench_and_report(cx: &Context, resume: bool) -> Result<crate::report::Results> {
+pub fn bench_and_report(cx: &Context, resume: bool) -> Result<crate::analysis::Results> {
     let run_dir = match crate::bench::bench(cx, resume) {
         Ok(dir) => dir,
         Err(error) => {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::report::Results;
+use crate::analysis::Results;
 
 /// The history database's file name, in the work directory.
 pub const HISTORY_FILE: &str = "history.db";

@@ -17,6 +17,7 @@ use crate::measure::{
     self, log_stem, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot,
 };
 use crate::process::{run_timed, TimedIo};
+use crate::runs::{copy_stem, write_cpu};
 use crate::service::{self, ServiceUsage};
 use crate::stats::Precision;
 use crate::toolchain::sampling::{Attach, Recording};
@@ -26,7 +27,7 @@ mod count;
 pub mod remote;
 mod window;
 
-use copies::{copy_stem, drive};
+use copies::drive;
 use count::{add_count, counter_prefix, drive_window};
 use window::{window_usage, ServiceWindow};
 
@@ -74,11 +75,11 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
     out
 }
 
-use crate::load::driver::SERVER_MEAN;
+use crate::load::drivers::SERVER_MEAN;
 use crate::load::{ERRORS_OF, ERROR_RATE, HIT_RATE, TIMEOUT_RATE};
 
 /// What the servers of every copy had counted so far, if they count.
-fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::driver::ServerTime>> {
+fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::drivers::ServerTime>> {
     if !load.driver.keeps_server_time() {
         return None;
     }
@@ -279,10 +280,7 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     let window = window_usage(&windows);
     drop(windows);
     let cpu = sampler.stop();
-    fs_err::write(
-        s.logs.join(format!("{stem}.cpu.json")),
-        serde_json::to_vec(&cpu)?,
-    )?;
+    write_cpu(s.logs, &stem, &cpu)?;
     let after = workload_step(slot.workload, true, bindings, &s.variant.env, steps);
     let stopped: Vec<_> = started.into_iter().map(service::Services::stop).collect();
     work?;
@@ -709,7 +707,7 @@ fn train_load(load: &Load, bindings: &Bindings, window: &Window) -> Result<()> {
         };
     }
     if window.attach.is_some() && !spec.warmup.is_zero() {
-        load::run(&count::warmup_only(spec.clone())).context("the load's warmup")?;
+        load::run(&spec.clone().warmup_only()).context("the load's warmup")?;
         spec.warmup = Duration::ZERO;
     }
     let recordings = window.open()?;

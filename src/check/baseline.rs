@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use crate::analysis::read::read_run;
+use crate::analysis::Results;
 use crate::measure::InstructionCounter;
-use crate::report::compare::read_run;
-use crate::report::Results;
 use crate::workdir::RESULTS_FILE;
 
 /// What makes two runs' figures comparable across runs: the CPU model, the

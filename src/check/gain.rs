@@ -7,8 +7,8 @@
 use anyhow::{bail, Result};
 
 use super::{workloads, Case, KeepGain, Status, Suite};
-use crate::report::results::ComparisonEntry;
-use crate::report::Results;
+use crate::analysis::results::ComparisonEntry;
+use crate::analysis::Results;
 
 /// The keep-gain suite of one `--keep-gain` rule.
 pub fn suite(current: &Results, keep: &KeepGain) -> Result<Suite> {

@@ -25,8 +25,8 @@ use anyhow::{bail, Context as _, Result};
 
 pub use baseline::MachineClass;
 
-use crate::report::compare::read_run;
-use crate::report::Results;
+use crate::analysis::read::read_run;
+use crate::analysis::Results;
 
 /// A percentage given on the command line, `2%`: 2.0 (percent, not a fraction).
 #[derive(Debug, Clone, Copy, PartialEq)]

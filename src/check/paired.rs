@@ -10,9 +10,9 @@
 use anyhow::{bail, Result};
 
 use super::{workloads, Case, Percent, Suite, Threshold};
+use crate::analysis::results::Measurement;
+use crate::analysis::Results;
 use crate::report::format::{improvement, scale_for};
-use crate::report::results::Measurement;
-use crate::report::Results;
 use crate::stats::gate::{paired_looks, PairedGate};
 use crate::stats::{self, CompareOptions, Comparison, Precision};
 

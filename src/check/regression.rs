@@ -8,9 +8,9 @@
 use anyhow::{bail, Result};
 
 use super::{workloads, Case, Percent, Status, Suite, Threshold};
-use crate::report::compare::{across, Across};
+use crate::analysis::across::{across, Across};
+use crate::analysis::Results;
 use crate::report::format::{improvement, scale_for};
-use crate::report::Results;
 use crate::stats::{lookback, Comparison, Precision};
 
 /// The regression suite of `current` against `baseline`, noisy metrics

@@ -290,7 +290,7 @@ pub enum LoadModel {
     Sla {
         clients: usize,
         duration: Duration,
-        sla: crate::load::sla::Sla,
+        sla: crate::load::models::sla::Sla,
     },
 }
 

@@ -137,7 +137,7 @@ pub fn text(facts: &[Facts]) -> String {
     let training = training_rows(facts);
     if !training.is_empty() {
         out.push_str("\ntraining and layout (profile coverage: functions the training ran, of those in the profile; BOLT: llvm-bolt's own output):\n");
-        out.push_str(&super::render::draw_text(&super::render::Table {
+        out.push_str(&super::table::draw_text(&super::table::Table {
             header: TRAINING_HEADER.iter().map(|h| (*h).to_owned()).collect(),
             right: vec![false, false, true, true, true, true, true],
             rows: training.into_iter().map(Vec::from).collect(),

@@ -12,6 +12,7 @@ pub mod flame;
 pub mod parse;
 pub mod render;
 pub mod simulation;
+mod table;
 
 use std::collections::BTreeMap;
 

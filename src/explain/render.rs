@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::diff::{Difference, FunctionChange};
 use super::simulation::{SimulatedRun, Simulation};
+use super::table::{draw_html, draw_markdown, draw_text, esc, Table};
 use super::Explanation;
 
 /// Which differences to draw, and how many functions of each.
@@ -301,14 +302,6 @@ fn flame_graph(out: &mut String, d: &Difference, baseline: &str) {
     }
 }
 
-/// A table: a header, rows of cells, and which columns are numbers
-/// (aligned right).
-pub(super) struct Table {
-    pub(super) header: Vec<String>,
-    pub(super) right: Vec<bool>,
-    pub(super) rows: Vec<Vec<String>>,
-}
-
 fn total_line(d: &Difference) -> String {
     format!(
         "{} and {} counted runs; total {} → {} instructions per {}, {} ({})",
@@ -442,84 +435,6 @@ fn pieces(f: &FunctionChange) -> String {
 /// Names of pieces listed per function (code without symbols has many).
 const MAX_PIECES: usize = 4;
 
-/// Columns padded to their widest cell, numbers aligned right.
-pub(super) fn draw_text(table: &Table) -> String {
-    let widths: Vec<usize> = (0..table.header.len())
-        .map(|c| {
-            table
-                .rows
-                .iter()
-                .map(|r| r[c].chars().count())
-                .chain([table.header[c].chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[String]| {
-        let mut s = String::from(" ");
-        for (c, cell) in cells.iter().enumerate() {
-            let pad = " ".repeat(widths[c].saturating_sub(cell.chars().count()));
-            s.push(' ');
-            if table.right[c] {
-                s.push_str(&pad);
-                s.push_str(cell);
-            } else {
-                s.push_str(cell);
-                s.push_str(&pad);
-            }
-        }
-        s.trim_end().to_owned() + "\n"
-    };
-    let mut out = line(&table.header);
-    for row in &table.rows {
-        out.push_str(&line(row));
-    }
-    out
-}
-
-fn draw_markdown(table: &Table) -> String {
-    let mut out = format!("| {} |\n", table.header.join(" | "));
-    let rule: Vec<&str> = table
-        .right
-        .iter()
-        .map(|r| if *r { "---:" } else { "---" })
-        .collect();
-    let _ = writeln!(out, "| {} |", rule.join(" | "));
-    for row in &table.rows {
-        let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-    out
-}
-
-fn draw_html(table: &Table) -> String {
-    let mut out = String::from("<table><tr>");
-    for (c, h) in table.header.iter().enumerate() {
-        let style = if table.right[c] {
-            ""
-        } else {
-            " style=\"text-align:left\""
-        };
-        let _ = write!(out, "<th{style}>{}</th>", esc(h));
-    }
-    out.push_str("</tr>\n");
-    for row in &table.rows {
-        out.push_str("<tr>");
-        for (c, cell) in row.iter().enumerate() {
-            // The report's style aligns cells right but the first.
-            let style = if table.right[c] {
-                ""
-            } else {
-                " style=\"text-align:left\""
-            };
-            let _ = write!(out, "<td{style}>{}</td>", esc(cell));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-    out
-}
-
 /// A count rounded to a whole instruction, with thousands separators.
 fn grouped(n: f64) -> String {
     let whole = format!("{:.0}", n.abs());
@@ -574,13 +489,6 @@ fn code_spans(text: &str) -> String {
         }
     }
     out
-}
-
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

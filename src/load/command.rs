@@ -9,16 +9,19 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
 
-use super::sla::{self, Sla};
-use super::{
-    parse_url, parse_weights, request_template, run, series_csv, sources, LoadSpec, Model,
-    RequestMix, Summary,
-};
+use super::drivers::{parse_url, Driver};
+use super::engine::recorder::{feedsim_csv, series_csv, Summary};
+use super::models::sla::Sla;
+use super::models::Model;
+use super::request::mix::{parse_weights, RequestMix};
+use super::run::{run, search_sla};
+use super::spec::LoadSpec;
+use super::{request_template, sources};
 use crate::units::parse_duration;
 
 /// Each driver's request syntax, with an example, from the drivers' own
 /// declarations; `load --help` prints it and the README has the same table.
-pub use super::driver::request_syntax;
+pub use super::drivers::request_syntax;
 
 #[derive(Debug, Args)]
 pub struct LoadArgs {
@@ -169,7 +172,7 @@ pub fn prepare(args: &LoadArgs) -> Result<LoadSpec> {
 /// The requests of the load: each -r parsed against the variables, drawn by
 /// the --mix weights.
 fn requests(
-    driver: super::Driver,
+    driver: Driver,
     texts: &[String],
     weights: Option<&[i64]>,
     vars: &BTreeMap<String, String>,
@@ -190,7 +193,8 @@ fn requests(
         .iter()
         .map(|text| request_template(driver, text, &sources).map_err(hinted))
         .collect::<Result<Vec<_>>>()?;
-    RequestMix::new(driver, templates, weights)
+    driver
+        .mix(templates, weights)
         .map_err(|e| anyhow::anyhow!("--mix: {e}\nhint: {}", e.hint(true)))
 }
 
@@ -222,7 +226,7 @@ pub fn main(args: &LoadArgs) -> Result<()> {
             probe: args.probe,
             precision: 0.05,
         };
-        let found = sla::search(
+        let found = search_sla(
             &spec,
             &bound,
             |p| {
@@ -253,7 +257,7 @@ pub fn main(args: &LoadArgs) -> Result<()> {
         run(&spec)?
     };
     if let Some(path) = &args.feedsim {
-        fs_err::write(path, super::feedsim_csv(&outcome.series))?;
+        fs_err::write(path, feedsim_csv(&outcome.series))?;
     }
     if let Some(path) = &args.series {
         fs_err::write(path, series_csv(&outcome.series))?;

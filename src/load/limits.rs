@@ -15,7 +15,8 @@
 
 use std::time::Duration;
 
-use super::{Driver, Model};
+use super::drivers::Driver;
+use super::models::Model;
 
 pub const MAX_DURATION: Duration = Duration::from_hours(7 * 24);
 pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);

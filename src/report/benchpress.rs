@@ -7,8 +7,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::instances::{Instance, Instances};
-use super::{Exporter, Results};
+use super::exporter::Exporter;
+use crate::analysis::results::{Instance, Instances};
+use crate::analysis::Results;
 
 pub struct Benchpress;
 
@@ -51,7 +52,9 @@ fn single(results: &Results, workload: &str, variant: &str) -> Instances {
     let requested: Vec<f64> = curves
         .map(|c| c.series.iter().filter_map(|s| s.requested_rps).collect())
         .unwrap_or_default();
-    let achieved = mean("sla_rate").or_else(|| mean("throughput")).unwrap_or(0.0);
+    let achieved = mean("sla_rate")
+        .or_else(|| mean("throughput"))
+        .unwrap_or(0.0);
     Instances {
         workload: workload.to_owned(),
         variant: variant.to_owned(),
@@ -99,14 +102,19 @@ fn object(results: &Results, set: &Instances) -> Value {
             "final_requested_qps": round2(sum(&|i| i.requested_rps.unwrap_or(i.achieved_rps))),
         }),
     );
-    metrics.insert("spawned_instances".to_owned(), json!(set.instances.len().to_string()));
+    metrics.insert(
+        "spawned_instances".to_owned(),
+        json!(set.instances.len().to_string()),
+    );
     metrics.insert(
         "successful_instances".to_owned(),
         json!(set.instances.iter().filter(|i| i.healthy).count()),
     );
     metrics.insert(
         "target_latency_msec".to_owned(),
-        json!(set.target_latency_ms.map_or_else(String::new, |ms| format!("{ms}"))),
+        json!(set
+            .target_latency_ms
+            .map_or_else(String::new, |ms| format!("{ms}"))),
     );
     metrics.insert(
         "target_percentile".to_owned(),

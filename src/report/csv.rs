@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 
-use super::{Exporter, Results};
+use super::exporter::Exporter;
+use crate::analysis::Results;
 
 /// Renders results as CSV.
 pub struct Csv;

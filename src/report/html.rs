@@ -7,9 +7,11 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 
+use super::exporter::Exporter;
 use super::format::{improvement, scale_for};
-use super::results::{ComparisonEntry, Measurement};
-use super::{Exporter, Results};
+use super::sections::{headline, load_charts, nodes};
+use crate::analysis::results::{ComparisonEntry, Measurement};
+use crate::analysis::Results;
 use crate::stats::Verdict;
 
 /// Renders results as a self-contained HTML page.
@@ -56,12 +58,12 @@ impl Exporter for Html {
             seed = results.seed,
             b = esc(&results.baseline)
         );
-        out.push_str(&super::headline::html(results, esc));
+        out.push_str(&headline::html(results, esc));
         for group in results.groups() {
             section(&mut out, results, &group.rows, &group.comparisons);
         }
-        super::nodes::html(&mut out, results, esc);
-        super::load_charts::render(&mut out, results, esc);
+        nodes::html(&mut out, results, esc);
+        load_charts::render(&mut out, results, esc);
         if let Some(explained) = &results.explained {
             out.push_str(&crate::explain::render::html(
                 explained,
@@ -182,7 +184,14 @@ fn strip_plot(
     let band = (width - left - 10.0) / rows.len() as f64;
     let _ = writeln!(out, "<svg width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"repetitions per variant\">");
     for (label, v) in [(high, high), (low, low)] {
-        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{} {}</text>", left - 6.0, y(v) + 4.0, axis_label(label, decimals), esc(unit));
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{} {}</text>",
+            left - 6.0,
+            y(v) + 4.0,
+            axis_label(label, decimals),
+            esc(unit)
+        );
     }
     for (i, m) in rows.iter().enumerate() {
         let cx = left + band * (i as f64 + 0.5);

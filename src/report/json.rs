@@ -2,7 +2,8 @@
 
 use anyhow::Result;
 
-use super::{Exporter, Results};
+use super::exporter::Exporter;
+use crate::analysis::Results;
 
 /// Renders results as JSON.
 pub struct Json;

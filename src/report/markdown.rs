@@ -6,9 +6,11 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 
+use super::exporter::Exporter;
 use super::format::{improvement, p_value, scale_for};
-use super::results::{ComparisonEntry, Measurement};
-use super::{Exporter, Results};
+use super::sections::{axes, failures, headline, nodes, server, sets, share, stale, utilization};
+use crate::analysis::results::{ComparisonEntry, Measurement};
+use crate::analysis::Results;
 use crate::stats::{Comparison, Precision};
 
 /// Functions per workload and variant in the section "Where the
@@ -39,7 +41,7 @@ impl Exporter for Markdown {
             "{} counted repetitions per variant and workload after {} warmup, interleaved in rounds shuffled with seed {}; baseline: `{}`. Instructions counted with {}.\n",
             results.repetitions, results.warmup, results.seed, results.baseline, results.instruction_counter.name()
         );
-        if let Some(text) = super::headline::sequential(results) {
+        if let Some(text) = headline::sequential(results) {
             let _ = writeln!(out, "{text}\n");
         }
         if let Some(p) = &results.pinning {
@@ -49,9 +51,9 @@ impl Exporter for Markdown {
                 p.services, p.workload
             );
         }
-        out.push_str(&super::headline::markdown(results));
-        out.push_str(&super::share::markdown(results));
-        out.push_str(&super::stale::markdown(results));
+        out.push_str(&headline::markdown(results));
+        out.push_str(&share::markdown(results));
+        out.push_str(&stale::markdown(results));
         let mut workload = "";
         for group in results.groups() {
             if group.workload != workload {
@@ -60,12 +62,12 @@ impl Exporter for Markdown {
             }
             table(&mut out, results, &group.rows, &group.comparisons);
         }
-        out.push_str(&super::failures::markdown(results));
-        out.push_str(&super::nodes::markdown(results));
-        out.push_str(&super::sets::markdown(results));
-        out.push_str(&super::utilization::markdown(results));
-        out.push_str(&super::server::markdown(results));
-        out.push_str(&super::axes::markdown(results));
+        out.push_str(&failures::markdown(results));
+        out.push_str(&nodes::markdown(results));
+        out.push_str(&sets::markdown(results));
+        out.push_str(&utilization::markdown(results));
+        out.push_str(&server::markdown(results));
+        out.push_str(&axes::markdown(results));
         unseen(&mut out, results);
         if let Some(explained) = &results.explained {
             out.push_str(&crate::explain::render::markdown(explained, EXPLAIN_TOP));

@@ -1,5 +1,7 @@
-//! Reports of a bench run: `results.json`, `report.md` and a terminal
-//! summary, all rendered from the same [`Results`].
+//! Reports of a bench run: `results.json`, `report.md`, `report.html` and a
+//! terminal summary, all rendered from the same [`Results`] (analysed in
+//! [`crate::analysis`]); the exporters only draw. The parts that
+//! report.md, report.html and the terminal share are [`sections`].
 //!
 //! To add an export format: write `report/<format>.rs` with a unit struct
 //! implementing [`Exporter`] (a pure `render` of [`Results`] into bytes, its
@@ -8,24 +10,14 @@
 //! `--export-<name> FILE` then write it on `run`, `bench` and `report`, and
 //! `--help` lists it; nothing else names it.
 
-mod agreement;
-mod axes;
 pub mod compare;
-mod failures;
-mod family;
+mod exporter;
 pub mod format;
-mod headline;
-pub mod instances;
-mod load_charts;
-pub mod nodes;
-pub mod results;
-mod server;
-mod sets;
-pub mod share;
-pub mod stale;
-mod utilization;
+pub mod sections;
 
 /// Declares each export format's module and lists them: the one list.
+/// (rustfmt does not reach modules a macro declares; `.ci/run` checks
+/// these files by name.)
 macro_rules! exporters {
     ($($module:ident :: $exporter:ident),* $(,)?) => {
         $(mod $module;)*
@@ -49,22 +41,15 @@ use std::path::Path;
 use anyhow::Result;
 
 pub use csv::Csv;
+pub use exporter::Exporter;
 pub use html::Html;
 pub use json::{schema, Json};
 pub use markdown::Markdown;
-pub use results::{analyze, Results};
 pub use terminal::Terminal;
 
+use crate::analysis::read::load_results;
+use crate::analysis::Results;
 use crate::workdir::{HTML_FILE, REPORT_FILE, RESULTS_FILE};
-
-/// A pure renderer of results into bytes; the caller decides where they go.
-pub trait Exporter {
-    /// The format's name in `--export NAME=FILE`.
-    fn name(&self) -> &'static str;
-    /// One line: what it writes.
-    fn describe(&self) -> &'static str;
-    fn render(&self, results: &Results) -> Result<Vec<u8>>;
-}
 
 /// The exporter named `name`; the error lists the names.
 pub fn exporter(name: &str) -> Result<&'static dyn Exporter, String> {
@@ -121,66 +106,4 @@ impl Exports {
         }
         Ok(())
     }
-}
-
-/// Redraw results from a run directory's raw files alone (read and
-/// checked by [`crate::runs`]); what the check left out is a warning.
-pub fn load_results(run_dir: &Path) -> Result<Results> {
-    let recorded = crate::runs::read(run_dir)?;
-    let mut results = analyze(&recorded.meta, &recorded.runs);
-    results.loads = results::load_curves(&recorded.meta, &recorded.runs);
-    results.instances = instances::read(&recorded.meta, &recorded.runs);
-    for set in &results.instances {
-        for i in set.instances.iter().filter(|i| !i.healthy) {
-            results.warnings.push(results::WarningEntry {
-                workload: Some(set.workload.clone()),
-                metric: None,
-                variant: Some(set.variant.clone()),
-                message: format!(
-                    "instance {} of {} (round {}): {}",
-                    i.index,
-                    set.instances.len(),
-                    set.round + 1,
-                    i.note.as_deref().unwrap_or("unhealthy")
-                ),
-            });
-        }
-    }
-    results.nodes = nodes::read(&recorded.blocks);
-    share::attach(&mut results);
-    results.warnings.extend(nodes::disagreements(&results));
-    // A cluster run's profiles are its blocks': the first explains.
-    let explained_run = recorded.with_files();
-    // A profile that cannot be read costs the report its section, not
-    // the report itself.
-    match crate::explain::explain(explained_run) {
-        Ok(explained) => results.explained = explained,
-        Err(error) => results.warnings.push(results::WarningEntry {
-            workload: None,
-            metric: None,
-            variant: None,
-            message: format!("no section \"Where the instructions went\": {error:#}"),
-        }),
-    }
-    match crate::explain::simulation::read(explained_run) {
-        Ok(simulated) => results.simulated = Some(simulated).filter(|s| !s.runs.is_empty()),
-        Err(error) => results.warnings.push(results::WarningEntry {
-            workload: None,
-            metric: None,
-            variant: None,
-            message: format!("no section \"Simulated caches and branches\": {error:#}"),
-        }),
-    }
-    results.warnings.extend(
-        recorded
-            .notes
-            .into_iter()
-            .map(|message| results::WarningEntry {
-                workload: None,
-                metric: None,
-                variant: None,
-                message,
-            }),
-    );
-    Ok(results)
 }

@@ -5,8 +5,11 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 
+use super::exporter::Exporter;
 use super::format::{improvement, scale_for};
-use super::{Exporter, Results};
+use super::sections::{headline, nodes, share, stale};
+use crate::analysis::results::WarningEntry;
+use crate::analysis::Results;
 
 /// Each variant's profiles and how much of each matched its binaries.
 fn profiles_text(results: &Results) -> String {
@@ -35,13 +38,13 @@ impl Exporter for Terminal {
     }
 
     fn render(&self, results: &Results) -> Result<Vec<u8>> {
-        let mut out = super::headline::sequential(results)
+        let mut out = headline::sequential(results)
             .map(|text| format!("{text}\n\n"))
             .unwrap_or_default();
-        out.push_str(&super::headline::text(results));
-        out.push_str(&super::share::text(results));
-        out.push_str(&super::stale::text(results));
-        out.push_str(&super::nodes::text(results));
+        out.push_str(&headline::text(results));
+        out.push_str(&share::text(results));
+        out.push_str(&stale::text(results));
+        out.push_str(&nodes::text(results));
         let width = results
             .variants
             .iter()
@@ -85,7 +88,7 @@ impl Exporter for Terminal {
         out.push_str(&profiles_text(results));
         // Warnings grouped by kind (the message up to its first `(` or
         // `:`), the first in full with a count; report.md lists them all.
-        let mut kinds: Vec<(&str, Vec<&super::results::WarningEntry>)> = Vec::new();
+        let mut kinds: Vec<(&str, Vec<&WarningEntry>)> = Vec::new();
         for w in &results.warnings {
             let kind = w.message.split(['(', ':']).next().unwrap_or("").trim();
             match kinds.iter_mut().find(|(k, _)| *k == kind) {
@@ -93,7 +96,7 @@ impl Exporter for Terminal {
                 None => kinds.push((kind, vec![w])),
             }
         }
-        let context = |w: &super::results::WarningEntry| {
+        let context = |w: &WarningEntry| {
             [&w.workload, &w.metric, &w.variant]
                 .into_iter()
                 .filter_map(Option::as_deref)

@@ -1,7 +1,8 @@
 //! The run directory `runs/<id>/`, owned here alone: `meta.json` (what the
 //! bench planned), `raw.jsonl` (one line per finished run), `profiles/`
-//! (the callgrind files of counted runs) and the work directory's lock
-//! while a bench writes them. The bench writes through
+//! (the callgrind files of counted runs), the files beside each run's logs
+//! (a load's outcome and series, the CPU sampled: `side_files.rs`) and the
+//! work directory's lock while a bench writes them. The bench writes through
 //! [`Writer`]; report and compare read through [`read`], which checks every
 //! record against the plan.
 
@@ -9,6 +10,7 @@ mod blocks;
 mod callgrind;
 mod reader;
 mod sequential;
+mod side_files;
 mod writer;
 
 use std::collections::BTreeMap;
@@ -27,6 +29,10 @@ pub use callgrind::{
 };
 pub use reader::{read, read_records, Checked, Recorded};
 pub use sequential::{SequentialMeta, SequentialStop, StopReason};
+pub use side_files::{
+    copy_stem, last_counted_run, read_cpu, read_instances, read_load, write_cpu, write_load,
+    SavedLoad,
+};
 pub use writer::{Resumed, Writer};
 
 use crate::env::Environment;

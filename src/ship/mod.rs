@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 
+use crate::analysis::Results;
 use crate::build::{self, BuildRecord};
 use crate::context::Context;
 use crate::digest::sha256_file;
 use crate::experiment::Variant;
-use crate::report::Results;
 use crate::toolchain::Stage;
 use crate::workdir::RESULTS_FILE;
 use manifest::{BenchSummary, CompilerInfo, Machine, ShippedFile, VerdictEntry};
@@ -213,9 +213,9 @@ fn latest_results(cx: &Context) -> Result<Option<Results>> {
     };
     let file = run_dir.join(RESULTS_FILE);
     let results = if file.is_file() {
-        crate::report::compare::read_run(&file)?
+        crate::analysis::read::read_run(&file)?
     } else {
-        crate::report::load_results(&run_dir)?
+        crate::analysis::read::load_results(&run_dir)?
     };
     Ok(Some(results))
 }

@@ -63,7 +63,7 @@ fn asymptotic_p(u: f64, n1: usize, n2: usize, tie_term: f64) -> f64 {
         return 1.0;
     }
     let z = (u - mu - 0.5) / variance.sqrt();
-    2.0 * super::wilcoxon::normal_sf(z)
+    2.0 * super::normal::normal_sf(z)
 }
 
 /// Midranks (1-based) of `values`, and the tie term Σ(t³ − t) over tie

@@ -522,6 +522,7 @@ pub mod holm;
 pub mod lookback;
 mod mann_whitney;
 pub mod moderated;
+mod normal;
 pub mod paired_t;
 pub mod race;
 pub mod sequential;

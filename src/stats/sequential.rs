@@ -81,7 +81,7 @@ fn nominal_levels(alpha: f64, max: u32, looks: &[u32]) -> Vec<f64> {
         };
         let stopped: std::collections::HashSet<usize> = z[..crossing].iter().map(|p| p.1).collect();
         alive.retain(|i| !stopped.contains(i));
-        levels.push((2.0 * super::wilcoxon::normal_sf(boundary)).clamp(0.0, 1.0));
+        levels.push((2.0 * super::normal::normal_sf(boundary)).clamp(0.0, 1.0));
     }
     levels
 }

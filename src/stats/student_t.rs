@@ -9,7 +9,7 @@
 
 use std::os::raw::c_int;
 
-use super::wilcoxon::normal_upper_quantile;
+use super::normal::normal_upper_quantile;
 
 /// Degrees of freedom beyond which the t distribution is taken as the
 /// standard normal: at 10⁷ their quantiles differ in the 8th digit.
@@ -86,7 +86,7 @@ fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
 /// infinite df is the standard normal).
 pub fn sf(t: f64, df: f64) -> f64 {
     if df >= NORMAL_BEYOND {
-        return super::wilcoxon::normal_sf(t);
+        return super::normal::normal_sf(t);
     }
     let tail = 0.5 * incomplete_beta(df / (df + t * t), df / 2.0, 0.5);
     if t >= 0.0 {

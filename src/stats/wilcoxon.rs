@@ -12,6 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::normal::{erfc_safe, normal_sf, normal_upper_quantile};
+
 /// SciPy's `method='auto'` is exact (or a permutation test) only while the
 /// input, zeros included, has at most this many differences.
 const EXACT_UP_TO: usize = 50;
@@ -321,43 +323,6 @@ fn asymptotic_rank(n: usize, tie_term: f64, tail: f64) -> (usize, f64) {
     let rank = k.max(1) as f64;
     let excluded = 0.5 * erfc_safe((mean + 0.5 - rank) / sigma / std::f64::consts::SQRT_2);
     (k, 1.0 - 2.0 * excluded)
-}
-
-extern "C" {
-    // From the C math library, which Rust's std already links on every
-    // platform it supports; accurate to an ulp or so, which the p-values'
-    // 1e-9 agreement with SciPy needs.
-    fn erfc(x: f64) -> f64;
-}
-
-/// The complementary error function, from the C library.
-fn erfc_safe(x: f64) -> f64 {
-    // SAFETY: erfc is a pure function of a double, defined for every input.
-    unsafe { erfc(x) }
-}
-
-/// P(Z > z) for a standard normal Z.
-pub(super) fn normal_sf(z: f64) -> f64 {
-    0.5 * erfc_safe(z / std::f64::consts::SQRT_2)
-}
-
-/// The z with P(Z > z) = `p` for a standard normal Z and p in [0, ½] (∞ for
-/// 0), by bisection on [`normal_sf`]: 200 halvings of [0, 40] reach the
-/// precision of erfc.
-pub(super) fn normal_upper_quantile(p: f64) -> f64 {
-    if p <= 0.0 {
-        return f64::INFINITY;
-    }
-    let (mut low, mut high) = (0.0_f64, 40.0_f64);
-    for _ in 0..200 {
-        let middle = f64::midpoint(low, high);
-        if normal_sf(middle) > p {
-            low = middle;
-        } else {
-            high = middle;
-        }
-    }
-    f64::midpoint(low, high)
 }
 
 #[cfg(test)]

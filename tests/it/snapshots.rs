@@ -5,7 +5,8 @@
 //! to review (`cargo insta review`, or `INSTA_UPDATE=always cargo test`
 //! and `git diff`), not as a surprise.
 
-use afterburner::report::{exporter, Results};
+use afterburner::analysis::Results;
+use afterburner::report::exporter;
 
 const HOTPATH: &str = include_str!("../fixtures/results/hotpath.json");
 
@@ -77,7 +78,7 @@ fn json_export_round_trips() {
 #[test]
 fn share_of_gain_section() {
     let mut results: Results = serde_json::from_str(HOTPATH).unwrap();
-    results.gain_shares = Some(afterburner::report::share::compute(&results, "pgo"));
+    results.gain_shares = Some(afterburner::analysis::share::compute(&results, "pgo"));
     let markdown =
         String::from_utf8(exporter("markdown").unwrap().render(&results).unwrap()).unwrap();
     let section = markdown

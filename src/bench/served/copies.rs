@@ -8,8 +8,10 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::experiment::{Bindings, Load, LoadModel};
-use crate::load::{self, series_csv, sla, Outcome};
+use crate::load::models::sla;
+use crate::load::{self, Outcome};
 use crate::measure::{nanos, RunRecord};
+use crate::runs::{copy_stem, write_load};
 
 use super::remote::{Part, Step};
 use super::window::ServiceWindow;
@@ -60,7 +62,7 @@ pub(super) fn run_copies(
                     let spec = load.spec(address, seed, &s.experiment.dir);
                     match &load.model {
                         LoadModel::Sla { sla: bound, .. } => {
-                            let found = sla::search(&spec, bound, |_| {}, Some(&watch))?;
+                            let found = load::search_sla(&spec, bound, |_| {}, Some(&watch))?;
                             Ok((found.confirm.clone(), Some(found), None))
                         }
                         LoadModel::Run(_) => {
@@ -118,19 +120,7 @@ pub(super) fn drive(
             }
         };
         let name = copy_stem(stem, copy, bindings.len());
-        let json = match &found {
-            Some(f) => serde_json::to_vec_pretty(f)?,
-            None => serde_json::to_vec_pretty(&outcome)?,
-        };
-        fs_err::write(s.logs.join(format!("{name}.load.json")), json)?;
-        fs_err::write(
-            s.logs.join(format!("{name}.series.csv")),
-            series_csv(&outcome.series),
-        )?;
-        fs_err::write(
-            s.logs.join(format!("{name}.feedsim.csv")),
-            load::feedsim_csv(&outcome.series),
-        )?;
+        write_load(s.logs, &name, &outcome, found.as_ref())?;
         outcomes.push((outcome, found.map(|f| f.rate_rps)));
         recorded.extend(kept);
     }
@@ -170,9 +160,9 @@ pub(super) fn drive(
     figures.insert(REQUESTS.to_owned(), requests);
     figures.extend(failure_figures(outcomes.iter().map(|(o, _)| &o.summary)));
     if let (Some(before), Some(after)) = (servers_before, servers_after) {
-        let sum = |v: &[load::driver::ServerTime]| {
-            v.iter().fold(load::driver::ServerTime::default(), |a, t| {
-                load::driver::ServerTime {
+        let sum = |v: &[load::drivers::ServerTime]| {
+            v.iter().fold(load::drivers::ServerTime::default(), |a, t| {
+                load::drivers::ServerTime {
                     calls: a.calls + t.calls,
                     busy_us: a.busy_us + t.busy_us,
                 }
@@ -237,13 +227,4 @@ pub(super) fn hit_rate<'a>(summaries: impl Iterator<Item = &'a load::Summary>) -
         (h + s.hits.unwrap_or(0), m + s.misses.unwrap_or(0))
     });
     (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64)
-}
-
-/// The log stem of copy `copy` of `copies` (`-iN` only when there are several).
-pub(super) fn copy_stem(stem: &str, copy: usize, copies: usize) -> String {
-    if copies > 1 {
-        format!("{stem}-i{copy}")
-    } else {
-        stem.to_owned()
-    }
 }

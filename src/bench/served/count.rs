@@ -10,6 +10,7 @@ use anyhow::{Context as _, Result};
 use crate::experiment::{Bindings, Load};
 use crate::load;
 use crate::measure::{RunRecord, RunSlot};
+use crate::runs::copy_stem;
 use crate::service;
 
 use super::window::ServiceWindow;
@@ -140,7 +141,7 @@ pub(super) fn warm_up(
                 scope.spawn(move || -> Result<()> {
                     let address = load.address.expand(b)?;
                     if let Some(remote) = s.remote {
-                        let stem = super::copies::copy_stem(stem, copy, bindings.len());
+                        let stem = copy_stem(stem, copy, bindings.len());
                         return remote
                             .run(&super::remote::Step {
                                 workload,
@@ -153,7 +154,7 @@ pub(super) fn warm_up(
                             .map(drop)
                             .context("the load's warmup");
                     }
-                    let spec = warmup_only(load.spec(address, s.seed, &s.experiment.dir));
+                    let spec = load.spec(address, s.seed, &s.experiment.dir).warmup_only();
                     load::run(&spec).map(drop).context("the load's warmup")
                 })
             })
@@ -163,30 +164,4 @@ pub(super) fn warm_up(
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("a warmup thread panicked")))
         })
     })
-}
-
-/// A load's warmup as a load of its own: its model for the warmup's
-/// duration (one client's iterations become a closed loop), no warmup.
-pub(super) fn warmup_only(mut spec: load::LoadSpec) -> load::LoadSpec {
-    let duration = spec.warmup;
-    spec.model = match spec.model {
-        load::Model::Rate { clients, rate, .. } => load::Model::Rate {
-            clients,
-            rate,
-            duration,
-        },
-        load::Model::Closed { clients, .. } => load::Model::Closed {
-            clients,
-            duration: Some(duration),
-            requests: None,
-        },
-        load::Model::Iterations { .. } => load::Model::Closed {
-            clients: 1,
-            duration: Some(duration),
-            requests: None,
-        },
-    };
-    spec.warmup = Duration::ZERO;
-    spec.interval = spec.interval.min(duration);
-    spec
 }

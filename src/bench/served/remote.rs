@@ -268,7 +268,7 @@ pub fn step(args: &StepArgs) -> Result<()> {
     let mut spec = load.spec(args.address.clone(), args.seed, &e.dir);
     match args.part {
         Part::All => {}
-        Part::Warmup => spec = super::count::warmup_only(spec),
+        Part::Warmup => spec = spec.warmup_only(),
         Part::Measured => spec.warmup = Duration::ZERO,
     }
     let outcome = load::run(&spec)?;

@@ -8,6 +8,7 @@ use super::Cx;
 use crate::experiment::{
     Bench, Cluster, ClusterEngine, ExperimentError, LoadModel, LoadPlacement, Target, Workload,
 };
+use crate::load::drivers::network_names;
 
 /// The most blocks one run may have.
 const MAX_NODES: u32 = 1000;
@@ -110,11 +111,17 @@ impl Cx<'_> {
                     "give the workload a `load` (driver, address, request), or keep load = \"same\"",
                 ));
             };
-            if load.driver.name() == "exec" || matches!(load.model, LoadModel::Sla { .. }) {
+            let local = !load.driver.over_network();
+            if local || matches!(load.model, LoadModel::Sla { .. }) {
+                let what = if local {
+                    format!("{} driver", load.driver.name())
+                } else {
+                    "SLA search".to_owned()
+                };
                 return Err(self.invalid(
                     raw.span(),
-                    format!("workload `{}`: a separate load sends requests over the network at a fixed model; its {} cannot run on another node", w.name, if load.driver.name() == "exec" { "exec driver" } else { "SLA search" }),
-                    "use a network driver (redis, memcached, http, postgres, mysql) with a closed, rate or iterations model, or keep load = \"same\"",
+                    format!("workload `{}`: a separate load sends requests over the network at a fixed model; its {what} cannot run on another node", w.name),
+                    format!("use a network driver ({}) with a closed, rate or iterations model, or keep load = \"same\"", network_names()),
                 ));
             }
         }

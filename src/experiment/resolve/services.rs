@@ -13,7 +13,8 @@ use super::super::{
 use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::load::command::parse_sla;
-use crate::load::sla::Sla;
+use crate::load::drivers::ready_forms;
+use crate::load::models::sla::Sla;
 use crate::load::{request_template, Driver, MixError, Model, RequestMix, Source};
 
 const SIGNALS: [(&str, i32); 5] = [
@@ -140,36 +141,38 @@ impl Cx<'_> {
         names: &[&str],
     ) -> Result<Ready, ExperimentError> {
         let text = raw.get_ref().trim();
-        let hint = "use ready = \"tcp\", \"log:REGEX\", \"command:CMD\", \"redis\", \"memcached\" or \"http:/PATH\"";
-        Ok(match text.split_once(':') {
-            None if text == "tcp" => Ready::Tcp,
-            None if text == "redis" => Ready::Ping {
-                driver: Driver::REDIS,
-                request: "PING".to_owned(),
-            },
-            None if text == "memcached" => Ready::Ping {
-                driver: Driver::MEMCACHED,
-                request: "version".to_owned(),
-            },
-            Some(("log", regex)) => {
-                Ready::Log(regex::Regex::new(regex).map_err(|e| {
-                    self.invalid(raw.span(), format!("bad regex in ready: {e}"), hint)
-                })?)
-            }
-            Some(("command", command)) => {
+        let hint = || {
+            format!(
+                "use ready = \"tcp\", \"log:REGEX\", \"command:CMD\", {}",
+                ready_forms()
+            )
+        };
+        let (word, arg) = match text.split_once(':') {
+            Some((word, arg)) => (word, Some(arg)),
+            None => (text, None),
+        };
+        Ok(match (word, arg) {
+            ("tcp", None) => Ready::Tcp,
+            ("log", Some(regex)) => Ready::Log(regex::Regex::new(regex).map_err(|e| {
+                self.invalid(raw.span(), format!("bad regex in ready: {e}"), hint())
+            })?),
+            ("command", Some(command)) => {
                 let spanned = Spanned::new(raw.span(), command.to_owned());
                 Ready::Command(self.template_with(&spanned, target, params, names)?)
             }
-            Some(("http", path)) => Ready::Ping {
-                driver: Driver::HTTP,
-                request: format!("GET {path}"),
-            },
+            // A driver's own check: `redis`, `memcached`, `http:/PATH`.
             _ => {
-                return Err(self.invalid(
-                    raw.span(),
-                    format!("unknown readiness check `{text}`"),
-                    hint,
-                ))
+                let ping = Driver::from_name(word).and_then(|driver| {
+                    let request = driver.ready_request(arg)?;
+                    Some(Ready::Ping { driver, request })
+                });
+                ping.ok_or_else(|| {
+                    self.invalid(
+                        raw.span(),
+                        format!("unknown readiness check `{text}`"),
+                        hint(),
+                    )
+                })?
             }
         })
     }
@@ -192,7 +195,7 @@ impl Cx<'_> {
         })?;
         let address = match &l.address {
             Some(a) => self.template(a, target, params)?,
-            None if driver == Driver::EXEC => Template::new(""),
+            None if !driver.over_network() => Template::new(""),
             None if target.services.is_empty() => return Err(self.invalid(
                 l.driver.span(),
                 "the load has no address and the target starts no service",
@@ -345,7 +348,7 @@ impl Cx<'_> {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let weights = l.mix.as_ref().map(|m| m.get_ref().as_slice());
-        RequestMix::new(driver, templates, weights).map_err(|e| {
+        driver.mix(templates, weights).map_err(|e| {
             let at = match (&e, &l.mix) {
                 (MixError::Counts { .. } | MixError::Weight { .. }, Some(m)) => m.span(),
                 _ => span.clone(),
