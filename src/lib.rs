@@ -1,8 +1,10 @@
 //! afterburner: feedback-directed optimization for C, C++ and Go programs,
 //! proved with interleaved, repeated benchmarks and honest statistics.
 //!
-//! The modules stand in layers; each imports only from layers below it (a
-//! test, `tests/it/architecture.rs`, keeps it so):
+//! The modules stand in layers; each imports only from its own layer or the
+//! ones below, and no modules import each other in a circle, inside folders
+//! too (`tests/it/architecture.rs` reads this drawing and keeps it so;
+//! ARCHITECTURE.md says what each module owns):
 //!
 //! ```text
 //! CLI        cli
