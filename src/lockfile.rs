@@ -52,8 +52,12 @@ pub struct Held {
 /// calling `bench`) shares its lock instead of refusing itself.
 static HELD: Mutex<BTreeMap<PathBuf, Weak<Locked>>> = Mutex::new(BTreeMap::new());
 
+/// How long a lock file that names this process may stay held after the
+/// process let go of it (a forking child's moment).
+const SELF_HELD_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Take the lock file at `path` (created if missing) for `doing`, or say
-/// who holds it. Never waits.
+/// who holds it. Never waits for another process.
 pub fn acquire(path: &Path, doing: &str) -> Result<Held, LockError> {
     let io = |source| LockError::Io {
         path: path.to_owned(),
@@ -74,13 +78,25 @@ pub fn acquire(path: &Path, doing: &str) -> Result<Held, LockError> {
         .truncate(false)
         .open(path)
         .map_err(io)?;
-    // SAFETY: flock on an fd this function owns; no memory effects.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let error = std::io::Error::last_os_error();
-        if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            return Err(LockError::Busy(holder(path)));
+    // A lock this process let go of can still be held for a moment by a
+    // child another thread is forking (it shares the open file until it
+    // execs, when close-on-exec closes it): the holder that names this
+    // process is waited for, briefly; any other is refused at once.
+    let deadline = std::time::Instant::now() + SELF_HELD_WAIT;
+    loop {
+        // SAFETY: flock on an fd this function owns; no memory effects.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            break;
         }
-        return Err(io(error));
+        let error = std::io::Error::last_os_error();
+        if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(io(error));
+        }
+        let busy = holder(path);
+        if busy.pid != std::process::id().to_string() || std::time::Instant::now() >= deadline {
+            return Err(LockError::Busy(busy));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let locked = Arc::new(Locked { file });
     held.insert(path.to_owned(), Arc::downgrade(&locked));
