@@ -1,0 +1,71 @@
+//! `afterburner race` on a fixture whose speed depends on the optimization
+//! level: a −O0 build beside two identical −O2 ones is dropped within the
+//! first three rounds, and the two −O2 builds are never told apart.
+
+use crate::support::{only_run_dir, read_json, Sandbox};
+
+const OPTLEVEL: &str = r#"
+[target]
+name = "optlevel"
+source = { path = "src" }
+build = "make"
+binaries = { loop = "loop" }
+
+[[variant]]
+name = "o2"
+
+[[variant]]
+name = "o0"
+cflags = "-O0"
+
+[[variant]]
+name = "o2-again"
+
+[[workload]]
+name = "loop"
+role = "bench"
+run = "{bin.loop} 20000"
+
+[bench]
+repetitions = 10
+warmup = 1
+metrics = ["wall"]
+
+[race]
+max = 12
+budget = "5m"
+"#;
+
+#[test]
+fn a_minus_o0_build_is_dropped_within_three_rounds() {
+    let sandbox = Sandbox::with_fixture("optlevel");
+    sandbox.write("afterburner.toml", OPTLEVEL);
+    let run = sandbox.afterburner(&["race"]);
+    run.assert_ok();
+    let out = run.stderr() + &run.stdout();
+    let run_dir = only_run_dir(&sandbox);
+    let raw = std::fs::read_to_string(run_dir.join("raw.jsonl")).unwrap();
+    let counted = |variant: &str| {
+        raw.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|r| r["variant"] == variant && r["warmup"] == false)
+            .count()
+    };
+    assert!(
+        counted("o0") <= 3,
+        "o0 ran {} counted rounds:\n{out}",
+        counted("o0")
+    );
+    assert!(out.contains("o0 dropped"), "{out}");
+    // The identical builds: never a winner between them.
+    assert!(
+        !out.contains("o2 wins") && !out.contains("o2-again wins"),
+        "{out}"
+    );
+    let meta = read_json(&run_dir.join("meta.json"));
+    assert_eq!(meta["race"]["full_rounds"], 10, "{meta:#}");
+    assert!(
+        meta["stopped"]["rounds"].as_u64().unwrap() <= 12,
+        "{meta:#}"
+    );
+}
