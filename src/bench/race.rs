@@ -1,79 +1,11 @@
-//! `afterburner race`: each round runs the candidates still in the race
-//! (and the baseline, the report's reference, always); after each of the
-//! plan's looks the race is replayed on the records so far
-//! ([`crate::stats::race::replay`]), so a resumed race drops exactly who
-//! the first one did.
+//! `afterburner race`'s looks in the terminal. Each round runs the
+//! candidates still in the race (and the baseline, the report's reference,
+//! always); after each of the plan's looks the race is replayed on the
+//! records so far ([`crate::analysis::race::so_far`]), so a resumed race
+//! drops exactly who the first one did.
 
 use crate::experiment::Experiment;
-use crate::measure::{Metric, RunKind, RunRecord};
-use crate::stats::race::{replay, Outcome, Race, RacePlan};
-
-/// Each candidate's score per counted round: the mean over the bench
-/// workloads of the log of the workload's headline (its primary metric,
-/// negated where higher is better); `None` for a round with a workload
-/// missing or failed.
-pub fn scores(e: &Experiment, metrics: &[Metric], runs: &[RunRecord]) -> Vec<Vec<Option<f64>>> {
-    let warmup = e.bench.warmup;
-    let rounds = runs
-        .iter()
-        .filter(|r| !r.warmup)
-        .map(|r| r.round.saturating_sub(warmup) as usize + 1)
-        .max()
-        .unwrap_or(0);
-    let headlines: Vec<(&str, &Metric)> = e
-        .workloads
-        .iter()
-        .filter(|w| w.role.benches())
-        .filter_map(|w| {
-            Some((
-                w.name.as_str(),
-                super::sequential::primary_metric(w, metrics)?,
-            ))
-        })
-        .collect();
-    e.variants
-        .iter()
-        .map(|v| {
-            let mut sums = vec![Some(0.0_f64); rounds];
-            let mut seen = vec![0_usize; rounds];
-            for r in runs.iter().filter(|r| {
-                r.variant == v.name && !r.warmup && r.kind == RunKind::Timing && r.success
-            }) {
-                let Some((_, metric)) = headlines.iter().find(|(w, _)| *w == r.workload) else {
-                    continue;
-                };
-                let i = r.round.saturating_sub(warmup) as usize;
-                match metric.value(r).filter(|x| *x > 0.0) {
-                    Some(x) => {
-                        let sign = if metric.lower_is_better { 1.0 } else { -1.0 };
-                        sums[i] = sums[i].map(|s| s + sign * x.ln());
-                        seen[i] += 1;
-                    }
-                    None => sums[i] = None,
-                }
-            }
-            sums.iter()
-                .zip(&seen)
-                .map(|(s, n)| s.filter(|_| *n == headlines.len()).map(|s| s / *n as f64))
-                .collect()
-        })
-        .collect()
-}
-
-/// The race replayed on the records so far, cut at `rounds` counted rounds.
-pub fn so_far(
-    e: &Experiment,
-    metrics: &[Metric],
-    plan: &RacePlan,
-    runs: &[RunRecord],
-    rounds: u32,
-) -> Race {
-    let mut scores = scores(e, metrics, runs);
-    for s in &mut scores {
-        s.truncate(rounds as usize);
-    }
-    replay(&scores, plan)
-}
+use crate::stats::race::{Outcome, Race};
 
 /// A look in a line: who is ahead, who dropped, what is left.
 pub fn describe(e: &Experiment, race: &Race) -> String {

@@ -96,7 +96,7 @@ impl Runner<'_> {
                 continue;
             }
             let runs = crate::runs::read_records(&self.raw.dir().join(RAW_FILE), self.meta)?.runs;
-            let so_far = super::race::so_far(e, &self.meta.metrics, plan, &runs, counted + 1);
+            let so_far = crate::analysis::race::so_far(self.meta, plan, &runs, counted + 1);
             for d in &so_far.drops {
                 self.alive[d.candidate] = false;
             }

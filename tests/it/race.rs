@@ -1,6 +1,8 @@
 //! `afterburner race` on a fixture whose speed depends on the optimization
 //! level: a −O0 build beside two identical −O2 ones is dropped within the
-//! first three rounds, and the two −O2 builds are never told apart.
+//! first three rounds (later, but always, on a machine too busy for
+//! timing: a skipped part, counted), and the two −O2 builds are never told
+//! apart.
 
 use crate::support::{only_run_dir, read_json, Sandbox};
 
@@ -51,16 +53,60 @@ fn a_minus_o0_build_is_dropped_within_three_rounds() {
             .filter(|r| r["variant"] == variant && r["warmup"] == false)
             .count()
     };
-    assert!(
-        counted("o0") <= 3,
-        "o0 ran {} counted rounds:\n{out}",
-        counted("o0")
-    );
+    // Within three rounds where the machine is quiet enough for timing;
+    // on a busy one (a round's two identical builds 2x apart) later, but
+    // always.
     assert!(out.contains("o0 dropped"), "{out}");
+    match crate::support::busy() {
+        Some(why) if counted("o0") > 3 => crate::support::skip_part(&format!(
+            "o0 dropped within three rounds (it took {}): {why}",
+            counted("o0")
+        )),
+        _ => assert!(
+            counted("o0") <= 3,
+            "o0 ran {} counted rounds:\n{out}",
+            counted("o0")
+        ),
+    }
     // The identical builds: never a winner between them.
     assert!(
         !out.contains("o2 wins") && !out.contains("o2-again wins"),
         "{out}"
+    );
+    // results.json's race: o0 dropped by the leader within three rounds,
+    // the two -O2 builds never a winner between them, the cost beside the
+    // full design's.
+    let results = read_json(&run_dir.join("results.json"));
+    let race = &results["race"];
+    assert_ne!(race["outcome"], "winner", "{race:#}");
+    let o0 = race["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["candidate"] == "o0")
+        .unwrap();
+    assert_eq!(o0["status"], "dropped", "{race:#}");
+    assert_eq!(
+        o0["rounds"].as_u64().unwrap(),
+        counted("o0") as u64,
+        "{race:#}"
+    );
+    assert!(
+        o0["against_leader"]["low"].as_f64().unwrap() > 1.0,
+        "{race:#}"
+    );
+    assert_eq!(race["cost"]["full_rounds"], 10, "{race:#}");
+    assert!(
+        !results["warnings"]
+            .to_string()
+            .contains("too few repetitions"),
+        "{:#}",
+        results["warnings"]
+    );
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("## Race") && report.contains("dropped: slower than"),
+        "{report}"
     );
     let meta = read_json(&run_dir.join("meta.json"));
     assert_eq!(meta["race"]["full_rounds"], 10, "{meta:#}");
