@@ -43,7 +43,10 @@ pub struct Standing {
     pub status: String,
     /// Counted rounds it ran in the race.
     pub rounds: u32,
-    /// Against the leader: at the look that dropped it, or the last look.
+    /// Against the leader: at the look that dropped it, or the last look;
+    /// the ratio of their time headlines, candidate over leader (for a
+    /// higher-is-better headline, such as throughput, the leader's over the
+    /// candidate's): above 1 is worse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub against_leader: Option<Interval>,
     /// The leader it was decided slower than.

@@ -115,3 +115,70 @@ fn a_minus_o0_build_is_dropped_within_three_rounds() {
         "{meta:#}"
     );
 }
+
+/// A race over a server: two builds (`-O2` and `-O3`) × two runtime
+/// settings (the slowserver fixture busy-waits 100 or 300 µs per request),
+/// throughput the headline. The 300 µs candidates (a third of the
+/// capacity) are dropped; the 100 µs ones, built two ways but the same
+/// server, are never told apart.
+#[test]
+fn a_server_race_drops_the_slow_setting_and_keeps_both_builds() {
+    let _alone = crate::support::exclusive();
+    let served = crate::support::Experiment::new("slowserver")
+        .binaries(&[("server", "slowserver")])
+        .service(
+            crate::support::Service::new("web", "{bin.server} {port} {params.us}").ready("http:/"),
+        )
+        .param("us = 100")
+        .workload(crate::support::Workload::new("closed").role("bench").load(
+            r#"
+            driver = "http"
+            clients = 2
+            requests = 400
+            warmup = "0s"
+            "#,
+        ))
+        .bench(crate::support::Bench {
+            repetitions: 10,
+            warmup: 1,
+            metrics: &["wall"],
+            ..crate::support::Bench::QUICK
+        });
+    let text = served.render()
+        + r#"
+[[matrix]]
+optimize = [[], ["o3"]]
+params.us = [100, 300]
+
+[race]
+max = 9
+"#;
+    let sandbox = Sandbox::with_fixture("slowserver");
+    sandbox.write("afterburner.toml", &text);
+    let run = sandbox.afterburner(&["race"]);
+    run.assert_ok();
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let race = &results["race"];
+    let standing = |name: &str| {
+        race["standings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["candidate"].as_str().unwrap_or("").contains(name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no candidate like {name}: {race:#}"))
+    };
+    for slow in ["base-us_300", "o3-us_300"] {
+        let s = standing(slow);
+        assert_eq!(s["status"], "dropped", "{race:#}");
+        // Against the leader (its throughput over theirs: above 1 is
+        // worse): decided above 1, about 3 times.
+        let against = &s["against_leader"];
+        assert!(against["low"].as_f64().unwrap() > 1.0, "{race:#}");
+        assert!(against["ratio"].as_f64().unwrap() > 2.0, "{race:#}");
+    }
+    for fast in ["baseline", "o3-us_100"] {
+        assert_ne!(standing(fast)["status"], "dropped", "{race:#}");
+    }
+    assert_ne!(race["outcome"], "winner", "{race:#}");
+}
