@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _, Result};
 
 mod meta;
+pub(crate) mod race;
 mod runner;
 pub(crate) mod sequential;
 pub(crate) mod served;
@@ -188,6 +189,7 @@ fn run_plan(
         progress: crate::progress::runs(planned_runs(e, meta.instruction_counter)),
         all_cpus: crate::pinning::CpuSet(crate::pinning::allowed()),
         remote,
+        alive: vec![true; e.variants.len()],
     };
     fs_err::create_dir_all(&runner.logs)?;
     for note in notes {
@@ -203,6 +205,26 @@ fn run_plan(
         meta.seed,
         if resume { format!(", resuming with {} runs done", runner.done.len()) } else { String::new() }
     ));
+    if let Some(race) = meta.race.clone() {
+        if resume {
+            // Who the race dropped is replayed from the records.
+            let runs = runs::read_records(&run_dir.join(crate::workdir::RAW_FILE), &meta)?.runs;
+            let counted = runs.iter().filter(|r| !r.warmup).map(|r| r.round + 1).max();
+            let rounds = counted.map_or(0, |c| c.saturating_sub(e.bench.warmup));
+            for d in crate::analysis::race::so_far(&meta, &race.plan, &runs, rounds).drops {
+                runner.alive[d.candidate] = false;
+            }
+        }
+        let stop = match runner.race_rounds(&race, &mut rng) {
+            Ok(stop) => stop,
+            Err(error) => return Err(stopped_or(error, run_dir)),
+        };
+        runner.raw.rewrite_meta(&BenchMeta {
+            stopped: Some(stop),
+            ..meta.clone()
+        })?;
+        return Ok(run_dir);
+    }
     let Some(plan) = meta.sequential.clone() else {
         for round in 0..e.bench.warmup + e.bench.repetitions {
             if let Err(error) = runner.round(round, &mut rng) {

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 use clap::{Args, Parser, Subcommand};
 
 use crate::pipeline::{self, Context, Options};
@@ -27,6 +27,9 @@ pub struct Cli {
 pub enum Command {
     /// The whole pipeline: build, train, bench, report.
     Run(PhaseArgs),
+    /// The whole pipeline with a race for a bench: after each look the
+    /// variants decided slower than the leader are dropped (`[race]`).
+    Race(PhaseArgs),
     /// Fetch the source and build every variant (instrumented where a profile is needed).
     Build(PhaseArgs),
     /// Run the training workloads on instrumented builds, then build with the profiles.
@@ -548,6 +551,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             };
             a.exports.exports().write(&results)
         }
+        Command::Race(a) => race(&a),
         Command::Build(a) => pipeline::build(&open(&a)?),
         Command::Train(a) => pipeline::train(&open(&a)?),
         Command::Bench(a) => {
@@ -719,6 +723,26 @@ fn ship(args: &ShipArgs) -> Result<()> {
         )
     ))?;
     Ok(())
+}
+
+/// `afterburner race`: the pipeline with a race for a bench.
+fn race(a: &PhaseArgs) -> Result<()> {
+    let mut cx = open(a)?;
+    if cx.experiment.cluster.is_some() {
+        bail!(
+            "{}: a race looks at every candidate's round on one machine, and this experiment has [cluster]\nhint: run the full design with `afterburner run`, or race without the [cluster] table",
+            cx.experiment.file.display()
+        );
+    }
+    if cx.experiment.variants.len() < 2 {
+        bail!(
+            "{}: a race needs two variants or more\nhint: add [[variant]]s or a [[matrix]] of them",
+            cx.experiment.file.display()
+        );
+    }
+    cx.experiment = cx.experiment.racing();
+    let results = pipeline::run(&cx)?;
+    a.exports.exports().write(&results)
 }
 
 fn open(args: &PhaseArgs) -> Result<Context> {

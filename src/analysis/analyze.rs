@@ -35,7 +35,13 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             message: format!("{failed} run(s) failed and are left out of the statistics; see raw.jsonl and logs/"),
         });
     }
-    let progress = Progress::of(meta, runs);
+    let mut progress = Progress::of(meta, runs);
+    if let (Some(_), Some(stop)) = (&meta.race, &meta.stopped) {
+        // A race ends by its own rule: its dropped candidates' missing
+        // rounds are not a stopped bench's.
+        progress.planned_rounds = meta.warmup + stop.rounds;
+        progress.complete_rounds = progress.planned_rounds;
+    }
     if progress.is_partial() {
         warnings.push(WarningEntry {
             workload: None,
@@ -45,6 +51,21 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
                 "partial: {} of {} rounds (the bench was stopped; `afterburner bench --resume` finishes it)",
                 progress.complete_rounds, progress.planned_rounds
             ),
+        });
+    }
+    let race = super::race::race(meta, runs);
+    if let Some(race) = &race {
+        // A dropped candidate's few rounds are the race's decision, not a
+        // plan to fix with more repetitions.
+        let dropped: Vec<&str> = race
+            .standings
+            .iter()
+            .filter(|s| s.dropped_by.is_some())
+            .map(|s| s.candidate.as_str())
+            .collect();
+        warnings.retain(|w| {
+            !(w.message.starts_with("too few repetitions")
+                && w.variant.as_deref().is_some_and(|v| dropped.contains(&v)))
         });
     }
     Results {
@@ -83,6 +104,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         instances: Vec::new(),
         nodes: Vec::new(),
         gain_shares: None,
+        race,
         explained: None,
         simulated: None,
     }

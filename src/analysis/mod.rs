@@ -13,6 +13,7 @@
 //! read (redraw from a run directory)
 //! nodes (blocks analysed alone) · share · instances
 //! analyze · headline · across
+//! race (a race replayed, its standings and cost)
 //! family · agreement · failures
 //! judge
 //! results (the model: every type of results.json)
@@ -27,6 +28,7 @@ pub mod headline;
 pub mod instances;
 pub mod judge;
 pub mod nodes;
+pub mod race;
 pub mod read;
 pub mod results;
 pub mod share;

@@ -90,6 +90,9 @@ pub struct Results {
     /// metric, with Fieller's interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gain_shares: Option<GainShares>,
+    /// `afterburner race`: who won, tied or dropped when, and what it cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<super::race::RaceResult>,
     /// Where the instructions went, per function and object, when the
     /// run kept callgrind's files (drawn in report.md and report.html;
     /// not part of results.json: `afterburner explain` redraws it).

@@ -178,6 +178,7 @@ pub(super) fn bench_meta(
             .and_then(|dir| crate::source::revision(&e.target.source, &dir)),
         sequential: sequential::meta(e),
         stopped: None,
+        race: race_meta(e),
         judging,
         load_path: None,
     })
@@ -262,4 +263,19 @@ pub(crate) fn run_id(unix_secs: u64, runs: &Path) -> String {
         id = format!("{base}-{n}");
     }
     id
+}
+
+/// A race's plan (`afterburner race`), none for a bench of the full design.
+fn race_meta(e: &crate::experiment::Experiment) -> Option<crate::runs::RaceMeta> {
+    e.bench.race.map(|full_rounds| crate::runs::RaceMeta {
+        plan: crate::stats::race::RacePlan::new(
+            e.bench.confidence,
+            e.variants.len(),
+            e.race.min,
+            e.race.max,
+            e.race.equivalence,
+        ),
+        budget_s: e.race.budget.as_secs_f64(),
+        full_rounds,
+    })
 }

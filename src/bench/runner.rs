@@ -13,7 +13,7 @@ use crate::experiment::{Bindings, MetricKind};
 use crate::measure::{self, InstructionCounter, RunKind, RunRecord, RunSetup, RunSlot};
 use crate::process::quote_output;
 use crate::rng::Rng;
-use crate::runs::{self, BenchMeta, SequentialMeta, SequentialStop, StopReason};
+use crate::runs::{self, BenchMeta, RaceMeta, SequentialMeta, SequentialStop, StopReason};
 use crate::workdir::{tail, RAW_FILE};
 
 /// Runs the rounds of one bench, appending each finished run.
@@ -34,6 +34,9 @@ pub(super) struct Runner<'a> {
     pub(super) all_cpus: crate::pinning::CpuSet,
     /// The load's node, when it has one of its own.
     pub(super) remote: Option<&'a super::served::remote::RemoteLoad>,
+    /// Per variant, whether its runs are made: all, but for a race's
+    /// dropped candidates (the baseline, the report's reference, runs on).
+    pub(super) alive: Vec<bool>,
 }
 
 /// How many runs a bench of `e` makes: every round, bench workload and
@@ -56,6 +59,60 @@ pub(super) fn planned_runs(e: &crate::experiment::Experiment, counter: Instructi
 }
 
 impl Runner<'_> {
+    /// A race's rounds: warmup, then counted rounds of the candidates
+    /// still in it, replayed after each of the plan's looks, until one is
+    /// left, the rest are the same as the leader, the budget cannot fit
+    /// another round, or the most rounds are run.
+    pub(super) fn race_rounds(&mut self, race: &RaceMeta, rng: &mut Rng) -> Result<SequentialStop> {
+        let e = &self.cx.experiment;
+        let plan = &race.plan;
+        let started = std::time::Instant::now();
+        let budget = std::time::Duration::from_secs_f64(race.budget_s);
+        let mut took = Vec::new();
+        let mut stopped = SequentialStop {
+            rounds: 0,
+            reason: StopReason::Max,
+            decided: 0,
+            comparisons: e.variants.len(),
+        };
+        for round in 0..e.bench.warmup + plan.max {
+            let counted = round.saturating_sub(e.bench.warmup);
+            if round >= e.bench.warmup
+                && counted >= plan.min
+                && !sequential::fits(budget, started.elapsed(), &took)
+            {
+                stopped.reason = StopReason::Budget;
+                break;
+            }
+            let began = std::time::Instant::now();
+            if self.round(round, rng)? {
+                took.push(began.elapsed());
+            }
+            if round < e.bench.warmup {
+                continue;
+            }
+            stopped.rounds = counted + 1;
+            if plan.level_at(counted + 1).is_none() {
+                continue;
+            }
+            let runs = crate::runs::read_records(&self.raw.dir().join(RAW_FILE), self.meta)?.runs;
+            let so_far = crate::analysis::race::so_far(self.meta, plan, &runs, counted + 1);
+            for d in &so_far.drops {
+                self.alive[d.candidate] = false;
+            }
+            stopped.decided = so_far.drops.len();
+            self.progress.line(super::race::describe(e, &so_far));
+            if !matches!(so_far.outcome, crate::stats::race::Outcome::Undecided(_)) {
+                stopped.reason = StopReason::Decided;
+                break;
+            }
+            // Rounds shrink as candidates drop: the last one, with the
+            // most left, bounds the next.
+            took = took.last().copied().into_iter().collect();
+        }
+        Ok(stopped)
+    }
+
     /// Rounds of a sequential plan: warmup, then counted rounds until a look
     /// finds every primary comparison decided, the budget cannot fit
     /// another round, or the plan's most rounds are run.
@@ -145,6 +202,8 @@ impl Runner<'_> {
         for workload in e.workloads.iter().filter(|w| w.role.benches()) {
             let mut order: Vec<usize> = (0..e.variants.len()).collect();
             rng.shuffle(&mut order);
+            // Drawn whole, then filtered: a resumed race keeps its order.
+            order.retain(|&i| i == 0 || self.alive.get(i).copied().unwrap_or(true));
             for (position, &index) in order.iter().enumerate() {
                 let kinds: &[RunKind] = if count_instructions
                     && served::counted(workload.load.as_ref(), self.meta.instruction_counter)

@@ -57,6 +57,35 @@ pub struct Experiment {
     pub cluster: Option<Cluster>,
     /// `[report]`: how reports present a run.
     pub report: ReportSettings,
+    /// `[race]`: how `afterburner race` races the variants (its defaults
+    /// when the file has none).
+    pub race: Race,
+}
+
+/// `[race]`: rounds run only the candidates still in the race; after each
+/// scheduled look, one decided slower than the leader is dropped
+/// ([`crate::stats::race`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Race {
+    /// The time the rounds may take, warmup included.
+    pub budget: Duration,
+    /// Rounds before the first look (at least 2).
+    pub min: u32,
+    /// The most rounds.
+    pub max: u32,
+    /// Same as the leader within this margin, a fraction.
+    pub equivalence: f64,
+}
+
+impl Default for Race {
+    fn default() -> Self {
+        Race {
+            budget: Duration::from_mins(30),
+            min: 2,
+            max: 40,
+            equivalence: 0.02,
+        }
+    }
 }
 
 /// `[report]`: how reports present a run. `afterburner report` reads it
@@ -618,6 +647,10 @@ pub struct Bench {
     /// `primary = "instructions"`: the instruction count heads the report
     /// (its verdict tested at the stated level, time then secondary).
     pub primary_instructions: bool,
+    /// `afterburner race`: rounds race the variants by `[race]` instead of
+    /// running every one for `repetitions` (then the race's most rounds);
+    /// the fixed design's repetitions it stands in for.
+    pub race: Option<u32>,
 }
 
 /// A sequential plan's limits (`repetitions = "auto"`).
@@ -645,6 +678,19 @@ pub struct GateStop {
 }
 
 impl Experiment {
+    /// This experiment raced (`afterburner race`): its rounds run the
+    /// candidates still in the race, up to `[race] max`, with no
+    /// sequential plan of `[bench]`.
+    #[must_use]
+    pub fn racing(mut self) -> Self {
+        let full = self.bench.repetitions;
+        self.bench.race = Some(full);
+        self.bench.repetitions = self.race.max;
+        self.bench.sequential = None;
+        self.bench.instruction_repetitions = self.bench.instruction_repetitions.min(self.race.max);
+        self
+    }
+
     /// The baseline variant: the first one.
     pub fn baseline(&self) -> &Variant {
         self.variants

@@ -31,6 +31,23 @@ pub struct RawExperiment {
     /// `[report]`: how reports present a run.
     #[serde(default)]
     pub report: RawReport,
+    /// `[race]`: how `afterburner race` races the variants.
+    pub race: Option<RawRace>,
+}
+
+/// `[race]`, as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRace {
+    /// The time the race's rounds may take ("30m").
+    pub budget: Option<Spanned<String>>,
+    /// Rounds before the first look.
+    pub min: Option<Spanned<u32>>,
+    /// The most rounds.
+    pub max: Option<Spanned<u32>>,
+    /// The margin within which a candidate is the same as the leader, a
+    /// fraction (0.02 = ±2%).
+    pub equivalence: Option<Spanned<f64>>,
 }
 
 /// `[report]`, as written.

@@ -77,6 +77,12 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         &raw.report,
         variants_before_quick.iter().map(String::as_str),
     )?;
+    let race = raw
+        .race
+        .as_ref()
+        .map(|r| cx.race(r))
+        .transpose()?
+        .unwrap_or_default();
     Ok(Experiment {
         file: absolute,
         dir,
@@ -88,6 +94,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         params,
         cluster,
         report,
+        race,
     })
 }
 
@@ -704,6 +711,7 @@ impl Cx<'_> {
             aslr: raw.aslr.unwrap_or(true),
             seed: raw.seed,
             instruction_repetitions: instruction_repetitions.min(repetitions),
+            race: None,
         })
     }
 
@@ -728,6 +736,63 @@ impl Cx<'_> {
             ));
         }
         Ok(true)
+    }
+
+    /// `[race]`: its budget, looks and margin, each checked.
+    fn race(&self, raw: &super::raw::RawRace) -> Result<super::Race, ExperimentError> {
+        let default = super::Race::default();
+        let budget = self.duration(raw.budget.as_ref(), default.budget)?;
+        if budget.is_zero() || budget > Duration::from_hours(7 * 24) {
+            let span = raw.budget.as_ref().map(Spanned::span).unwrap_or_default();
+            return Err(self.invalid(
+                span,
+                "budget must be more than 0 and at most 7 days",
+                "write budget = \"30m\"",
+            ));
+        }
+        let min = raw.min.as_ref().map_or(default.min, |m| *m.get_ref());
+        if min < 2 {
+            let span = raw.min.as_ref().map(Spanned::span).unwrap_or_default();
+            return Err(self.invalid(
+                span,
+                format!("min = {min} is too few rounds for a first look"),
+                "set min = 2 or more: a look compares rounds, and one round has no spread",
+            ));
+        }
+        let max = raw
+            .max
+            .as_ref()
+            .map_or(default.max.max(min), |m| *m.get_ref());
+        if max < min || max > MAX_SEQUENTIAL_ROUNDS {
+            let span = raw.max.as_ref().map(Spanned::span).unwrap_or_default();
+            return Err(self.invalid(
+                span,
+                format!("max = {max} must lie between min ({min}) and {MAX_SEQUENTIAL_ROUNDS}"),
+                format!("set max = {} or more", min.max(40)),
+            ));
+        }
+        let equivalence = raw
+            .equivalence
+            .as_ref()
+            .map_or(default.equivalence, |e| *e.get_ref());
+        if !(equivalence > 0.0 && equivalence <= 0.2) {
+            let span = raw
+                .equivalence
+                .as_ref()
+                .map(Spanned::span)
+                .unwrap_or_default();
+            return Err(self.invalid(
+                span,
+                format!("equivalence = {equivalence} is not a margin from 0 to 0.2"),
+                "write equivalence = 0.02 for ±2%",
+            ));
+        }
+        Ok(super::Race {
+            budget,
+            min,
+            max,
+            equivalence,
+        })
     }
 
     /// `repetitions`: a count, or "auto" with `budget`, `min` and `max`.

@@ -8,7 +8,9 @@ use anyhow::Result;
 
 use super::exporter::Exporter;
 use super::format::{improvement, p_value, scale_for};
-use super::sections::{axes, failures, headline, nodes, server, sets, share, stale, utilization};
+use super::sections::{
+    axes, failures, headline, nodes, race, server, sets, share, stale, utilization,
+};
 use crate::analysis::results::{ComparisonEntry, Measurement};
 use crate::analysis::Results;
 use crate::stats::{Comparison, Precision};
@@ -51,6 +53,7 @@ impl Exporter for Markdown {
                 p.services, p.workload
             );
         }
+        out.push_str(&race::markdown(results));
         out.push_str(&headline::markdown(results));
         out.push_str(&share::markdown(results));
         out.push_str(&stale::markdown(results));

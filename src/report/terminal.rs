@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::exporter::Exporter;
 use super::format::{improvement, scale_for};
-use super::sections::{headline, nodes, share, stale};
+use super::sections::{headline, nodes, race, share, stale};
 use crate::analysis::results::WarningEntry;
 use crate::analysis::Results;
 
@@ -41,6 +41,7 @@ impl Exporter for Terminal {
         let mut out = headline::sequential(results)
             .map(|text| format!("{text}\n\n"))
             .unwrap_or_default();
+        out.push_str(&race::text(results));
         out.push_str(&headline::text(results));
         out.push_str(&share::text(results));
         out.push_str(&stale::text(results));

@@ -8,6 +8,7 @@
 
 mod blocks;
 mod callgrind;
+mod race;
 mod reader;
 mod sequential;
 mod side_files;
@@ -27,6 +28,7 @@ pub use blocks::{
 pub use callgrind::{
     profile_dir, profile_files, simulation_dir, simulation_files, PROFILES_DIR, SIMULATED_DIR,
 };
+pub use race::RaceMeta;
 pub use reader::{read, read_records, Checked, Recorded};
 pub use sequential::{SequentialMeta, SequentialStop, StopReason};
 pub use side_files::{
@@ -93,9 +95,13 @@ pub struct BenchMeta {
     /// its most rounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialMeta>,
-    /// Why a sequential bench stopped; written when it does.
+    /// Why a sequential bench or a race stopped; written when it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<SequentialStop>,
+    /// `afterburner race`: the race's plan (`repetitions` is then its most
+    /// rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<RaceMeta>,
     /// Per bench workload, how it is judged (absent in runs before it was
     /// recorded: the report then picks the headline by metric name).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -238,6 +244,7 @@ impl BenchMeta {
             revision: None,
             sequential: None,
             stopped: None,
+            race: None,
             judging: std::collections::BTreeMap::new(),
             load_path: None,
         }

@@ -23,6 +23,7 @@ mod outputs;
 mod perf_around;
 mod pgo;
 mod profile;
+mod race;
 mod rebuild;
 mod rundir;
 mod sequential;

@@ -9,6 +9,7 @@ pub mod failures;
 pub mod headline;
 pub mod load_charts;
 pub mod nodes;
+pub mod race;
 pub mod server;
 pub mod sets;
 pub mod share;

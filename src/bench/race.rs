@@ -1,0 +1,41 @@
+//! `afterburner race`'s looks in the terminal. Each round runs the
+//! candidates still in the race (and the baseline, the report's reference,
+//! always); after each of the plan's looks the race is replayed on the
+//! records so far ([`crate::analysis::race::so_far`]), so a resumed race
+//! drops exactly who the first one did.
+
+use crate::experiment::Experiment;
+use crate::stats::race::{Outcome, Race};
+
+/// A look in a line: who is ahead, who dropped, what is left.
+pub fn describe(e: &Experiment, race: &Race) -> String {
+    use std::fmt::Write as _;
+    let name = |i: usize| e.variants[i].name.as_str();
+    let names = |set: &[usize]| set.iter().map(|&i| name(i)).collect::<Vec<_>>().join(", ");
+    let mut line = format!("race after {} rounds:", race.rounds);
+    if let Some(look) = &race.last {
+        let _ = write!(line, " {} leads", name(look.leader));
+    }
+    for d in race.drops.iter().filter(|d| d.rounds == race.rounds) {
+        let _ = write!(
+            line,
+            "; {} dropped ({:.3}× {} [{:.3}, {:.3}])",
+            name(d.candidate),
+            d.interval.ratio,
+            name(d.by),
+            d.interval.low,
+            d.interval.high
+        );
+    }
+    let _ = match &race.outcome {
+        Outcome::Winner(w) => write!(line, "; {} wins", name(*w)),
+        Outcome::Tie(tied) => write!(
+            line,
+            "; a tie: {} the same within ±{}%",
+            names(tied),
+            (100.0 * e.race.equivalence * 1e6).round() / 1e6
+        ),
+        Outcome::Undecided(alive) => write!(line, "; {} left", names(alive)),
+    };
+    line
+}

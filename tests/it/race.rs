@@ -1,0 +1,184 @@
+//! `afterburner race` on a fixture whose speed depends on the optimization
+//! level: a −O0 build beside two identical −O2 ones is dropped within the
+//! first three rounds (later, but always, on a machine too busy for
+//! timing: a skipped part, counted), and the two −O2 builds are never told
+//! apart.
+
+use crate::support::{only_run_dir, read_json, Sandbox};
+
+const OPTLEVEL: &str = r#"
+[target]
+name = "optlevel"
+source = { path = "src" }
+build = "make"
+binaries = { loop = "loop" }
+
+[[variant]]
+name = "o2"
+
+[[variant]]
+name = "o0"
+cflags = "-O0"
+
+[[variant]]
+name = "o2-again"
+
+[[workload]]
+name = "loop"
+role = "bench"
+run = "{bin.loop} 20000"
+
+[bench]
+repetitions = 10
+warmup = 1
+metrics = ["wall"]
+
+[race]
+max = 12
+budget = "5m"
+"#;
+
+#[test]
+fn a_minus_o0_build_is_dropped_within_three_rounds() {
+    let sandbox = Sandbox::with_fixture("optlevel");
+    sandbox.write("afterburner.toml", OPTLEVEL);
+    let run = sandbox.afterburner(&["race"]);
+    run.assert_ok();
+    let out = run.stderr() + &run.stdout();
+    let run_dir = only_run_dir(&sandbox);
+    let raw = std::fs::read_to_string(run_dir.join("raw.jsonl")).unwrap();
+    let counted = |variant: &str| {
+        raw.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|r| r["variant"] == variant && r["warmup"] == false)
+            .count()
+    };
+    // Within three rounds where the machine is quiet enough for timing;
+    // on a busy one (a round's two identical builds 2x apart) later, but
+    // always.
+    assert!(out.contains("o0 dropped"), "{out}");
+    match crate::support::busy() {
+        Some(why) if counted("o0") > 3 => crate::support::skip_part(&format!(
+            "o0 dropped within three rounds (it took {}): {why}",
+            counted("o0")
+        )),
+        _ => assert!(
+            counted("o0") <= 3,
+            "o0 ran {} counted rounds:\n{out}",
+            counted("o0")
+        ),
+    }
+    // The identical builds: never a winner between them.
+    assert!(
+        !out.contains("o2 wins") && !out.contains("o2-again wins"),
+        "{out}"
+    );
+    // results.json's race: o0 dropped by the leader within three rounds,
+    // the two -O2 builds never a winner between them, the cost beside the
+    // full design's.
+    let results = read_json(&run_dir.join("results.json"));
+    let race = &results["race"];
+    assert_ne!(race["outcome"], "winner", "{race:#}");
+    let o0 = race["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["candidate"] == "o0")
+        .unwrap();
+    assert_eq!(o0["status"], "dropped", "{race:#}");
+    assert_eq!(
+        o0["rounds"].as_u64().unwrap(),
+        counted("o0") as u64,
+        "{race:#}"
+    );
+    assert!(
+        o0["against_leader"]["low"].as_f64().unwrap() > 1.0,
+        "{race:#}"
+    );
+    assert_eq!(race["cost"]["full_rounds"], 10, "{race:#}");
+    assert!(
+        !results["warnings"]
+            .to_string()
+            .contains("too few repetitions"),
+        "{:#}",
+        results["warnings"]
+    );
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("## Race") && report.contains("dropped: slower than"),
+        "{report}"
+    );
+    let meta = read_json(&run_dir.join("meta.json"));
+    assert_eq!(meta["race"]["full_rounds"], 10, "{meta:#}");
+    assert!(
+        meta["stopped"]["rounds"].as_u64().unwrap() <= 12,
+        "{meta:#}"
+    );
+}
+
+/// A race over a server: two builds (`-O2` and `-O3`) × two runtime
+/// settings (the slowserver fixture busy-waits 100 or 300 µs per request),
+/// throughput the headline. The 300 µs candidates (a third of the
+/// capacity) are dropped; the 100 µs ones, built two ways but the same
+/// server, are never told apart.
+#[test]
+fn a_server_race_drops_the_slow_setting_and_keeps_both_builds() {
+    let _alone = crate::support::exclusive();
+    let served = crate::support::Experiment::new("slowserver")
+        .binaries(&[("server", "slowserver")])
+        .service(
+            crate::support::Service::new("web", "{bin.server} {port} {params.us}").ready("http:/"),
+        )
+        .param("us = 100")
+        .workload(crate::support::Workload::new("closed").role("bench").load(
+            r#"
+            driver = "http"
+            clients = 2
+            requests = 400
+            warmup = "0s"
+            "#,
+        ))
+        .bench(crate::support::Bench {
+            repetitions: 10,
+            warmup: 1,
+            metrics: &["wall"],
+            ..crate::support::Bench::QUICK
+        });
+    let text = served.render()
+        + r#"
+[[matrix]]
+optimize = [[], ["o3"]]
+params.us = [100, 300]
+
+[race]
+max = 9
+"#;
+    let sandbox = Sandbox::with_fixture("slowserver");
+    sandbox.write("afterburner.toml", &text);
+    let run = sandbox.afterburner(&["race"]);
+    run.assert_ok();
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let race = &results["race"];
+    let standing = |name: &str| {
+        race["standings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["candidate"].as_str().unwrap_or("").contains(name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no candidate like {name}: {race:#}"))
+    };
+    for slow in ["base-us_300", "o3-us_300"] {
+        let s = standing(slow);
+        assert_eq!(s["status"], "dropped", "{race:#}");
+        // Against the leader (its throughput over theirs: above 1 is
+        // worse): decided above 1, about 3 times.
+        let against = &s["against_leader"];
+        assert!(against["low"].as_f64().unwrap() > 1.0, "{race:#}");
+        assert!(against["ratio"].as_f64().unwrap() > 2.0, "{race:#}");
+    }
+    for fast in ["baseline", "o3-us_100"] {
+        assert_ne!(standing(fast)["status"], "dropped", "{race:#}");
+    }
+    assert_ne!(race["outcome"], "winner", "{race:#}");
+}
