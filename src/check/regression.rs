@@ -123,37 +123,47 @@ fn between(
         .collect()
 }
 
+/// What every judged case of `x` shows first: "METRIC of `V` on `W`: A →
+/// B UNIT", and its first five cells (workload, variant, metric and unit,
+/// both means).
+fn shown(x: &Across) -> (String, Vec<String>) {
+    let scale = scale_for(&x.a.metric.unit, x.a.summary.mean);
+    let unit = scale.label(&x.a.metric.unit);
+    let (before, now) = (scale.show(x.a.summary.mean), scale.show(x.b.summary.mean));
+    (
+        format!(
+            "{} of `{}` on `{}`: {before} → {now} {unit}",
+            x.b.metric.name, x.b.variant, x.b.workload
+        ),
+        vec![
+            x.b.workload.clone(),
+            x.b.variant.clone(),
+            format!("{} ({unit})", x.b.metric.name),
+            before,
+            now,
+        ],
+    )
+}
+
 /// A noisy case whose spread between runs history cannot give.
 fn unknown_spread(x: &Across, runs: usize) -> Case {
-    let scale = scale_for(&x.a.metric.unit, x.a.summary.mean);
-    let unit = scale.label(&x.a.metric.unit).to_owned();
     let why = format!(
         "the spread between runs is unknown: {runs} stored run(s) of it on this machine class, {} needed (run the baseline revision again, or prefer `check --rev`)",
         lookback::FEWEST_RUNS
     );
+    let (head, mut cells) = shown(x);
+    cells.extend([
+        format!("{:.3}", x.b.summary.mean / x.a.summary.mean),
+        "–".to_owned(),
+        "inconclusive: spread between runs unknown".to_owned(),
+    ]);
     Case {
         workload: x.b.workload.clone(),
         variant: x.b.variant.clone(),
         metric: x.b.metric.name.clone(),
         status: Status::Inconclusive,
-        message: format!(
-            "{} of `{}` on `{}`: {} → {} {unit}: {why}",
-            x.b.metric.name,
-            x.b.variant,
-            x.b.workload,
-            scale.show(x.a.summary.mean),
-            scale.show(x.b.summary.mean),
-        ),
-        cells: vec![
-            x.b.workload.clone(),
-            x.b.variant.clone(),
-            format!("{} ({unit})", x.b.metric.name),
-            scale.show(x.a.summary.mean),
-            scale.show(x.b.summary.mean),
-            format!("{:.3}", x.b.summary.mean / x.a.summary.mean),
-            "–".to_owned(),
-            "inconclusive: spread between runs unknown".to_owned(),
-        ],
+        message: format!("{head}: {why}"),
+        cells,
         statistics: why,
     }
 }
@@ -161,35 +171,23 @@ fn unknown_spread(x: &Across, runs: usize) -> Case {
 /// One judged case.
 fn case(x: &Across, o: &Comparison, threshold: Percent) -> Case {
     let status = super::status_of(o, x.b.metric.lower_is_better, threshold);
-    let scale = scale_for(&x.a.metric.unit, x.a.summary.mean);
-    let unit = scale.label(&x.a.metric.unit).to_owned();
     let why = super::why(o, status, threshold);
+    let (head, mut cells) = shown(x);
+    cells.extend([
+        format!("{:.3}", o.ratio),
+        format!("{:.3}–{:.3}", o.ci_low, o.ci_high),
+        format!("{} ({})", o.verdict_text(), improvement(o.improvement_pct)),
+    ]);
     Case {
         workload: x.b.workload.clone(),
         variant: x.b.variant.clone(),
         metric: x.b.metric.name.clone(),
         status,
         message: format!(
-            "{} of `{}` on `{}`: {} → {} {unit} ({:.3}× [{:.3}, {:.3}]): {why}",
-            x.b.metric.name,
-            x.b.variant,
-            x.b.workload,
-            scale.show(x.a.summary.mean),
-            scale.show(x.b.summary.mean),
-            o.ratio,
-            o.ci_low,
-            o.ci_high,
+            "{head} ({:.3}× [{:.3}, {:.3}]): {why}",
+            o.ratio, o.ci_low, o.ci_high
         ),
-        cells: vec![
-            x.b.workload.clone(),
-            x.b.variant.clone(),
-            format!("{} ({unit})", x.b.metric.name),
-            scale.show(x.a.summary.mean),
-            scale.show(x.b.summary.mean),
-            format!("{:.3}", o.ratio),
-            format!("{:.3}–{:.3}", o.ci_low, o.ci_high),
-            format!("{} ({})", o.verdict_text(), improvement(o.improvement_pct)),
-        ],
+        cells,
         statistics: o.rule.clone(),
     }
 }
