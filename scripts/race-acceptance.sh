@@ -21,19 +21,22 @@ seeds=("$@")
 "$bin" build "$experiment" --workdir "$workdir" >/dev/null
 "$bin" train "$experiment" --workdir "$workdir" >/dev/null
 latest() { ls -d "$workdir"/runs/*/ | sort | tail -n 1; }
+pairs=$(mktemp)
+trap 'rm -f "$pairs"' EXIT
 for s in "${seeds[@]}"; do
   seeded=$(mktemp --suffix=.toml -p "$(dirname "$experiment")")
   sed "s/^\[bench\]$/[bench]\nseed = $s/" "$experiment" >"$seeded"
   if [ $((s % 2)) -eq 1 ]; then order=(run race); else order=(race run); fi
   for command in "${order[@]}"; do
     "$bin" "$command" "$seeded" --workdir "$workdir" >/dev/null 2>&1
-    echo "$s $command $(latest)"
+    echo "$s $command $(latest)" >>"$pairs"
   done
   rm -f "$seeded"
-done | python3 -c '
+done
+python3 - "$pairs" <<'PY'
 import json, sys, collections
 runs = collections.defaultdict(dict)
-for line in sys.stdin:
+for line in open(sys.argv[1]):
     seed, command, path = line.split()
     runs[seed][command] = path
 def walls(path):
@@ -54,6 +57,7 @@ for seed, pair in sorted(runs.items()):
     ok = pick == best or ratio <= 1 + race["equivalence"]
     share = race["cost"]["seconds"] / sum(sum(x) for x in full.values())
     good += ok; cheap += ok and share <= 1 / 3
-    print(f"{seed:>4}  {best:<13} {race[\"outcome\"]:<9} {pick:<13} {ratio:9.3f}  {share:6.2f}{\"\" if ok else \"  (not the best)\"}")
-print(f"{good} of {len(runs)} seeds: the pick is the full run'"'"'s best or within the margin; {cheap} of them at a third of its run time or less")
-'
+    note = "" if ok else "  (not the best)"
+    print(f"{seed:>4}  {best:<13} {race['outcome']:<9} {pick:<13} {ratio:9.3f}  {share:6.2f}{note}")
+print(f"{good} of {len(runs)} seeds: the pick is the full run's best or within the margin; {cheap} of them at a third of its run time or less")
+PY
