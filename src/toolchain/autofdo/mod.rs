@@ -54,7 +54,7 @@ impl Optimize for Word {
     }
 
     fn describe(&self) -> &'static str {
-        "sampled FDO: perf record of an ordinary build, converted to the compiler's sample profile (afterburner names each sampled address's inline stack with llvm-symbolizer and writes clang's or gcc's format itself; create_llvm_prof only for branch stacks). Without LBR (timer samples) only line hotness, no branch edges or call targets: a small share of instrumented PGO's savings (see the README's measurements)"
+        "sampled FDO: perf record of an ordinary build, converted to the compiler's sample profile (afterburner names each sampled address's inline stack with llvm-symbolizer and writes clang's or gcc's format itself; create_llvm_prof only for branch stacks). Without LBR (timer samples) only line hotness, no branch edges or call targets: from none to most of instrumented PGO's savings, by program and compiler (docs/case-studies/autofdo-timer-samples.md)"
     }
 
     fn qualifier(&self) -> Option<&'static str> {
