@@ -209,8 +209,7 @@ fn run_plan(
         if resume {
             // Who the race dropped is replayed from the records.
             let runs = runs::read_records(&run_dir.join(crate::workdir::RAW_FILE), &meta)?.runs;
-            let counted = runs.iter().filter(|r| !r.warmup).map(|r| r.round + 1).max();
-            let rounds = counted.map_or(0, |c| c.saturating_sub(e.bench.warmup));
+            let rounds = crate::analysis::race::rounds_recorded(&meta, &runs);
             for d in crate::analysis::race::so_far(&meta, &race.plan, &runs, rounds).drops {
                 runner.alive[d.candidate] = false;
             }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::measure::{RunKind, RunRecord};
 use crate::runs::BenchMeta;
 use crate::stats::race::{replay, Interval, Outcome, Race, RacePlan};
+use crate::stats::tidy;
 
 /// A race's outcome in `results.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -86,12 +87,7 @@ fn headline(meta: &BenchMeta, workload: &str) -> Option<usize> {
 /// higher is better); `None` for a round with a workload missing or failed.
 pub fn scores(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<Vec<Option<f64>>> {
     let warmup = meta.warmup;
-    let rounds = runs
-        .iter()
-        .filter(|r| !r.warmup)
-        .map(|r| r.round.saturating_sub(warmup) as usize + 1)
-        .max()
-        .unwrap_or(0);
+    let rounds = rounds_recorded(meta, runs) as usize;
     let headlines: Vec<(&str, usize)> = meta
         .workloads
         .iter()
@@ -127,6 +123,15 @@ pub fn scores(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<Vec<Option<f64>>> {
         .collect()
 }
 
+/// Counted rounds the records reach (the last one's, warmup excluded).
+pub fn rounds_recorded(meta: &BenchMeta, runs: &[RunRecord]) -> u32 {
+    runs.iter()
+        .filter(|r| !r.warmup)
+        .map(|r| r.round.saturating_sub(meta.warmup) + 1)
+        .max()
+        .unwrap_or(0)
+}
+
 /// The race replayed on the records, cut at `rounds` counted rounds.
 pub fn so_far(meta: &BenchMeta, plan: &RacePlan, runs: &[RunRecord], rounds: u32) -> Race {
     let mut scores = scores(meta, runs);
@@ -140,13 +145,10 @@ pub fn so_far(meta: &BenchMeta, plan: &RacePlan, runs: &[RunRecord], rounds: u32
 pub fn race(meta: &BenchMeta, runs: &[RunRecord]) -> Option<RaceResult> {
     let plan_meta = meta.race.as_ref()?;
     let plan = &plan_meta.plan;
-    let rounds = meta.stopped.as_ref().map_or_else(
-        || {
-            let counted = runs.iter().filter(|r| !r.warmup).map(|r| r.round + 1).max();
-            counted.map_or(0, |c| c.saturating_sub(meta.warmup))
-        },
-        |s| s.rounds,
-    );
+    let rounds = meta
+        .stopped
+        .as_ref()
+        .map_or_else(|| rounds_recorded(meta, runs), |s| s.rounds);
     let race = so_far(meta, plan, runs, rounds);
     let name = |i: usize| meta.variants[i].name.clone();
     let leader = race.last.as_ref().map(|l| l.leader);
@@ -251,8 +253,8 @@ fn method(plan: &RacePlan) -> String {
             .collect::<Vec<_>>()
             .join(", "),
         plan.pairs,
-        (plan.alpha / plan.pairs as f64 * 1e6).round() / 1e6,
-        ((1.0 - plan.alpha) * 100.0 * 1e6).round() / 1e6,
-        (plan.equivalence * 100.0 * 1e6).round() / 1e6,
+        tidy(plan.alpha / plan.pairs as f64),
+        tidy((1.0 - plan.alpha) * 100.0),
+        tidy(plan.equivalence * 100.0),
     )
 }

@@ -33,7 +33,7 @@ pub fn describe(e: &Experiment, race: &Race) -> String {
             line,
             "; a tie: {} the same within ±{}%",
             names(tied),
-            (100.0 * e.race.equivalence * 1e6).round() / 1e6
+            crate::stats::tidy(100.0 * e.race.equivalence)
         ),
         Outcome::Undecided(alive) => write!(line, "; {} left", names(alive)),
     };

@@ -190,7 +190,7 @@ fn case(before: &Measurement, now: &Measurement, o: &Comparison, threshold: Perc
 }
 
 fn rule(short: &str, threshold: Threshold, results: &Results) -> String {
-    let c = (results.confidence * 100.0 * 1e6).round() / 1e6;
+    let c = crate::stats::tidy(results.confidence * 100.0);
     let test = match &results.sequential {
         Some(s) => format!(
             "Rounds went on until every pair was decided or the budget ({:.0} s) ran out (`check --budget`): at each look (after {} rounds) Student's paired t-test on the log ratios, its interval at that look's level under group-sequential alpha spending (Lan–DeMets, Pocock-type), so that the intervals of all looks hold the true ratio together at {c}% (repeated confidence intervals, Jennison & Turnbull 1984); the first look that passes or fails a pair decides it.",

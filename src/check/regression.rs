@@ -99,7 +99,7 @@ fn rule(baseline: &Results, history: usize, threshold: Threshold) -> String {
     format!(
         "Regression rule: each workload's headline metric (time, unless `[bench] primary = \"instructions\"` or a declared primary figure) of every variant in this run is judged against the same variant in baseline run {} at {}% confidence. An exact instruction count is judged by its resolution. A noisy metric (time) is judged by the spread between runs, not within them: two runs minutes apart differ by more (clock, neighbours); the spread is that of the variant's means in the stored runs of this target on this machine class ({history} found, the baseline counted once), and with fewer than {} the case is inconclusive. A case fails when its verdict is slower and its mean is worse by more than the threshold, {}; slower by less, the same or faster pass, and so does an undecided case whose interval rules out a regression beyond the threshold; any other undecided case is inconclusive, never a pass. `check --rev` builds the baseline revision and runs both in the same rounds, where the drift between runs cancels: prefer it.",
         baseline.run_id,
-        (baseline.confidence * 100.0 * 1e6).round() / 1e6,
+        crate::stats::tidy(baseline.confidence * 100.0),
         lookback::FEWEST_RUNS,
         threshold.describe(),
     )

@@ -61,7 +61,7 @@ fn rule(k: usize, confidence: f64) -> String {
     format!(
         "Noisy metric across runs: the spread between runs estimated from history (the standard deviation s of the log means of this variant, workload and metric in {k} stored runs on this machine class, {df} degrees of freedom, as conbench's lookback does); the {c}% interval of the ratio of this run's mean to the baseline run's is exp(d ± t·s·√2), d their log ratio; same within the equivalence margin, faster or slower when the interval lies on one side of 1, else undecided.",
         df = k - 1,
-        c = (confidence * 100.0 * 1e6).round() / 1e6,
+        c = super::tidy(confidence * 100.0),
     )
 }
 

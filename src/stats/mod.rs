@@ -455,7 +455,7 @@ fn rule(options: &CompareOptions, paired: bool, median: bool) -> String {
 }
 
 /// A level like 0.95 or 95.0 without float noise (0.050000000000000044).
-fn tidy(x: f64) -> f64 {
+pub(crate) fn tidy(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 

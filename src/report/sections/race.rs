@@ -9,7 +9,7 @@ use crate::analysis::Results;
 /// The outcome in a sentence.
 fn outcome(race: &RaceResult) -> String {
     let names = race.survivors.join(", ");
-    let margin = (race.equivalence * 100.0 * 1e6).round() / 1e6;
+    let margin = crate::stats::tidy(race.equivalence * 100.0);
     match race.outcome.as_str() {
         "winner" => format!("{names} wins after {} rounds", race.rounds),
         "tie" => format!(
