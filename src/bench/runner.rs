@@ -58,59 +58,63 @@ pub(super) fn planned_runs(e: &crate::experiment::Experiment, counter: Instructi
         .sum()
 }
 
+/// How a bench's rounds are watched by looks: from `min` counted rounds
+/// the budget may end them; `max` ends them; `shrinking` rounds (a race's,
+/// as candidates drop) take only the last round as the next one's length.
+struct Watch {
+    min: u32,
+    max: u32,
+    budget_s: f64,
+    shrinking: bool,
+    /// The questions counted before a look says how many (a race's
+    /// candidates; a sequential plan's comparisons are known at its look).
+    comparisons: usize,
+}
+
+/// What a look found: how many of how many questions are decided, and
+/// whether that ends the rounds.
+struct Looked {
+    decided: usize,
+    comparisons: usize,
+    done: bool,
+}
+
 impl Runner<'_> {
     /// A race's rounds: warmup, then counted rounds of the candidates
     /// still in it, replayed after each of the plan's looks, until one is
     /// left, the rest are the same as the leader, the budget cannot fit
     /// another round, or the most rounds are run.
     pub(super) fn race_rounds(&mut self, race: &RaceMeta, rng: &mut Rng) -> Result<SequentialStop> {
-        let e = &self.cx.experiment;
         let plan = &race.plan;
-        let started = std::time::Instant::now();
-        let budget = std::time::Duration::from_secs_f64(race.budget_s);
-        let mut took = Vec::new();
-        let mut stopped = SequentialStop {
-            rounds: 0,
-            reason: StopReason::Max,
-            decided: 0,
-            comparisons: e.variants.len(),
+        let watch = Watch {
+            min: plan.min,
+            max: plan.max,
+            budget_s: race.budget_s,
+            // Rounds shrink as candidates drop: the last one, with the most
+            // left, bounds the next.
+            shrinking: true,
+            comparisons: self.cx.experiment.variants.len(),
         };
-        for round in 0..e.bench.warmup + plan.max {
-            let counted = round.saturating_sub(e.bench.warmup);
-            if round >= e.bench.warmup
-                && counted >= plan.min
-                && !sequential::fits(budget, started.elapsed(), &took)
-            {
-                stopped.reason = StopReason::Budget;
-                break;
+        let candidates = watch.comparisons;
+        self.watched_rounds(rng, &watch, &mut |runner, rounds| {
+            if plan.level_at(rounds).is_none() {
+                return Ok(None);
             }
-            let began = std::time::Instant::now();
-            if self.round(round, rng)? {
-                took.push(began.elapsed());
-            }
-            if round < e.bench.warmup {
-                continue;
-            }
-            stopped.rounds = counted + 1;
-            if plan.level_at(counted + 1).is_none() {
-                continue;
-            }
-            let runs = crate::runs::read_records(&self.raw.dir().join(RAW_FILE), self.meta)?.runs;
-            let so_far = crate::analysis::race::so_far(self.meta, plan, &runs, counted + 1);
+            let runs = runner.records()?;
+            let so_far = crate::analysis::race::so_far(runner.meta, plan, &runs, rounds);
             for d in &so_far.drops {
-                self.alive[d.candidate] = false;
+                runner.alive[d.candidate] = false;
             }
-            stopped.decided = so_far.drops.len();
-            self.progress.line(super::race::describe(e, &so_far));
-            if !matches!(so_far.outcome, crate::stats::race::Outcome::Undecided(_)) {
-                stopped.reason = StopReason::Decided;
-                break;
-            }
-            // Rounds shrink as candidates drop: the last one, with the
-            // most left, bounds the next.
-            took = took.last().copied().into_iter().collect();
-        }
-        Ok(stopped)
+            runner
+                .progress
+                .line(super::race::describe(&runner.cx.experiment, &so_far));
+            let done = !matches!(so_far.outcome, crate::stats::race::Outcome::Undecided(_));
+            Ok(Some(Looked {
+                decided: so_far.drops.len(),
+                comparisons: candidates,
+                done,
+            }))
+        })
     }
 
     /// Rounds of a sequential plan: warmup, then counted rounds until a look
@@ -121,50 +125,27 @@ impl Runner<'_> {
         plan: &SequentialMeta,
         rng: &mut Rng,
     ) -> Result<SequentialStop> {
-        let e = &self.cx.experiment;
-        let started = std::time::Instant::now();
-        let budget = std::time::Duration::from_secs_f64(plan.budget_s);
-        let mut took = Vec::new();
-        let mut stopped = SequentialStop {
-            rounds: 0,
-            reason: StopReason::Max,
-            decided: 0,
+        let watch = Watch {
+            min: plan.plan.min,
+            max: plan.plan.max,
+            budget_s: plan.budget_s,
+            shrinking: false,
             comparisons: 0,
         };
-        for round in 0..e.bench.warmup + plan.plan.max {
-            let counted = round.saturating_sub(e.bench.warmup);
-            if round >= e.bench.warmup
-                && counted >= plan.plan.min
-                && !sequential::fits(budget, started.elapsed(), &took)
-            {
-                stopped.reason = StopReason::Budget;
-                break;
+        self.watched_rounds(rng, &watch, &mut |runner, rounds| {
+            if !plan.plan.is_look(rounds) {
+                return Ok(None);
             }
-            let began = std::time::Instant::now();
-            let ran = self.round(round, rng)?;
-            if ran {
-                took.push(began.elapsed());
-            }
-            if round < e.bench.warmup {
-                continue;
-            }
-            stopped.rounds = counted + 1;
-            if !plan.plan.is_look(counted + 1) {
-                continue;
-            }
-            let runs = crate::runs::read_records(&self.raw.dir().join(RAW_FILE), self.meta)?.runs;
             let look = sequential::look(
-                e,
-                &self.meta.metrics,
+                &runner.cx.experiment,
+                &runner.meta.metrics,
                 &plan.plan,
-                &runs,
-                self.meta.equivalence,
-                self.meta.seed,
+                &runner.records()?,
+                runner.meta.equivalence,
+                runner.meta.seed,
             );
-            (stopped.decided, stopped.comparisons) = (look.decided, look.comparisons);
-            self.progress.line(format_args!(
-                "look after {} rounds: {} of {} primary comparisons decided{}",
-                counted + 1,
+            runner.progress.line(format_args!(
+                "look after {rounds} rounds: {} of {} primary comparisons decided{}",
                 look.decided,
                 look.comparisons,
                 if look.pending.is_empty() {
@@ -173,9 +154,67 @@ impl Runner<'_> {
                     format!("; undecided: {}", look.pending.join(", "))
                 }
             ));
-            if look.decided == look.comparisons {
+            Ok(Some(Looked {
+                decided: look.decided,
+                comparisons: look.comparisons,
+                done: look.decided == look.comparisons,
+            }))
+        })
+    }
+
+    /// The records of this bench so far, read back from raw.jsonl.
+    fn records(&self) -> Result<Vec<RunRecord>> {
+        Ok(runs::read_records(&self.raw.dir().join(RAW_FILE), self.meta)?.runs)
+    }
+
+    /// Warmup, then counted rounds watched by `look`: after each counted
+    /// round, `look` gets the rounds counted and says — where that round is
+    /// a look — what is decided, of how many, and whether that ends the
+    /// rounds; they end too when the budget cannot fit another round (from
+    /// `min` rounds on) or after `max`.
+    fn watched_rounds(
+        &mut self,
+        rng: &mut Rng,
+        watch: &Watch,
+        look: &mut dyn FnMut(&mut Self, u32) -> Result<Option<Looked>>,
+    ) -> Result<SequentialStop> {
+        let warmup = self.cx.experiment.bench.warmup;
+        let started = std::time::Instant::now();
+        let budget = std::time::Duration::from_secs_f64(watch.budget_s);
+        let mut took = Vec::new();
+        let mut stopped = SequentialStop {
+            rounds: 0,
+            reason: StopReason::Max,
+            decided: 0,
+            comparisons: watch.comparisons,
+        };
+        for round in 0..warmup + watch.max {
+            let counted = round.saturating_sub(warmup);
+            if round >= warmup
+                && counted >= watch.min
+                && !sequential::fits(budget, started.elapsed(), &took)
+            {
+                stopped.reason = StopReason::Budget;
+                break;
+            }
+            let began = std::time::Instant::now();
+            if self.round(round, rng)? {
+                took.push(began.elapsed());
+            }
+            if round < warmup {
+                continue;
+            }
+            stopped.rounds = counted + 1;
+            let Some(looked) = look(self, counted + 1)? else {
+                continue;
+            };
+            (stopped.decided, stopped.comparisons) = (looked.decided, looked.comparisons);
+            if looked.done {
                 stopped.reason = StopReason::Decided;
                 break;
+            }
+            if watch.shrinking {
+                took = took.last().copied().into_iter().collect();
             }
         }
         Ok(stopped)
