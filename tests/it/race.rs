@@ -6,6 +6,9 @@
 
 use crate::support::{only_run_dir, read_json, Sandbox};
 
+/// At `confidence = 0.999`: a race errs at 1 − confidence by design, and a
+/// winner between the two identical builds must be a fault, not the 5% it
+/// may be at the default.
 const OPTLEVEL: &str = r#"
 [target]
 name = "optlevel"
@@ -32,6 +35,7 @@ run = "{bin.loop} 20000"
 repetitions = 10
 warmup = 1
 metrics = ["wall"]
+confidence = 0.999
 
 [race]
 max = 12
@@ -142,6 +146,9 @@ fn a_server_race_drops_the_slow_setting_and_keeps_both_builds() {
             repetitions: 10,
             warmup: 1,
             metrics: &["wall"],
+            // A race errs at 1 − confidence by design: at 0.999 a drop
+            // among the identical builds is a fault, not the 5% it may be.
+            lines: "confidence = 0.999",
             ..crate::support::Bench::QUICK
         });
     let text = served.render()
