@@ -201,6 +201,26 @@ fn build_command(experiment: &Experiment, variant: &Variant) -> Result<String> {
         .with_context(|| format!("expanding the build command of variant `{}`", variant.name))
 }
 
+/// The key of `stage` of `variant` with the variant's own directory
+/// written as `{variant}` and its training rounds cut at the stage's: two
+/// variants whose stage has the same share key build the same code (their
+/// instrumented builds write the same counters, wherever they live).
+pub fn share_key(
+    experiment: &Experiment,
+    variant: &Variant,
+    stage: Stage,
+    source_dir: &Path,
+    workdir: &Workdir,
+) -> Result<String> {
+    let mut inputs = plan(experiment, variant, stage, source_dir, workdir)?.inputs;
+    if let Stage::Instrumented(round) = stage {
+        inputs.rounds.truncate(round + 1);
+    }
+    let own = format!("{}/", workdir.variant(&variant.name).display());
+    let text = serde_json::to_string(&inputs)?.replace(&own, "{variant}/");
+    Ok(hex(&Sha256::digest(text.as_bytes())))
+}
+
 /// The key `stage` of `variant` would be built with now.
 pub fn stage_key(
     experiment: &Experiment,
@@ -423,6 +443,17 @@ pub fn compose_flags(
             .extend(crate::toolchain::mismatch::stale_warning_flags(
                 variant.compiler,
             ));
+    }
+    if variant.profile_donor.is_some()
+        && variant.profile_from.is_none()
+        && variant.compiler == Compiler::Gcc
+        && stage == Stage::Final
+    {
+        // A profile trained in another build directory: gcc checksums a
+        // function's source path into its counters, and a build that names
+        // its sources by absolute path would fail on the directory alone;
+        // the moved functions keep their profile, and are counted.
+        opt.cflags.push("-Wno-error=coverage-mismatch".to_owned());
     }
     if variant.compiler == Compiler::Clang {
         // Debug info a project asks for itself (Redis builds with -g) in

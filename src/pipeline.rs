@@ -8,6 +8,7 @@ use anyhow::{bail, Context as _, Result};
 use crate::build::{self, build_stage, Outcome};
 pub use crate::context::{Context, Options};
 use crate::experiment::{Experiment, Variant, Workload};
+use crate::profiles::shared;
 use crate::progress;
 use crate::source;
 use crate::toolchain::{self, Stage};
@@ -59,6 +60,15 @@ pub fn build(cx: &Context) -> Result<()> {
     // Two builds in one work directory would delete each other's trees.
     let _lock = cx.workdir.lock("variants are being built")?;
     ensure_tools(e)?;
+    for l in &e.race.left_out {
+        progress::info(format_args!(
+            "left out of the race: {} ({}, {}:{})",
+            l.candidate,
+            l.reason,
+            e.file.display(),
+            l.line
+        ));
+    }
     progress::info(format_args!("fetching source of `{}`", e.target.name));
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in &e.variants {
@@ -77,7 +87,14 @@ pub fn build(cx: &Context) -> Result<()> {
         } else if !variant.needs_profile() {
             build_one(cx, variant, Stage::Final, &source_dir)?;
         } else if let Some(round) = first_stale_round(cx, variant, &source_dir)? {
-            build_one(cx, variant, Stage::Instrumented(round), &source_dir)?;
+            match (&variant.profile_donor, round) {
+                (Some(donor), 0) => progress::info(format_args!(
+                    "building {}: its {} profile will be {donor}'s (the same instrumented build, trained by the same runs), nothing to build before training",
+                    variant.name,
+                    variant.rounds()[round].name()
+                )),
+                _ => build_one(cx, variant, Stage::Instrumented(round), &source_dir)?,
+            }
         } else if build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
             build::stage_key(e, variant, Stage::Final, &source_dir, &cx.workdir)
                 .is_ok_and(|k| k == r.key)
@@ -201,7 +218,7 @@ pub fn train(cx: &Context) -> Result<()> {
                     variant.name,
                     pgo.name()
                 ));
-            } else {
+            } else if round > 0 || !share_profile(cx, variant, &source_dir)? {
                 // The build directory may hold another stage's build; this
                 // round's instrumented build comes back first.
                 build_one(cx, variant, Stage::Instrumented(round), &source_dir)?;
@@ -225,6 +242,54 @@ fn make_profile(cx: &Context, variant: &Variant, round: usize) -> Result<()> {
     crate::profiles::check(cx, variant, round, source, &binaries)?;
     let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
     fs_err::write(&marker, source.key(cx, variant, &key)?)?;
+    Ok(())
+}
+
+/// Give `variant` its donor's first-round profile (`profile_donor`), if it
+/// has one whose profile is current and the share holds here; whether it
+/// did.
+fn share_profile(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<bool> {
+    let Some(donor) = variant
+        .profile_donor
+        .as_ref()
+        .and_then(|d| cx.experiment.variants.iter().find(|v| &v.name == d))
+    else {
+        return Ok(false);
+    };
+    let round = variant.rounds()[0].name();
+    if !profile_is_current(cx, donor, 0, source_dir)? {
+        return Ok(false);
+    }
+    let stage = Stage::Instrumented(0);
+    let trees = (
+        stage_source_dir(cx, donor, stage, source_dir)?,
+        stage_source_dir(cx, variant, stage, source_dir)?,
+    );
+    if let Some(why) = shared::refused(cx, (donor, &trees.0), (variant, &trees.1))? {
+        progress::info(format_args!(
+            "training {} ({round}): its own profile, not {}'s: {why}",
+            variant.name, donor.name
+        ));
+        return Ok(false);
+    }
+    shared::share(cx, donor, variant, 0)?;
+    mark_current(cx, variant, 0, source_dir)?;
+    progress::info(format_args!(
+        "training {} ({round}): {}'s profile, shared (the same instrumented build, trained by the same runs)",
+        variant.name, donor.name
+    ));
+    Ok(true)
+}
+
+/// Mark round `round`'s profile, made without building the round (a shared
+/// one), current for the instrumented build the inputs would produce.
+fn mark_current(cx: &Context, variant: &Variant, round: usize, source_dir: &Path) -> Result<()> {
+    let stage = Stage::Instrumented(round);
+    let tree = stage_source_dir(cx, variant, stage, source_dir)?;
+    let key = build::stage_key(&cx.experiment, variant, stage, &tree, &cx.workdir)?;
+    let source = crate::profiles::source(variant);
+    let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
+    fs_err::write(marker, source.key(cx, variant, &key)?)?;
     Ok(())
 }
 

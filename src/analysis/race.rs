@@ -32,6 +32,10 @@ pub struct RaceResult {
     /// dropped in the order they left.
     pub standings: Vec<Standing>,
     pub cost: RaceCost,
+    /// Combinations of `[race]`'s axes that were not candidates: they
+    /// cannot be built (a technique their compiler lacks, …), with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<crate::experiment::LeftOut>,
     /// The rule that decided, in words.
     pub method: String,
 }
@@ -209,6 +213,7 @@ pub fn race(meta: &BenchMeta, runs: &[RunRecord]) -> Option<RaceResult> {
         pair_alpha: plan.alpha / plan.pairs as f64,
         standings,
         cost: cost(meta, runs, plan_meta.full_rounds),
+        left_out: plan_meta.left_out.clone(),
         method: method(plan),
     })
 }

@@ -277,5 +277,6 @@ fn race_meta(e: &crate::experiment::Experiment) -> Option<crate::runs::RaceMeta>
         ),
         budget_s: e.race.budget.as_secs_f64(),
         full_rounds,
+        left_out: e.race.left_out.clone(),
     })
 }

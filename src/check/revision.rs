@@ -115,6 +115,8 @@ pub fn grow(experiment: &mut Experiment, source: &Source, short: &str) -> Vec<(S
     for v in experiment.variants.iter().filter(|v| !v.is_prebuilt()) {
         let mut before = v.clone();
         before.name = variant_name(&v.name, short);
+        // Its donor is the donor's twin, built from the same revision.
+        before.profile_donor = v.profile_donor.as_deref().map(|d| variant_name(d, short));
         before.source = Some(ProfileFrom {
             source: source.clone(),
             exclude: exclude.clone(),

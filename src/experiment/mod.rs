@@ -75,6 +75,20 @@ pub struct Race {
     pub max: u32,
     /// Same as the leader within this margin, a fraction.
     pub equivalence: f64,
+    /// Combinations of its axes that cannot be built, with the reason.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A combination of `[race]`'s axes left out of the race, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LeftOut {
+    pub candidate: String,
+    /// What the experiment's validation said of it.
+    pub reason: String,
+    /// What to do about it.
+    pub hint: String,
+    /// The line of the experiment file the reason points at.
+    pub line: usize,
 }
 
 impl Default for Race {
@@ -84,6 +98,7 @@ impl Default for Race {
             min: 2,
             max: 40,
             equivalence: 0.02,
+            left_out: Vec::new(),
         }
     }
 }
@@ -422,6 +437,10 @@ pub struct Variant {
     /// (a source of `profiles/` makes them).
     #[serde(skip)]
     pub profile_origin: ProfileOrigin,
+    /// The earlier variant whose first training round's profile this one
+    /// shares: the same instrumented build, trained by the same runs
+    /// (`pgo+lto` shares `pgo`'s); chosen once here, checked when training.
+    pub profile_donor: Option<String>,
 }
 
 /// Where a variant's profiles come from, chosen when the experiment is

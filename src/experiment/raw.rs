@@ -48,6 +48,73 @@ pub struct RawRace {
     /// The margin within which a candidate is the same as the leader, a
     /// fraction (0.02 = ±2%).
     pub equivalence: Option<Spanned<f64>>,
+    /// The candidates' names, as a matrix's (`{compiler}-{optimize}`).
+    pub name: Option<Spanned<String>>,
+    /// Axes, as a matrix's: each combination a candidate, those that
+    /// cannot be built (a technique the compiler lacks) left out with the
+    /// reason rather than refused.
+    #[serde(default)]
+    pub compiler: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub optimize: Vec<Spanned<RawStack>>,
+    #[serde(default)]
+    pub params: BTreeMap<String, Spanned<Vec<Spanned<toml::Value>>>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, Spanned<Vec<Spanned<String>>>>,
+    pub cflags: Option<String>,
+    pub ldflags: Option<String>,
+    #[serde(default)]
+    pub exclude: Vec<Spanned<toml::Table>>,
+}
+
+impl RawRace {
+    /// Its axes as a matrix, when it has any.
+    pub fn axes(&self) -> Option<RawMatrix> {
+        let none = self.compiler.is_empty()
+            && self.optimize.is_empty()
+            && self.params.is_empty()
+            && self.env.is_empty();
+        (!none).then(|| RawMatrix {
+            name: self.name.clone(),
+            compiler: self.compiler.clone(),
+            optimize: self.optimize.clone(),
+            params: self.params.clone(),
+            env: self.env.clone(),
+            cflags: self.cflags.clone(),
+            ldflags: self.ldflags.clone(),
+            exclude: self.exclude.clone(),
+        })
+    }
+}
+
+/// One value of an `optimize` axis: a list of words (`["pgo", "lto"]`,
+/// `[]` for none) or the words joined by `+` (`"pgo+lto"`, `"none"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawStack {
+    Joined(String),
+    Words(Vec<String>),
+}
+
+impl RawStack {
+    /// Its words, in the order written.
+    pub fn words(&self) -> Vec<String> {
+        match self {
+            RawStack::Joined(s) if s.trim() == "none" || s.trim().is_empty() => Vec::new(),
+            RawStack::Joined(s) => s.split('+').map(|w| w.trim().to_owned()).collect(),
+            RawStack::Words(w) => w.clone(),
+        }
+    }
+
+    /// How a name shows it: as written when joined, else the words joined
+    /// by `+` (`base` for none).
+    pub fn label(&self) -> String {
+        match self {
+            RawStack::Joined(s) => s.trim().to_owned(),
+            RawStack::Words(w) if w.is_empty() => "base".to_owned(),
+            RawStack::Words(w) => w.join("+"),
+        }
+    }
 }
 
 /// `[report]`, as written.
@@ -280,7 +347,7 @@ pub struct RawProfileFrom {
 
 /// `[[matrix]]`: one variant per combination of the axes' values (the
 /// first axis varies slowest), less the combinations `exclude` names.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawMatrix {
     /// The variants' name, with `{compiler}`, `{optimize}`,
@@ -289,9 +356,10 @@ pub struct RawMatrix {
     pub name: Option<Spanned<String>>,
     #[serde(default)]
     pub compiler: Vec<Spanned<String>>,
-    /// Each value an `optimize` list (`[]` for none).
+    /// Each value an `optimize` list (`[]` for none) or its words joined
+    /// by `+` (`"pgo+lto"`, `"none"`).
     #[serde(default)]
-    pub optimize: Vec<Spanned<Vec<Spanned<String>>>>,
+    pub optimize: Vec<Spanned<RawStack>>,
     /// `params.KEY = [values]`: an axis per key.
     #[serde(default)]
     pub params: BTreeMap<String, Spanned<Vec<Spanned<toml::Value>>>>,

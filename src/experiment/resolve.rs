@@ -23,8 +23,10 @@ mod cluster;
 mod each;
 mod matrix;
 mod profile_from;
+mod race;
 mod report;
 mod services;
+mod shares;
 mod variants;
 
 pub use report::report_settings;
@@ -59,11 +61,20 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let mut raw_variants = std::mem::take(&mut raw.variants);
     raw_variants.extend(cx.expand_matrices(&raw.matrices)?);
     let trains_with_profile = trains_with_profile(&raw_workloads, &raw.target.services);
+    let mut left_out = Vec::new();
+    if let Some(axes) = raw.race.as_ref().and_then(super::raw::RawRace::axes) {
+        let (candidates, left) = cx.race_candidates(&axes, |v| {
+            cx.variants(v, &target, &params, &dir, trains_with_profile)
+        })?;
+        raw_variants.extend(candidates);
+        left_out = left;
+    }
     let mut variants = cx.variants(&raw_variants, &target, &params, &dir, trains_with_profile)?;
     let variants_before_quick: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     if quick {
         variants = cx.quick_variants(variants, &quick_section)?;
     }
+    shares::assign(&mut variants);
     let workloads = cx.workloads(&raw_workloads, &target, &params, &dir)?;
     let bench = cx.bench(&raw.bench, quick.then_some(&quick_section))?;
     let cluster = raw
@@ -77,12 +88,13 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         &raw.report,
         variants_before_quick.iter().map(String::as_str),
     )?;
-    let race = raw
+    let mut race = raw
         .race
         .as_ref()
         .map(|r| cx.race(r))
         .transpose()?
         .unwrap_or_default();
+    race.left_out = left_out;
     Ok(Experiment {
         file: absolute,
         dir,
@@ -736,63 +748,6 @@ impl Cx<'_> {
             ));
         }
         Ok(true)
-    }
-
-    /// `[race]`: its budget, looks and margin, each checked.
-    fn race(&self, raw: &super::raw::RawRace) -> Result<super::Race, ExperimentError> {
-        let default = super::Race::default();
-        let budget = self.duration(raw.budget.as_ref(), default.budget)?;
-        if budget.is_zero() || budget > Duration::from_hours(7 * 24) {
-            let span = raw.budget.as_ref().map(Spanned::span).unwrap_or_default();
-            return Err(self.invalid(
-                span,
-                "budget must be more than 0 and at most 7 days",
-                "write budget = \"30m\"",
-            ));
-        }
-        let min = raw.min.as_ref().map_or(default.min, |m| *m.get_ref());
-        if min < 2 {
-            let span = raw.min.as_ref().map(Spanned::span).unwrap_or_default();
-            return Err(self.invalid(
-                span,
-                format!("min = {min} is too few rounds for a first look"),
-                "set min = 2 or more: a look compares rounds, and one round has no spread",
-            ));
-        }
-        let max = raw
-            .max
-            .as_ref()
-            .map_or(default.max.max(min), |m| *m.get_ref());
-        if max < min || max > MAX_SEQUENTIAL_ROUNDS {
-            let span = raw.max.as_ref().map(Spanned::span).unwrap_or_default();
-            return Err(self.invalid(
-                span,
-                format!("max = {max} must lie between min ({min}) and {MAX_SEQUENTIAL_ROUNDS}"),
-                format!("set max = {} or more", min.max(40)),
-            ));
-        }
-        let equivalence = raw
-            .equivalence
-            .as_ref()
-            .map_or(default.equivalence, |e| *e.get_ref());
-        if !(equivalence > 0.0 && equivalence <= 0.2) {
-            let span = raw
-                .equivalence
-                .as_ref()
-                .map(Spanned::span)
-                .unwrap_or_default();
-            return Err(self.invalid(
-                span,
-                format!("equivalence = {equivalence} is not a margin from 0 to 0.2"),
-                "write equivalence = 0.02 for ±2%",
-            ));
-        }
-        Ok(super::Race {
-            budget,
-            min,
-            max,
-            equivalence,
-        })
     }
 
     /// `repetitions`: a count, or "auto" with `budget`, `min` and `max`.

@@ -586,6 +586,139 @@ fn a_matrix_exclude_that_names_no_axis_or_matches_nothing_is_refused() {
     error_saying(&fast, &["unknown or unsupported optimization `fast`"]);
 }
 
+/// A race over axes: stacks written either way, and the combinations that
+/// cannot be built left out with the reason and the line.
+const RACE: &str = r#"
+[target]
+name = "fixture"
+source = { path = "src" }
+build = "make"
+binaries = { app = "app" }
+
+[[workload]]
+name = "hot"
+run = "{bin.app}"
+
+[race]
+compiler = ["gcc", "clang"]
+optimize = ["none", "pgo+lto", ["lto"], "cspgo", "pgo+autofdo"]
+exclude = [{ compiler = "clang", optimize = "none" }]
+budget = "10m"
+"#;
+
+#[test]
+fn a_race_over_axes_leaves_out_what_cannot_be_built_and_says_why() {
+    let e = load_text(RACE, false).unwrap();
+    let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "gcc-none",
+            "gcc-pgo+lto",
+            "gcc-lto",
+            "clang-pgo+lto",
+            "clang-lto",
+            "clang-cspgo"
+        ]
+    );
+    assert_eq!(
+        e.variants[1].optimize,
+        [Optimization::PGO, Optimization::LTO]
+    );
+    assert_eq!(e.variants[5].compiler, Compiler::Clang);
+    let left: Vec<(&str, usize)> = e
+        .race
+        .left_out
+        .iter()
+        .map(|l| (l.candidate.as_str(), l.line))
+        .collect();
+    assert_eq!(
+        left,
+        [
+            ("gcc-cspgo", 14),
+            ("gcc-pgo+autofdo", 14),
+            ("clang-pgo+autofdo", 14)
+        ]
+    );
+    assert!(e.race.left_out[0].reason.contains("not available with gcc"));
+    assert!(e.race.left_out[1].reason.contains("a build reads one"));
+    assert!(!e.race.left_out[1].hint.is_empty());
+}
+
+#[test]
+fn stacks_that_instrument_alike_share_the_first_profile_never_across_compilers() {
+    let text = RACE
+        .replace(
+            "optimize = [\"none\", \"pgo+lto\", [\"lto\"], \"cspgo\", \"pgo+autofdo\"]",
+            "optimize = [\"none\", \"pgo\", \"pgo+lto\", \"pgo+bolt\", \"pgo+o3\", \"pgo+march\", \"pgo+o3+lto\", \"cspgo\"]",
+        )
+        .replace("exclude = [{ compiler = \"clang\", optimize = \"none\" }]\n", "");
+    let e = load_text(&text, false).unwrap();
+    let donor = |name: &str| {
+        e.variants
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap()
+            .profile_donor
+            .clone()
+    };
+    for compiler in ["gcc", "clang"] {
+        let named = |stack: &str| format!("{compiler}-{stack}");
+        let pgo = Some(named("pgo"));
+        assert_eq!(donor(&named("none")), None);
+        assert_eq!(donor(&named("pgo")), None, "the first trains");
+        assert_eq!(donor(&named("pgo+lto")), pgo);
+        assert_eq!(donor(&named("pgo+bolt")), pgo);
+        // -O3 and -march shape the instrumented build: their own.
+        assert_eq!(donor(&named("pgo+o3")), None);
+        assert_eq!(donor(&named("pgo+march")), None);
+        assert_eq!(donor(&named("pgo+o3+lto")), Some(named("pgo+o3")));
+    }
+    // CSPGO's first round is clang's IR PGO.
+    assert_eq!(donor("clang-cspgo"), Some("clang-pgo".to_owned()));
+    // A runtime difference the training sees is another profile.
+    let env = text.replace("[race]\n", "[race]\nenv.MODE = [\"a\", \"b\"]\n");
+    let e = load_text(&env, false).unwrap();
+    let v = e
+        .variants
+        .iter()
+        .find(|v| v.name == "gcc-pgo-MODE_b")
+        .unwrap();
+    assert_eq!(v.profile_donor, None);
+}
+
+#[test]
+fn a_race_axis_with_a_typo_is_refused_not_left_out() {
+    error_saying(
+        &RACE.replace("\"pgo+lto\"", "\"pgo+lot\""),
+        &[
+            ":14:",
+            "unknown optimization `lot` in stack `pgo+lot`",
+            "joined by `+`",
+        ],
+    );
+    error_saying(
+        &RACE.replace("\"clang\"]", "\"icc\"]"),
+        &[":13:", "unknown compiler `icc`"],
+    );
+    error_saying(
+        &RACE
+            .replace(
+                "optimize = [\"none\", \"pgo+lto\", [\"lto\"], ",
+                "optimize = [",
+            )
+            .replace(
+                "exclude = [{ compiler = \"clang\", optimize = \"none\" }]\n",
+                "",
+            )
+            .replace("[\"gcc\", \"clang\"]", "[\"gcc\"]"),
+        &[
+            "every combination of [race]'s axes is left out",
+            "gcc-cspgo",
+        ],
+    );
+}
+
 /// Regression (issue 27): `recipes/mariadb.toml` failed to validate on a
 /// machine without mariadb-server (`no user mysql`), which broke
 /// `cargo test` there. A missing user is an error when the service starts,

@@ -10,6 +10,9 @@
 //! ([`check`]; how a round's functions are listed and matched is the
 //! round's own, `Round::matched`).
 //!
+//! A first round trained once is shared by the stacks that instrument
+//! alike ([`shared`]).
+//!
 //! To add a source: a file here with a type implementing
 //! [`ProfileSource`], a variant of `ProfileOrigin` chosen in
 //! `experiment/resolve/variants.rs`, and its arm in [`source`].
@@ -18,6 +21,7 @@ mod attached;
 mod brought;
 mod check;
 mod from_revision;
+pub mod shared;
 mod trained;
 mod training;
 

@@ -18,4 +18,7 @@ pub struct RaceMeta {
     /// The rounds of the fixed design (`[bench] repetitions`) that running
     /// every candidate to the end would have taken.
     pub full_rounds: u32,
+    /// Combinations of `[race]`'s axes that cannot be built, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<crate::experiment::LeftOut>,
 }

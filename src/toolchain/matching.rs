@@ -40,6 +40,11 @@ pub struct ProfileMatch {
     pub round: String,
     /// Where the profile came from: `trained`, `attached` or `brought`.
     pub source: String,
+    /// The variant that trained it, where this one shares it: the same
+    /// instrumented build trained by the same runs
+    /// (`profiles::shared`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_from: Option<String>,
     /// How functions were matched: `names` (clang: function names against
     /// the binaries' counted functions and symbols), `translation-units`
     /// (gcc: `.gcda` files against those the binaries write), `symbols`
@@ -109,6 +114,7 @@ pub fn unchecked(round: &str, source: &str) -> ProfileMatch {
     ProfileMatch {
         round: round.to_owned(),
         source: source.to_owned(),
+        shared_from: None,
         method: "unchecked".to_owned(),
         functions: 0,
         found: 0,
@@ -151,6 +157,7 @@ pub fn figures(round: &str, source: &str, matched: &Matched) -> ProfileMatch {
     ProfileMatch {
         round: round.to_owned(),
         source: source.to_owned(),
+        shared_from: None,
         method: (*method).to_owned(),
         functions: ranked.len() as u64,
         found: ranked.iter().filter(|(f, _)| found.contains(*f)).count() as u64,

@@ -40,6 +40,94 @@ fn rare(args: &str) -> Workload {
         .run(&format!("{{bin.hotpath}} {args}"))
 }
 
+/// One profile for the stacks that read it: `pgo` trains it, `pgo+lto`
+/// shares it (LTO acts on the final build only, after instrumentation),
+/// `pgo+o3` trains its own (-O3 changes the instrumented build); the share
+/// is recorded and the sharer's final build finds every function's
+/// counters (the fixture compiles by absolute path: gcc's functions
+/// "moved" with the directory and keep their profile). clang names static
+/// functions by that path, so its `pgo+lto` is refused the share, saying
+/// why, and trains its own.
+#[test]
+fn a_profile_is_trained_once_and_shared_by_the_stacks_that_read_it() {
+    let clang = tools_or_skip(&["clang"]);
+    let mut experiment = Experiment::new("hotpath")
+        .variant(Variant::new("pgo").optimize(&["pgo"]))
+        .variant(Variant::new("pgo+lto").optimize(&["pgo", "lto"]))
+        .variant(Variant::new("pgo+o3").optimize(&["pgo", "o3"]));
+    if clang {
+        experiment = experiment
+            .variant(
+                Variant::new("clang-pgo")
+                    .compiler("clang")
+                    .optimize(&["pgo"]),
+            )
+            .variant(
+                Variant::new("clang-pgo+lto")
+                    .compiler("clang")
+                    .optimize(&["pgo", "lto"]),
+            );
+    }
+    let experiment = experiment.workload(hot_loop("300000")).bench(Bench {
+        metrics: &["instructions"],
+        instruction_repetitions: Some(1),
+        ..Bench::QUICK
+    });
+    let sandbox = Sandbox::with_experiment("hotpath", &experiment);
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_ok();
+    let out = run.stderr();
+    assert!(
+        out.contains("training pgo+lto (gcc-pgo): pgo's profile, shared"),
+        "{out}"
+    );
+    assert!(!out.contains("training pgo+o3 (gcc-pgo): pgo's"), "{out}");
+    if clang {
+        assert!(
+            out.contains("training clang-pgo+lto (clang-pgo): its own profile, not clang-pgo's: ")
+                && out.contains("names clang-pgo's build directory"),
+            "{out}"
+        );
+    }
+    assert!(!sandbox
+        .variant_dir("pgo+lto")
+        .join("instrumented.json")
+        .exists());
+    assert!(sandbox
+        .variant_dir("pgo+o3")
+        .join("instrumented.json")
+        .exists());
+    let shared = sandbox.variant_dir("pgo+lto").join("profile/gcc-pgo");
+    assert!(shared.join("hotpath.gcda").is_file());
+    assert!(
+        !shared.join("raw").exists(),
+        "the donor's raw files stay its own"
+    );
+
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let variant = |name: &str| {
+        results["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(variant("pgo+lto")["profiles"][0]["shared_from"], "pgo");
+    assert!(variant("pgo")["profiles"][0].get("shared_from").is_none());
+    assert!(variant("pgo+o3")["profiles"][0]
+        .get("shared_from")
+        .is_none());
+    let mismatch = &variant("pgo+lto")["profile_mismatch"];
+    assert_eq!(mismatch["missing"], 0, "{mismatch}");
+    assert_eq!(mismatch["changed"], 0, "{mismatch}");
+    let ratio = comparison(&results, "loop", "instructions", "pgo+lto")["ratio"]
+        .as_f64()
+        .unwrap();
+    assert!(ratio < 0.97, "the shared profile did not apply: {ratio}");
+}
+
 #[test]
 fn pgo_lowers_instructions_on_the_hot_path() {
     let sandbox = Sandbox::with_experiment("hotpath", &hotpath("pgo"));

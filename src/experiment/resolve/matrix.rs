@@ -42,7 +42,7 @@ impl Cx<'_> {
         Ok(out)
     }
 
-    fn expand(&self, m: &RawMatrix) -> Result<Vec<RawVariant>, ExperimentError> {
+    pub(super) fn expand(&self, m: &RawMatrix) -> Result<Vec<RawVariant>, ExperimentError> {
         let axes = self.axes(m)?;
         let excludes = m
             .exclude
@@ -74,7 +74,7 @@ impl Cx<'_> {
             return Err(self.invalid(
                 m.exclude[i].span(),
                 "this exclude matches no combination of the matrix",
-                "give each axis value exactly as the axis lists it (numbers as numbers, optimize as a list)",
+                "give each axis value exactly as the axis lists it (numbers as numbers, optimize as a list or words joined by +)",
             ));
         }
         Ok(out)
@@ -94,20 +94,18 @@ impl Cx<'_> {
             });
         }
         if !m.optimize.is_empty() {
-            let values = m.optimize.iter().map(|list| {
-                let words: Vec<String> =
-                    list.get_ref().iter().map(|w| w.get_ref().clone()).collect();
+            let values = m.optimize.iter().map(|stack| {
+                let words = stack.get_ref().words();
                 Value {
-                    label: if words.is_empty() {
-                        "base".to_owned()
-                    } else {
-                        words.join("+")
-                    },
+                    label: stack.get_ref().label(),
                     toml: toml::Value::Array(
                         words.iter().cloned().map(toml::Value::String).collect(),
                     ),
-                    span: list.span(),
-                    words: list.get_ref().clone(),
+                    span: stack.span(),
+                    words: words
+                        .into_iter()
+                        .map(|w| Spanned::new(stack.span(), w))
+                        .collect(),
                 }
             });
             axes.push(Axis {
@@ -175,6 +173,14 @@ impl Cx<'_> {
             match (key.as_str(), value) {
                 ("params" | "env", toml::Value::Table(inner)) => {
                     out.extend(inner.iter().map(|(k, v)| (format!("{key}.{k}"), v.clone())));
+                }
+                // A stack as its words, however it is written.
+                ("optimize", toml::Value::String(joined)) => {
+                    let words = super::super::raw::RawStack::Joined(joined.clone()).words();
+                    out.push((
+                        key.clone(),
+                        toml::Value::Array(words.into_iter().map(toml::Value::String).collect()),
+                    ));
                 }
                 _ => out.push((key.clone(), value.clone())),
             }

@@ -54,28 +54,7 @@ impl Cx<'_> {
     ) -> Result<Vec<Variant>, ExperimentError> {
         let compiler = target.compiler;
         if raw.is_empty() {
-            return Ok(vec![Variant {
-                name: "baseline".to_owned(),
-                compiler,
-                optimize: Vec::new(),
-                cflags: String::new(),
-                ldflags: String::new(),
-                env: BTreeMap::new(),
-                prebuilt: None,
-                params: BTreeMap::new(),
-                partial_training: false,
-                sample_event: None,
-                bolt_profile: BoltProfile::Auto,
-                go_pgo: GoPgoSource::default(),
-                march: None,
-                train_stop: TrainStop::Stop,
-                system: Vec::new(),
-                brought: Vec::new(),
-                axes: BTreeMap::new(),
-                profile_from: None,
-                source: None,
-                profile_origin: ProfileOrigin::Trained,
-            }]);
+            return Ok(vec![baseline(compiler)]);
         }
         let mut seen = BTreeSet::new();
         raw.iter()
@@ -150,6 +129,7 @@ impl Cx<'_> {
                     profile_from,
                     source,
                     profile_origin,
+                    profile_donor: None,
                 })
             })
             .collect()
@@ -455,8 +435,17 @@ impl Cx<'_> {
             .map(|o| o.word())
             .collect();
         if profiles.len() > 1 {
+            // At the second of them.
+            let second = v
+                .optimize
+                .iter()
+                .filter(|w| {
+                    Optimization::from_name(w.get_ref()).is_ok_and(|o| o.is_compiler_profile())
+                })
+                .nth(1)
+                .map_or_else(|| v.name.span(), Spanned::span);
             return Err(self.invalid(
-                v.name.span(),
+                second,
                 format!(
                     "{} each make the compiler's profile; a build reads one",
                     profiles.join(" and ")
@@ -499,5 +488,32 @@ fn origin(
         (true, Some(_), attach) => ProfileOrigin::Stale { attach },
         (true, None, true) => ProfileOrigin::Attached,
         (true, None, false) => ProfileOrigin::Trained,
+    }
+}
+
+/// The one variant of a file that lists none.
+fn baseline(compiler: Compiler) -> Variant {
+    Variant {
+        name: "baseline".to_owned(),
+        compiler,
+        optimize: Vec::new(),
+        cflags: String::new(),
+        ldflags: String::new(),
+        env: BTreeMap::new(),
+        prebuilt: None,
+        params: BTreeMap::new(),
+        partial_training: false,
+        sample_event: None,
+        bolt_profile: BoltProfile::Auto,
+        go_pgo: GoPgoSource::default(),
+        march: None,
+        train_stop: TrainStop::Stop,
+        system: Vec::new(),
+        brought: Vec::new(),
+        axes: BTreeMap::new(),
+        profile_from: None,
+        source: None,
+        profile_origin: ProfileOrigin::Trained,
+        profile_donor: None,
     }
 }

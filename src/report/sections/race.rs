@@ -75,6 +75,9 @@ pub fn text(results: &Results) -> String {
             status(s)
         );
     }
+    for l in &race.left_out {
+        let _ = writeln!(out, "  left out: {}: {}", l.candidate, l.reason);
+    }
     let _ = writeln!(out, "cost: {}\n", cost(race));
     out
 }
@@ -98,6 +101,16 @@ pub fn markdown(results: &Results) -> String {
             interval(s),
             status(s)
         );
+    }
+    if !race.left_out.is_empty() {
+        out.push_str("\nLeft out, as they cannot be built:\n\n");
+        for l in &race.left_out {
+            let _ = writeln!(
+                out,
+                "- `{}`: {} (line {}; {})",
+                l.candidate, l.reason, l.line, l.hint
+            );
+        }
     }
     let _ = write!(out, "\nCost: {}.\n\n{}\n\n", cost(race), race.method);
     out
