@@ -23,6 +23,16 @@ pub struct RaceResult {
     pub leader: Option<String>,
     /// Counted rounds the race ran.
     pub rounds: u32,
+    /// Candidates still in the race after each counted round, the first
+    /// round's first (`rounds` of them): a drop counts from the round of
+    /// the look that decided it. Empty in a results.json from before it.
+    #[serde(default)]
+    pub alive_by_round: Vec<u32>,
+    /// The counted rounds after which the race looked, ascending, up to
+    /// `rounds` (the plan's looks it reached). Empty in a results.json from
+    /// before it.
+    #[serde(default)]
+    pub looks: Vec<u32>,
     /// The margin of "same", a fraction.
     pub equivalence: f64,
     /// Pairs of candidates, each tested at `pair_alpha` over the whole race.
@@ -57,6 +67,10 @@ pub struct Standing {
     /// The leader it was decided slower than.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_by: Option<String>,
+    /// The counted rounds of the look that dropped it (the baseline, the
+    /// report's reference, runs on after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_at: Option<u32>,
 }
 
 /// What the race cost, against running every candidate for the full
@@ -194,6 +208,7 @@ pub fn race(meta: &BenchMeta, runs: &[RunRecord]) -> Option<RaceResult> {
                     .map(|(_, v)| *v)
             }),
             dropped_by: None,
+            dropped_at: None,
         })
         .collect();
     standings.extend(race.drops.iter().map(|d| Standing {
@@ -202,12 +217,26 @@ pub fn race(meta: &BenchMeta, runs: &[RunRecord]) -> Option<RaceResult> {
         rounds: counted(d.candidate),
         against_leader: Some(d.interval),
         dropped_by: Some(name(d.by)),
+        dropped_at: Some(d.rounds),
     }));
+    let alive_by_round = (1..=rounds)
+        .map(|r| {
+            let gone = race.drops.iter().filter(|d| d.rounds <= r).count();
+            u32::try_from(meta.variants.len().saturating_sub(gone)).unwrap_or(u32::MAX)
+        })
+        .collect();
     Some(RaceResult {
         outcome: outcome.to_owned(),
         survivors: survivors.iter().map(|&i| name(i)).collect(),
         leader: leader.map(name),
         rounds,
+        alive_by_round,
+        looks: plan
+            .looks
+            .iter()
+            .copied()
+            .filter(|&l| l <= rounds)
+            .collect(),
         equivalence: plan.equivalence,
         pairs: plan.pairs,
         pair_alpha: plan.alpha / plan.pairs as f64,

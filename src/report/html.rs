@@ -1,7 +1,7 @@
-//! `report.html`: one self-contained page (no network, no script) with the
-//! summary, an SVG chart per workload and metric (every repetition per
-//! variant, and each ratio with its confidence interval), the rules, the
-//! warnings and the environment.
+//! `report.html`: one self-contained page (no network, no script) with a
+//! race's leaderboard and charts, the summary, an SVG chart per workload and
+//! metric (every repetition per variant, and each ratio with its confidence
+//! interval), the rules, the warnings and the environment.
 
 use std::fmt::Write as _;
 
@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use super::exporter::Exporter;
 use super::format::{improvement, scale_for};
-use super::sections::{headline, load_charts, nodes};
+use super::sections::{headline, load_charts, nodes, race};
 use crate::analysis::results::{ComparisonEntry, Measurement};
 use crate::analysis::Results;
 use crate::stats::Verdict;
@@ -58,6 +58,7 @@ impl Exporter for Html {
             seed = results.seed,
             b = esc(&results.baseline)
         );
+        race::html(&mut out, results, esc);
         out.push_str(&headline::html(results, esc));
         for group in results.groups() {
             section(&mut out, results, &group.rows, &group.comparisons);

@@ -112,6 +112,22 @@ fn a_minus_o0_build_is_dropped_within_three_rounds() {
         report.contains("## Race") && report.contains("dropped: slower than"),
         "{report}"
     );
+    // report.html: the survivors by round, a lane per candidate, an × for
+    // the dropped; results.json the counts it draws.
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert!(html.contains(">Survivors by round</text>"), "{html}");
+    assert_eq!(html.matches("<g class=\"lane\">").count(), 3, "{html}");
+    assert!(html.matches("class=\"drop\"").count() >= 1, "{html}");
+    let rounds = race["rounds"].as_u64().unwrap();
+    let alive = race["alive_by_round"].as_array().unwrap();
+    assert_eq!(alive.len() as u64, rounds, "{race:#}");
+    assert_eq!(alive[0], 3, "{race:#}");
+    assert!(alive.last().unwrap().as_u64().unwrap() <= 2, "{race:#}");
+    assert_eq!(
+        o0["dropped_at"].as_u64().unwrap(),
+        counted("o0") as u64,
+        "{race:#}"
+    );
     let meta = read_json(&run_dir.join("meta.json"));
     assert_eq!(meta["race"]["full_rounds"], 10, "{meta:#}");
     assert!(

@@ -10,6 +10,7 @@ pub mod headline;
 pub mod load_charts;
 pub mod nodes;
 pub mod race;
+pub mod race_chart;
 pub mod server;
 pub mod sets;
 pub mod share;

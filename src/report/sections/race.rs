@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::race_chart;
 use crate::analysis::race::{RaceResult, Standing};
 use crate::analysis::Results;
 
@@ -114,4 +115,38 @@ pub fn markdown(results: &Results) -> String {
     }
     let _ = write!(out, "\nCost: {}.\n\n{}\n\n", cost(race), race.method);
     out
+}
+
+/// report.html's race section: the outcome, the leaderboard, the charts
+/// ([`super::race_chart`]), the cost and the rule; nothing for a run that
+/// was no race.
+pub fn html(out: &mut String, results: &Results, esc: fn(&str) -> String) {
+    let Some(race) = &results.race else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<h2>Race</h2><p>{}.</p><table><tr><th>#</th><th>Candidate</th><th>Rounds</th><th>Against the leader</th><th>Status</th></tr>",
+        esc(&outcome(race))
+    );
+    for (k, s) in race.standings.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            k + 1,
+            esc(&s.candidate),
+            s.rounds,
+            interval(s),
+            esc(&status(s))
+        );
+    }
+    let _ = writeln!(out, "</table>");
+    race_chart::survivors(out, race, esc);
+    race_chart::against_leader(out, race, esc);
+    let _ = writeln!(
+        out,
+        "<p>Cost: {}.</p><p>{}</p>",
+        esc(&cost(race)),
+        esc(&race.method)
+    );
 }
