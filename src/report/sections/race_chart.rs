@@ -346,6 +346,7 @@ mod tests {
                 seconds: 1.4,
                 full_seconds: 4.0,
             },
+            left_out: Vec::new(),
             method: String::new(),
         }
     }
