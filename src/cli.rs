@@ -741,7 +741,7 @@ fn race(a: &PhaseArgs) -> Result<()> {
         );
     }
     cx.experiment = cx.experiment.racing();
-    let results = pipeline::run(&cx)?;
+    let results = pipeline::race(cx)?;
     a.exports.exports().write(&results)
 }
 

@@ -87,8 +87,10 @@ pub struct LeftOut {
     pub reason: String,
     /// What to do about it.
     pub hint: String,
-    /// The line of the experiment file the reason points at.
-    pub line: usize,
+    /// The line of the experiment file the reason points at; none for a
+    /// candidate left out when it was built or trained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
 }
 
 impl Default for Race {

@@ -630,7 +630,7 @@ fn a_race_over_axes_leaves_out_what_cannot_be_built_and_says_why() {
         .race
         .left_out
         .iter()
-        .map(|l| (l.candidate.as_str(), l.line))
+        .map(|l| (l.candidate.as_str(), l.line.unwrap()))
         .collect();
     assert_eq!(
         left,

@@ -205,3 +205,64 @@ max = 9
     }
     assert_ne!(race["outcome"], "winner", "{race:#}");
 }
+
+/// What cannot take part is left out with the reason, and the race goes on
+/// with the others: a combination of `[race]`'s axes gcc cannot build
+/// (`cspgo`), named with its line, and a candidate whose build fails,
+/// named with its log.
+#[test]
+fn candidates_that_cannot_be_built_are_left_out_with_the_reason() {
+    let sandbox = Sandbox::with_fixture("optlevel");
+    let text = OPTLEVEL
+        .replace(
+            "[[variant]]\nname = \"o2-again\"\n",
+            "[[variant]]\nname = \"broken\"\ncflags = \"-fno-such-flag\"\n",
+        )
+        .replace(
+            "[race]\n",
+            "[race]\ncompiler = [\"gcc\"]\noptimize = [\"none\", \"cspgo\"]\n",
+        );
+    sandbox.write("afterburner.toml", &text);
+    let run = sandbox.afterburner(&["race"]);
+    run.assert_ok();
+    let err = run.stderr();
+    assert!(
+        err.contains("left out of the race: gcc-cspgo (`cspgo` is not available with gcc, ")
+            && err.contains("afterburner.toml:32)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("left out of the race: broken (its build failed: "),
+        "{err}"
+    );
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let race = &results["race"];
+    let left: Vec<&str> = race["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["candidate"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["gcc-cspgo", "broken"], "{race:#}");
+    assert_eq!(race["left_out"][0]["line"], 32, "{race:#}");
+    assert!(
+        race["left_out"][1]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("build-final.log"),
+        "{race:#}"
+    );
+    // The race went on: the others stand, o0 among them.
+    let standing: Vec<&str> = race["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["candidate"].as_str().unwrap())
+        .collect();
+    for name in ["o2", "o0", "gcc-none"] {
+        assert!(standing.contains(&name), "{race:#}");
+    }
+    assert!(!standing.contains(&"broken"), "{race:#}");
+    let report = std::fs::read_to_string(only_run_dir(&sandbox).join("report.md")).unwrap();
+    assert!(report.contains("- `broken`: its build failed"), "{report}");
+}

@@ -115,7 +115,7 @@ impl Cx<'_> {
                     candidate: candidate.name.get_ref().clone(),
                     reason: message,
                     hint,
-                    line,
+                    line: Some(line),
                 }),
                 Err(other) => return Err(other),
             }

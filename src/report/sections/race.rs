@@ -106,11 +106,8 @@ pub fn markdown(results: &Results) -> String {
     if !race.left_out.is_empty() {
         out.push_str("\nLeft out, as they cannot be built:\n\n");
         for l in &race.left_out {
-            let _ = writeln!(
-                out,
-                "- `{}`: {} (line {}; {})",
-                l.candidate, l.reason, l.line, l.hint
-            );
+            let line = l.line.map(|n| format!("line {n}; ")).unwrap_or_default();
+            let _ = writeln!(out, "- `{}`: {} ({line}{})", l.candidate, l.reason, l.hint);
         }
     }
     let _ = write!(out, "\nCost: {}.\n\n{}\n\n", cost(race), race.method);

@@ -12,6 +12,10 @@ use crate::profiles::shared;
 use crate::progress;
 use crate::source;
 use crate::toolchain::{self, Stage};
+use race::OnFailure;
+
+mod race;
+pub use race::race;
 
 /// Write a run's reports ([`crate::report::report`]) and record it in the
 /// work directory's history: the work directory holds `runs/<id>/`, so a
@@ -32,20 +36,20 @@ pub fn report(run_dir: &Path) -> Result<crate::analysis::Results> {
 /// needs — the list `doctor` checks ([`crate::doctor::requirements`]) —
 /// then check each optimization can run here, and that the services'
 /// users exist (a package just installed may have created one).
-fn ensure_tools(e: &Experiment) -> Result<()> {
+fn ensure_tools(e: &Experiment, failures: &mut OnFailure) -> Result<()> {
     let env = crate::env::capture();
     crate::doctor::install(&env, crate::doctor::Scope::Experiment(e))?;
     for variant in &e.variants {
         let setup = crate::doctor::variant_setup(variant);
-        for o in &variant.optimize {
+        let checked = variant
+            .optimize
+            .iter()
             // A brought profile was sampled elsewhere: what sampling needs
             // here (a PMU, an event) does not apply.
-            if !crate::profiles::source(variant).trains() && o.needs_profile() {
-                continue;
-            }
-            o.check(&setup)
-                .with_context(|| format!("variant `{}` ({})", variant.name, e.file.display()))?;
-        }
+            .filter(|o| crate::profiles::source(variant).trains() || !o.needs_profile())
+            .try_for_each(|o| o.check(&setup))
+            .with_context(|| format!("variant `{}` ({})", variant.name, e.file.display()));
+        failures.variant(variant, "cannot run here", checked)?;
     }
     for user in e.target.services.iter().filter_map(|s| s.user.as_ref()) {
         user.ids()?;
@@ -56,60 +60,77 @@ fn ensure_tools(e: &Experiment) -> Result<()> {
 /// Build phase: fetch the source, then build every variant that needs no
 /// profile, and the instrumented stage of those that do.
 pub fn build(cx: &Context) -> Result<()> {
+    build_with(cx, &mut OnFailure::Stop)
+}
+
+fn build_with(cx: &Context, failures: &mut OnFailure) -> Result<()> {
     let e = &cx.experiment;
     // Two builds in one work directory would delete each other's trees.
     let _lock = cx.workdir.lock("variants are being built")?;
-    ensure_tools(e)?;
+    ensure_tools(e, failures)?;
     for l in &e.race.left_out {
+        let at = l.line.map(|n| format!(":{n}")).unwrap_or_default();
         progress::info(format_args!(
-            "left out of the race: {} ({}, {}:{})",
+            "left out of the race: {} ({}, {}{at})",
             l.candidate,
             l.reason,
-            e.file.display(),
-            l.line
+            e.file.display()
         ));
     }
     progress::info(format_args!("fetching source of `{}`", e.target.name));
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in &e.variants {
-        if let Some(binaries) = &variant.prebuilt {
-            for (name, path) in binaries {
-                if !path.is_file() {
-                    bail!(
-                        "variant `{}`: prebuilt binary `{name}` is not a file: {}\nhint: install it (e.g. the distro's package) or fix the path in {}",
-                        variant.name,
-                        path.display(),
-                        e.file.display()
-                    );
-                }
-            }
-            progress::info(format_args!("{}: prebuilt, nothing to build", variant.name));
-        } else if !variant.needs_profile() {
-            build_one(cx, variant, Stage::Final, &source_dir)?;
-        } else if let Some(round) = first_stale_round(cx, variant, &source_dir)? {
-            match (&variant.profile_donor, round) {
-                (Some(donor), 0) => progress::info(format_args!(
-                    "building {}: its {} profile will be {donor}'s (the same instrumented build, trained by the same runs), nothing to build before training",
-                    variant.name,
-                    variant.rounds()[round].name()
-                )),
-                _ => build_one(cx, variant, Stage::Instrumented(round), &source_dir)?,
-            }
-        } else if build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
-            build::stage_key(e, variant, Stage::Final, &source_dir, &cx.workdir)
-                .is_ok_and(|k| k == r.key)
-        }) {
-            progress::info(format_args!(
-                "building {} (final) … up to date",
-                variant.name
-            ));
-        } else {
-            // Every profile is current; the final build comes after training.
-            progress::info(format_args!(
-                "building {}: profiles up to date, the final build follows in training",
-                variant.name
-            ));
+        if failures.left(variant) {
+            continue;
         }
+        let built = build_variant(cx, variant, &source_dir);
+        failures.variant(variant, "its build failed", built)?;
+    }
+    Ok(())
+}
+
+/// Build one variant: its final stage, or the instrumented stage of its
+/// first profile that is not current (none where a donor's profile will be
+/// shared).
+fn build_variant(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<()> {
+    let e = &cx.experiment;
+    if let Some(binaries) = &variant.prebuilt {
+        for (name, path) in binaries {
+            if !path.is_file() {
+                bail!(
+                    "variant `{}`: prebuilt binary `{name}` is not a file: {}\nhint: install it (e.g. the distro's package) or fix the path in {}",
+                    variant.name,
+                    path.display(),
+                    e.file.display()
+                );
+            }
+        }
+        progress::info(format_args!("{}: prebuilt, nothing to build", variant.name));
+    } else if !variant.needs_profile() {
+        build_one(cx, variant, Stage::Final, source_dir)?;
+    } else if let Some(round) = first_stale_round(cx, variant, source_dir)? {
+        match (&variant.profile_donor, round) {
+            (Some(donor), 0) => progress::info(format_args!(
+                "building {}: its {} profile will be {donor}'s (the same instrumented build, trained by the same runs), nothing to build before training",
+                variant.name,
+                variant.rounds()[round].name()
+            )),
+            _ => build_one(cx, variant, Stage::Instrumented(round), source_dir)?,
+        }
+    } else if build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
+        build::stage_key(e, variant, Stage::Final, source_dir, &cx.workdir)
+            .is_ok_and(|k| k == r.key)
+    }) {
+        progress::info(format_args!(
+            "building {} (final) … up to date",
+            variant.name
+        ));
+    } else {
+        // Every profile is current; the final build comes after training.
+        progress::info(format_args!(
+            "building {}: profiles up to date, the final build follows in training",
+            variant.name
+        ));
     }
     Ok(())
 }
@@ -192,6 +213,10 @@ fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -
 /// Train phase: run the training workloads on each instrumented build, check
 /// the profile, then build the optimized stage with it.
 pub fn train(cx: &Context) -> Result<()> {
+    train_with(cx, &mut OnFailure::Stop)
+}
+
+fn train_with(cx: &Context, failures: &mut OnFailure) -> Result<()> {
     let e = &cx.experiment;
     let trainers: Vec<&Workload> = e.workloads.iter().filter(|w| w.role.trains()).collect();
     let profiled: Vec<&Variant> = e.variants.iter().filter(|v| v.needs_profile()).collect();
@@ -207,27 +232,36 @@ pub fn train(cx: &Context) -> Result<()> {
         );
     }
     // `train` may run alone, and builds what the build phase did not.
-    ensure_tools(e)?;
+    ensure_tools(e, failures)?;
     let source_dir = source::fetch(&e.target.source, &cx.workdir.root)?;
     for variant in profiled {
-        let rounds = variant.rounds();
-        for (round, pgo) in rounds.iter().enumerate() {
-            if profile_is_current(cx, variant, round, &source_dir)? {
-                progress::info(format_args!(
-                    "training {} ({}): profile up to date",
-                    variant.name,
-                    pgo.name()
-                ));
-            } else if round > 0 || !share_profile(cx, variant, &source_dir)? {
-                // The build directory may hold another stage's build; this
-                // round's instrumented build comes back first.
-                build_one(cx, variant, Stage::Instrumented(round), &source_dir)?;
-                make_profile(cx, variant, round)?;
-            }
+        if failures.left(variant) {
+            continue;
         }
-        build_one(cx, variant, Stage::Final, &source_dir)?;
+        let trained = train_variant(cx, variant, &source_dir);
+        failures.variant(variant, "its training or final build failed", trained)?;
     }
     Ok(())
+}
+
+/// Make each of a variant's profiles current (trained, or shared from its
+/// donor), then build its final stage with them.
+fn train_variant(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<()> {
+    for (round, pgo) in variant.rounds().iter().enumerate() {
+        if profile_is_current(cx, variant, round, source_dir)? {
+            progress::info(format_args!(
+                "training {} ({}): profile up to date",
+                variant.name,
+                pgo.name()
+            ));
+        } else if round > 0 || !share_profile(cx, variant, source_dir)? {
+            // The build directory may hold another stage's build; this
+            // round's instrumented build comes back first.
+            build_one(cx, variant, Stage::Instrumented(round), source_dir)?;
+            make_profile(cx, variant, round)?;
+        }
+    }
+    build_one(cx, variant, Stage::Final, source_dir)
 }
 
 /// Make round `round`'s profile from its source (trained, attached or
