@@ -246,7 +246,7 @@ fn cost(meta: &BenchMeta, runs: &[RunRecord], full_rounds: u32) -> RaceCost {
 /// The race's rule in words.
 fn method(plan: &RacePlan) -> String {
     format!(
-        "Race: each round runs the candidates still in it (the baseline always, as the reference); a candidate's score in a round is the mean log of its workloads' time headlines, so the round's drift cancels in differences (rounds as blocks, F-Race). After each look ({}) every candidate is set against the leader: variances moderated toward the common one (Smyth 2004), repeated confidence intervals at the level Bonferroni over the {} pairs and Pocock-type spending over the looks give it ({} per pair over the race), so that every drop, every \"same\", the winner and the tie hold together at {}%. Dropped when slower than the leader; the same when within ±{}%.",
+        "Race: each round runs the candidates still in it; a candidate's score in a round is the mean log of its workloads' time headlines, so the round's drift cancels in differences (rounds as blocks, F-Race). After each look ({}) every candidate is set against the leader: variances moderated toward the common one (Smyth 2004), repeated confidence intervals at the level Bonferroni over the {} pairs and Pocock-type spending over the looks give it ({} per pair over the race), so that every drop, every \"same\", the winner and the tie hold together at {}%. Dropped when slower than the leader; the same when within ±{}%.",
         plan.looks
             .iter()
             .map(u32::to_string)

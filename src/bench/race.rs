@@ -1,6 +1,6 @@
 //! `afterburner race`'s looks in the terminal. Each round runs the
-//! candidates still in the race (and the baseline, the report's reference,
-//! always); after each of the plan's looks the race is replayed on the
+//! candidates still in the race, the baseline among them only while it is
+//! in it; after each of the plan's looks the race is replayed on the
 //! records so far ([`crate::analysis::race::so_far`]), so a resumed race
 //! drops exactly who the first one did.
 

@@ -35,7 +35,8 @@ pub(super) struct Runner<'a> {
     /// The load's node, when it has one of its own.
     pub(super) remote: Option<&'a super::served::remote::RemoteLoad>,
     /// Per variant, whether its runs are made: all, but for a race's
-    /// dropped candidates (the baseline, the report's reference, runs on).
+    /// dropped candidates (the baseline among them: once dropped, it too
+    /// stops; the report pairs it over the rounds both ran).
     pub(super) alive: Vec<bool>,
 }
 
@@ -242,7 +243,7 @@ impl Runner<'_> {
             let mut order: Vec<usize> = (0..e.variants.len()).collect();
             rng.shuffle(&mut order);
             // Drawn whole, then filtered: a resumed race keeps its order.
-            order.retain(|&i| i == 0 || self.alive.get(i).copied().unwrap_or(true));
+            order.retain(|&i| self.alive.get(i).copied().unwrap_or(true));
             for (position, &index) in order.iter().enumerate() {
                 let kinds: &[RunKind] = if count_instructions
                     && served::counted(workload.load.as_ref(), self.meta.instruction_counter)
