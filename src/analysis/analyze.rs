@@ -99,21 +99,23 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
     }
 }
 
-/// A race's warnings: a dropped candidate's few rounds are the race's
-/// decision, not a plan to fix with more repetitions; a dropped baseline
+/// A race's warnings: a dropped (or screened) candidate's few rounds are
+/// the race's decision, not a plan to fix with more repetitions; a dropped baseline
 /// stops too, so every comparison rests on its rounds (paired), and the
 /// report says so.
 fn race_warnings(race: &super::race::RaceResult, baseline: &str, warnings: &mut Vec<WarningEntry>) {
+    let out = |s: &&super::race::Standing| s.dropped_by.is_some() || s.status == "screened";
     let dropped: Vec<&str> = race
         .standings
         .iter()
-        .filter(|s| s.dropped_by.is_some())
+        .filter(out)
         .map(|s| s.candidate.as_str())
         .collect();
     let base_left = race
         .standings
         .iter()
-        .find(|s| s.candidate == baseline && s.dropped_by.is_some());
+        .filter(out)
+        .find(|s| s.candidate == baseline);
     warnings.retain(|w| {
         !(w.message.starts_with("too few repetitions")
             && (base_left.is_some() || w.variant.as_deref().is_some_and(|v| dropped.contains(&v))))

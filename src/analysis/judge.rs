@@ -119,6 +119,7 @@ mod tests {
             plan: RacePlan::new(0.95, 2, 2, 10, 0.02),
             budget_s: 60.0,
             full_rounds: 10,
+            screen: None,
         });
         let (b, m) = in_common(&meta, &base, &v).unwrap();
         assert_eq!(

@@ -98,20 +98,32 @@ impl Runner<'_> {
         };
         let candidates = watch.comparisons;
         self.watched_rounds(rng, &watch, &mut |runner, rounds| {
-            if plan.level_at(rounds).is_none() {
+            let screens = rounds == 1 && race.screen.is_some();
+            if plan.level_at(rounds).is_none() && !screens {
                 return Ok(None);
             }
             let runs = runner.records()?;
             let so_far = crate::analysis::race::so_far(runner.meta, plan, &runs, rounds);
-            for d in &so_far.drops {
-                runner.alive[d.candidate] = false;
+            for out in so_far.out() {
+                runner.alive[out] = false;
+            }
+            if screens {
+                let counter = runner.meta.instruction_counter;
+                runner.progress.line(super::race::screened(
+                    &runner.cx.experiment,
+                    &so_far,
+                    counter,
+                ));
+            }
+            if plan.level_at(rounds).is_none() {
+                return Ok(None);
             }
             runner
                 .progress
                 .line(super::race::describe(&runner.cx.experiment, &so_far));
             let done = !matches!(so_far.outcome, crate::stats::race::Outcome::Undecided(_));
             Ok(Some(Looked {
-                decided: so_far.drops.len(),
+                decided: so_far.out().count(),
                 comparisons: candidates,
                 done,
             }))

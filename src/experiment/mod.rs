@@ -75,6 +75,10 @@ pub struct Race {
     pub max: u32,
     /// Same as the leader within this margin, a fraction.
     pub equivalence: f64,
+    /// `screen = "instructions"`: before the first look, a candidate with
+    /// more than (1 + margin) × the fewest instructions is screened out
+    /// (`None`: no screen).
+    pub screen: Option<crate::stats::race::Screen>,
 }
 
 impl Default for Race {
@@ -84,6 +88,7 @@ impl Default for Race {
             min: 2,
             max: 40,
             equivalence: 0.02,
+            screen: None,
         }
     }
 }

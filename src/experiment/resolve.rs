@@ -24,6 +24,7 @@ mod each;
 mod matrix;
 mod profile_from;
 mod report;
+mod screen;
 mod services;
 mod variants;
 
@@ -83,6 +84,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         .map(|r| cx.race(r))
         .transpose()?
         .unwrap_or_default();
+    cx.check_screen(raw.race.as_ref(), &race, &bench, &workloads)?;
     Ok(Experiment {
         file: absolute,
         dir,
@@ -792,6 +794,7 @@ impl Cx<'_> {
             min,
             max,
             equivalence,
+            screen: self.race_screen(raw)?,
         })
     }
 

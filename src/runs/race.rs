@@ -18,4 +18,8 @@ pub struct RaceMeta {
     /// The rounds of the fixed design (`[bench] repetitions`) that running
     /// every candidate to the end would have taken.
     pub full_rounds: u32,
+    /// `[race] screen = "instructions"`: the work screen before the first
+    /// look (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<crate::stats::race::Screen>,
 }
