@@ -207,11 +207,15 @@ fn run_plan(
     ));
     if let Some(race) = meta.race.clone() {
         if resume {
-            // Who the race dropped is replayed from the records.
+            // Who the race screened and dropped is replayed from the
+            // records, up to the last round before the last recorded one
+            // (that one may be cut short; the rounds take its look again
+            // once it is whole).
             let runs = runs::read_records(&run_dir.join(crate::workdir::RAW_FILE), &meta)?.runs;
-            let rounds = crate::analysis::race::rounds_recorded(&meta, &runs);
-            for d in crate::analysis::race::so_far(&meta, &race.plan, &runs, rounds).drops {
-                runner.alive[d.candidate] = false;
+            let rounds = crate::analysis::race::rounds_recorded(&meta, &runs).saturating_sub(1);
+            let so_far = crate::analysis::race::so_far(&meta, &race.plan, &runs, rounds);
+            for out in so_far.out() {
+                runner.alive[out] = false;
             }
         }
         let stop = match runner.race_rounds(&race, &mut rng) {

@@ -2,7 +2,7 @@
 //! variant, each variant against the baseline, the report's family of tests
 //! corrected ([`super::family`]), and the warnings a reader needs.
 
-use super::judge::{judge, options};
+use super::judge::{in_common, judge, options};
 use super::results::{ComparisonEntry, Measurement, Results, RunCounts, WarningEntry};
 use crate::measure::{Metric, RunRecord};
 use crate::runs::{BenchMeta, Progress};
@@ -55,18 +55,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
     }
     let race = super::race::race(meta, runs);
     if let Some(race) = &race {
-        // A dropped candidate's few rounds are the race's decision, not a
-        // plan to fix with more repetitions.
-        let dropped: Vec<&str> = race
-            .standings
-            .iter()
-            .filter(|s| s.dropped_by.is_some())
-            .map(|s| s.candidate.as_str())
-            .collect();
-        warnings.retain(|w| {
-            !(w.message.starts_with("too few repetitions")
-                && w.variant.as_deref().is_some_and(|v| dropped.contains(&v)))
-        });
+        race_warnings(race, &baseline, &mut warnings);
     }
     Results {
         schema_version: crate::runs::SCHEMA_VERSION,
@@ -107,6 +96,40 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         race,
         explained: None,
         simulated: None,
+    }
+}
+
+/// A race's warnings: a dropped (or screened) candidate's few rounds are
+/// the race's decision, not a plan to fix with more repetitions; a dropped baseline
+/// stops too, so every comparison rests on its rounds (paired), and the
+/// report says so.
+fn race_warnings(race: &super::race::RaceResult, baseline: &str, warnings: &mut Vec<WarningEntry>) {
+    let out = |s: &&super::race::Standing| s.dropped_by.is_some() || s.status == "screened";
+    let dropped: Vec<&str> = race
+        .standings
+        .iter()
+        .filter(out)
+        .map(|s| s.candidate.as_str())
+        .collect();
+    let base_left = race
+        .standings
+        .iter()
+        .filter(out)
+        .find(|s| s.candidate == baseline);
+    warnings.retain(|w| {
+        !(w.message.starts_with("too few repetitions")
+            && (base_left.is_some() || w.variant.as_deref().is_some_and(|v| dropped.contains(&v))))
+    });
+    if let Some(s) = base_left {
+        warnings.push(WarningEntry {
+            workload: None,
+            metric: None,
+            variant: None,
+            message: format!(
+                "the baseline `{baseline}` left the race after {} rounds and ran no more: each comparison against it pairs the rounds both ran; the race's standings set the candidates against each other",
+                s.rounds
+            ),
+        });
     }
 }
 
@@ -189,6 +212,8 @@ fn compare(
     base: &Measurement,
     m: &Measurement,
 ) -> Result<(ComparisonEntry, Vec<WarningEntry>), WarningEntry> {
+    let common = in_common(meta, base, m);
+    let (base, m) = common.as_ref().map_or((base, m), |(b, v)| (b, v));
     let options = options(meta, base, m);
     let paired = options.paired;
     let judged = judge(meta, base, m, &options);

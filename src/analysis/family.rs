@@ -9,7 +9,7 @@
 //! metrics (callgrind counts) are judged by their measured resolution, not
 //! a test, and stay outside.
 
-use super::judge::{judge, options};
+use super::judge::{in_common, judge, options};
 use super::results::{primary, ComparisonEntry, Measurement};
 use crate::runs::BenchMeta;
 use crate::stats::{holm, Precision, Verdict};
@@ -135,6 +135,8 @@ fn rejudge(
             .find(|m| m.workload == c.workload && m.metric.name == c.metric && m.variant == variant)
     };
     let (base, m) = (find(&c.baseline)?, find(&c.variant)?);
+    let common = in_common(meta, base, m);
+    let (base, m) = common.as_ref().map_or((base, m), |(b, v)| (b, v));
     let mut options = options(meta, base, m);
     options.confidence = 1.0 - level;
     judge(meta, base, m, &options)

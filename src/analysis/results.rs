@@ -153,7 +153,9 @@ pub struct ComparisonEntry {
     /// Ratio, interval, p-value, verdict and rule (flattened into this object).
     #[serde(flatten)]
     pub outcome: Comparison,
-    /// Whether samples were paired by round (interleaved runs).
+    /// Whether samples were paired by round (interleaved runs); in a race,
+    /// over the rounds both ran (a dropped candidate, the baseline too,
+    /// runs no more).
     pub paired: bool,
     /// Whether this is its workload's headline comparison, tested at the
     /// stated level; the others are secondary, corrected for their number

@@ -178,7 +178,7 @@ pub(super) fn bench_meta(
             .and_then(|dir| crate::source::revision(&e.target.source, &dir)),
         sequential: sequential::meta(e),
         stopped: None,
-        race: race_meta(e),
+        race: race_meta(e, counter)?,
         judging,
         load_path: None,
     })
@@ -266,8 +266,25 @@ pub(crate) fn run_id(unix_secs: u64, runs: &Path) -> String {
 }
 
 /// A race's plan (`afterburner race`), none for a bench of the full design.
-fn race_meta(e: &crate::experiment::Experiment) -> Option<crate::runs::RaceMeta> {
-    e.bench.race.map(|full_rounds| crate::runs::RaceMeta {
+/// A work screen with nothing this machine's counter can count is refused.
+fn race_meta(
+    e: &crate::experiment::Experiment,
+    counter: InstructionCounter,
+) -> Result<Option<crate::runs::RaceMeta>> {
+    if e.bench.race.is_some()
+        && e.race.screen.is_some()
+        && !e
+            .workloads
+            .iter()
+            .any(|w| w.role.benches() && served::counted(w.load.as_ref(), counter))
+    {
+        anyhow::bail!(
+            "{}: [race] screen = \"instructions\" reads the instruction counts, and {} counts no bench workload here (it counts a closed load's window under callgrind only)\nhint: give a bench workload a set amount of work (a `run` command, or a load of `requests = N` or iterations), or remove screen",
+            e.file.display(),
+            counter.name()
+        );
+    }
+    Ok(e.bench.race.map(|full_rounds| crate::runs::RaceMeta {
         plan: crate::stats::race::RacePlan::new(
             e.bench.confidence,
             e.variants.len(),
@@ -278,5 +295,6 @@ fn race_meta(e: &crate::experiment::Experiment) -> Option<crate::runs::RaceMeta>
         budget_s: e.race.budget.as_secs_f64(),
         full_rounds,
         left_out: e.race.left_out.clone(),
-    })
+        screen: e.race.screen,
+    }))
 }

@@ -1,11 +1,42 @@
 //! `afterburner race`'s looks in the terminal. Each round runs the
-//! candidates still in the race (and the baseline, the report's reference,
-//! always); after each of the plan's looks the race is replayed on the
+//! candidates still in the race, the baseline among them only while it is
+//! in it; after each of the plan's looks the race is replayed on the
 //! records so far ([`crate::analysis::race::so_far`]), so a resumed race
 //! drops exactly who the first one did.
 
 use crate::experiment::Experiment;
+use crate::measure::InstructionCounter;
 use crate::stats::race::{Outcome, Race};
+
+/// The work screen in a line: who it put out, and who races on time.
+pub fn screened(e: &Experiment, race: &Race, counter: InstructionCounter) -> String {
+    let name = |i: usize| e.variants[i].name.as_str();
+    let out: Vec<String> = race
+        .screened
+        .iter()
+        .map(|s| {
+            format!(
+                "{} screened ({:.1}× the fewest instructions, {})",
+                name(s.candidate),
+                s.ratio,
+                counter.name()
+            )
+        })
+        .collect();
+    let racing: Vec<&str> = (0..e.variants.len())
+        .filter(|i| !race.screened.iter().any(|s| s.candidate == *i))
+        .map(name)
+        .collect();
+    format!(
+        "race screen after 1 round: {}; {} race on time",
+        if out.is_empty() {
+            "none screened".to_owned()
+        } else {
+            out.join("; ")
+        },
+        racing.join(", ")
+    )
+}
 
 /// A look in a line: who is ahead, who dropped, what is left.
 pub fn describe(e: &Experiment, race: &Race) -> String {

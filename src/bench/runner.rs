@@ -35,7 +35,8 @@ pub(super) struct Runner<'a> {
     /// The load's node, when it has one of its own.
     pub(super) remote: Option<&'a super::served::remote::RemoteLoad>,
     /// Per variant, whether its runs are made: all, but for a race's
-    /// dropped candidates (the baseline, the report's reference, runs on).
+    /// dropped candidates (the baseline among them: once dropped, it too
+    /// stops; the report pairs it over the rounds both ran).
     pub(super) alive: Vec<bool>,
 }
 
@@ -97,20 +98,32 @@ impl Runner<'_> {
         };
         let candidates = watch.comparisons;
         self.watched_rounds(rng, &watch, &mut |runner, rounds| {
-            if plan.level_at(rounds).is_none() {
+            let screens = rounds == 1 && race.screen.is_some();
+            if plan.level_at(rounds).is_none() && !screens {
                 return Ok(None);
             }
             let runs = runner.records()?;
             let so_far = crate::analysis::race::so_far(runner.meta, plan, &runs, rounds);
-            for d in &so_far.drops {
-                runner.alive[d.candidate] = false;
+            for out in so_far.out() {
+                runner.alive[out] = false;
+            }
+            if screens {
+                let counter = runner.meta.instruction_counter;
+                runner.progress.line(super::race::screened(
+                    &runner.cx.experiment,
+                    &so_far,
+                    counter,
+                ));
+            }
+            if plan.level_at(rounds).is_none() {
+                return Ok(None);
             }
             runner
                 .progress
                 .line(super::race::describe(&runner.cx.experiment, &so_far));
             let done = !matches!(so_far.outcome, crate::stats::race::Outcome::Undecided(_));
             Ok(Some(Looked {
-                decided: so_far.drops.len(),
+                decided: so_far.out().count(),
                 comparisons: candidates,
                 done,
             }))
@@ -242,7 +255,7 @@ impl Runner<'_> {
             let mut order: Vec<usize> = (0..e.variants.len()).collect();
             rng.shuffle(&mut order);
             // Drawn whole, then filtered: a resumed race keeps its order.
-            order.retain(|&i| i == 0 || self.alive.get(i).copied().unwrap_or(true));
+            order.retain(|&i| self.alive.get(i).copied().unwrap_or(true));
             for (position, &index) in order.iter().enumerate() {
                 let kinds: &[RunKind] = if count_instructions
                     && served::counted(workload.load.as_ref(), self.meta.instruction_counter)

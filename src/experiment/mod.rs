@@ -75,6 +75,10 @@ pub struct Race {
     pub max: u32,
     /// Same as the leader within this margin, a fraction.
     pub equivalence: f64,
+    /// `screen = "instructions"`: before the first look, a candidate with
+    /// more than (1 + margin) × the fewest instructions is screened out
+    /// (`None`: no screen).
+    pub screen: Option<crate::stats::race::Screen>,
     /// Combinations of its axes that cannot be built, with the reason.
     pub left_out: Vec<LeftOut>,
 }
@@ -101,6 +105,7 @@ impl Default for Race {
             max: 40,
             equivalence: 0.02,
             left_out: Vec::new(),
+            screen: None,
         }
     }
 }

@@ -48,6 +48,11 @@ pub struct RawRace {
     /// The margin within which a candidate is the same as the leader, a
     /// fraction (0.02 = ±2%).
     pub equivalence: Option<Spanned<f64>>,
+    /// `"instructions"`: a work screen before the first look.
+    pub screen: Option<Spanned<String>>,
+    /// The screen's margin: more than (1 + margin) × the fewest
+    /// instructions is screened out.
+    pub screen_margin: Option<Spanned<f64>>,
     /// The candidates' names, as a matrix's (`{compiler}-{optimize}`).
     pub name: Option<Spanned<String>>,
     /// Axes, as a matrix's: each combination a candidate, those that

@@ -25,6 +25,7 @@ mod matrix;
 mod profile_from;
 mod race;
 mod report;
+mod screen;
 mod services;
 mod shares;
 mod variants;
@@ -95,6 +96,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         .transpose()?
         .unwrap_or_default();
     race.left_out = left_out;
+    cx.check_screen(raw.race.as_ref(), &race, &bench, &workloads)?;
     Ok(Experiment {
         file: absolute,
         dir,

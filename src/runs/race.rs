@@ -21,4 +21,8 @@ pub struct RaceMeta {
     /// Combinations of `[race]`'s axes that cannot be built, with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<crate::experiment::LeftOut>,
+    /// `[race] screen = "instructions"`: the work screen before the first
+    /// look (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<crate::stats::race::Screen>,
 }

@@ -31,6 +31,20 @@
 //! the best: when candidates tie, each is a best, and "no drop at all"
 //! needs every pair (Paulson 1964 and Hsu's MCB protect only the best).
 //! The simulations below check it.
+//!
+//! **The work screen** ([`Screen`], `[race] screen = "instructions"`).
+//! Before the first look, a candidate whose instructions (the first counted
+//! round's, summed over the counted bench workloads) are more than
+//! (1 + margin) × the fewest is out, screened; at least two candidates are
+//! left to race on time, so the screen never picks the winner. Its claim is
+//! a count, not a time: the report says "screened", never "slower". M is
+//! then counted over the K′ candidates that enter the timed race. That
+//! keeps the error control: who enters is chosen from the instruction
+//! counts alone (callgrind's are exact, the same every run; perf's come
+//! from runs of their own), never from the timings the looks judge, so
+//! given who entered, the timed race is the race above among K′ candidates,
+//! and its M′ = K′(K′ − 1)/2 pairs' intervals hold together with
+//! probability ≥ 1 − α.
 
 use super::moderated;
 use super::sequential::{schedule, spent};
@@ -60,14 +74,29 @@ impl RacePlan {
     /// The plan of a race among `candidates` at `confidence`, looking from
     /// `min` rounds to `max`.
     pub fn new(confidence: f64, candidates: usize, min: u32, max: u32, equivalence: f64) -> Self {
-        let alpha = (1.0 - confidence).clamp(0.0, 1.0);
-        let pairs = (candidates * candidates.saturating_sub(1) / 2).max(1);
         let looks = schedule(min.max(2), max);
-        let max = *looks.last().expect("a schedule has a look");
-        let per_pair = alpha / pairs as f64;
-        let t = |r: u32| f64::from(r) / f64::from(max);
+        RacePlan {
+            alpha: (1.0 - confidence).clamp(0.0, 1.0),
+            pairs: 0,
+            min: looks[0],
+            max: *looks.last().expect("a schedule has a look"),
+            looks,
+            nominal: Vec::new(),
+            equivalence,
+        }
+        .among(candidates)
+    }
+
+    /// This plan for a race among `candidates`: its pairs, and each look's
+    /// level per pair (α / pairs spent over the looks), counted again.
+    #[must_use]
+    pub fn among(&self, candidates: usize) -> Self {
+        let pairs = (candidates * candidates.saturating_sub(1) / 2).max(1);
+        let per_pair = self.alpha / pairs as f64;
+        let t = |r: u32| f64::from(r) / f64::from(self.max);
         let mut previous = 0;
-        let nominal = looks
+        let nominal = self
+            .looks
             .iter()
             .map(|&look| {
                 let level = spent(per_pair, t(look)) - spent(per_pair, t(previous));
@@ -76,13 +105,9 @@ impl RacePlan {
             })
             .collect();
         RacePlan {
-            alpha,
             pairs,
-            min: looks[0],
-            max,
-            looks,
             nominal,
-            equivalence,
+            ..self.clone()
         }
     }
 
@@ -90,6 +115,60 @@ impl RacePlan {
     pub fn level_at(&self, rounds: u32) -> Option<f64> {
         let i = self.looks.iter().position(|&l| l == rounds)?;
         Some(self.nominal[i])
+    }
+}
+
+/// The work screen (`[race] screen = "instructions"`): before the first
+/// look, a candidate whose work (instructions, summed over the counted
+/// bench workloads) is more than (1 + `margin`) × the fewest is out,
+/// screened, and enters no time comparison. Work is evidence, never the
+/// verdict: the screen leaves two candidates at least to race on time.
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Screen {
+    /// More than (1 + margin) × the fewest instructions is screened (0.3:
+    /// 30% more).
+    pub margin: f64,
+}
+
+/// A candidate the work screen put out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Screened {
+    pub candidate: usize,
+    /// Its work over the fewest of any candidate.
+    pub ratio: f64,
+}
+
+impl Screen {
+    /// Who is screened, given each candidate's work (`None`: not counted,
+    /// never screened). Those above (1 + margin) × the fewest are out, but
+    /// where that would leave fewer than two to race, the least work of
+    /// them races on: the screen never picks the winner.
+    pub fn apply(&self, work: &[Option<f64>]) -> Vec<Screened> {
+        let fewest = work
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|w| *w > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        if !fewest.is_finite() {
+            return Vec::new();
+        }
+        let mut out: Vec<Screened> = work
+            .iter()
+            .enumerate()
+            .filter_map(|(candidate, w)| {
+                let ratio = (*w)? / fewest;
+                (ratio > 1.0 + self.margin).then_some(Screened { candidate, ratio })
+            })
+            .collect();
+        out.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
+        while work.len() - out.len() < 2 && !out.is_empty() {
+            out.remove(0);
+        }
+        out.sort_by_key(|s| s.candidate);
+        out
     }
 }
 
@@ -282,13 +361,32 @@ pub struct Race {
     pub runs: usize,
     /// The last look, with every survivor against the leader.
     pub last: Option<Look>,
+    /// Those the work screen put out before the first look.
+    pub screened: Vec<Screened>,
+}
+
+impl Race {
+    /// Every candidate out of the race: screened or dropped.
+    pub fn out(&self) -> impl Iterator<Item = usize> + '_ {
+        self.screened
+            .iter()
+            .map(|s| s.candidate)
+            .chain(self.drops.iter().map(|d| d.candidate))
+    }
 }
 
 /// Race the candidates of `scores` by `plan`, as far as the scores go.
 pub fn replay(scores: &Scores, plan: &RacePlan) -> Race {
+    let all: Vec<usize> = (0..scores.len()).collect();
+    replay_among(scores, plan, &all)
+}
+
+/// Race the candidates `entering` (of `scores`) by `plan`, as far as the
+/// scores go; the others (screened) take no part.
+pub fn replay_among(scores: &Scores, plan: &RacePlan, entering: &[usize]) -> Race {
     let available = scores.iter().map(Vec::len).max().unwrap_or(0);
     let available = u32::try_from(available).unwrap_or(u32::MAX);
-    let mut alive: Vec<usize> = (0..scores.len()).collect();
+    let mut alive: Vec<usize> = entering.to_vec();
     let mut drops = Vec::new();
     let mut runs = 0;
     let mut counted = 0;
@@ -335,6 +433,7 @@ pub fn replay(scores: &Scores, plan: &RacePlan) -> Race {
                 rounds: at,
                 runs,
                 last,
+                screened: Vec::new(),
             };
         }
     }
@@ -345,6 +444,7 @@ pub fn replay(scores: &Scores, plan: &RacePlan) -> Race {
         rounds: available.max(counted),
         runs,
         last,
+        screened: Vec::new(),
     }
 }
 
@@ -372,6 +472,35 @@ mod tests {
                     .collect()
             })
             .collect()
+    }
+
+    /// The screen's rule: above (1 + margin) × the fewest is out; an
+    /// uncounted candidate stays in; two at least race on time.
+    #[test]
+    fn the_screen_puts_out_more_than_one_plus_margin_times_the_fewest_work() {
+        let screen = Screen { margin: 0.3 };
+        let out = screen.apply(&[Some(1.0e9), Some(2.9e9), Some(1.3e9), Some(1.31e9), None]);
+        let who: Vec<usize> = out.iter().map(|s| s.candidate).collect();
+        assert_eq!(who, [1, 3]);
+        assert!((out[0].ratio - 2.9).abs() < 1e-12);
+        // One within the margin: the least work of the rest races it.
+        let out = screen.apply(&[Some(3.0), Some(1.0), Some(2.0), Some(4.0)]);
+        let who: Vec<usize> = out.iter().map(|s| s.candidate).collect();
+        assert_eq!(who, [0, 3]);
+        // Nothing counted, or two candidates alone: nobody is out.
+        assert!(screen.apply(&[None, None, None]).is_empty());
+        assert!(screen.apply(&[Some(1.0), Some(9.0)]).is_empty());
+    }
+
+    /// A plan among fewer candidates: fewer pairs, each spending more.
+    #[test]
+    fn a_plan_among_the_candidates_that_enter_counts_their_pairs() {
+        let plan = RacePlan::new(0.95, 12, 2, 20, 0.02);
+        let timed = plan.among(8);
+        assert_eq!((plan.pairs, timed.pairs), (66, 28));
+        assert_eq!(timed, RacePlan::new(0.95, 8, 2, 20, 0.02));
+        let total: f64 = timed.nominal.iter().sum();
+        assert!((total - 0.05 / 28.0).abs() < 1e-12, "{total}");
     }
 
     #[test]

@@ -266,3 +266,158 @@ fn candidates_that_cannot_be_built_are_left_out_with_the_reason() {
     let report = std::fs::read_to_string(only_run_dir(&sandbox).join("report.md")).unwrap();
     assert!(report.contains("- `broken`: its build failed"), "{report}");
 }
+
+/// The baseline is a candidate like the others: a −O0 baseline is dropped
+/// at an early look and runs no more (no timing run after that look's
+/// round), and the report still sets each survivor against it, paired over
+/// the rounds both ran.
+#[test]
+fn a_dropped_baseline_runs_no_more_and_stays_the_reference() {
+    let sandbox = Sandbox::with_fixture("optlevel");
+    let o0_first = OPTLEVEL.replacen(
+        "[[variant]]\nname = \"o2\"\n\n[[variant]]\nname = \"o0\"\ncflags = \"-O0\"\n",
+        "[[variant]]\nname = \"o0\"\ncflags = \"-O0\"\n\n[[variant]]\nname = \"o2\"\n",
+        1,
+    );
+    assert_ne!(o0_first, OPTLEVEL);
+    sandbox.write("afterburner.toml", &o0_first);
+    let run = sandbox.afterburner(&["race"]);
+    run.assert_ok();
+    let out = run.stderr() + &run.stdout();
+    let run_dir = only_run_dir(&sandbox);
+    let results = read_json(&run_dir.join("results.json"));
+    let race = &results["race"];
+    let o0 = race["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["candidate"] == "o0")
+        .unwrap();
+    assert_eq!(o0["status"], "dropped", "{race:#}\n{out}");
+    // Its counted timing runs are the rounds up to the look that dropped
+    // it: every one of them, none after.
+    let raw = std::fs::read_to_string(run_dir.join("raw.jsonl")).unwrap();
+    let warmup = 1;
+    let o0_rounds: Vec<u64> = raw
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["variant"] == "o0" && r["warmup"] == false && r["kind"] == "timing")
+        .map(|r| r["round"].as_u64().unwrap() - warmup)
+        .collect();
+    let dropped_at = o0["rounds"].as_u64().unwrap();
+    let meta = read_json(&run_dir.join("meta.json"));
+    assert!(
+        meta["race"]["plan"]["looks"]
+            .as_array()
+            .unwrap()
+            .contains(&dropped_at.into()),
+        "o0 ran {dropped_at} rounds, not a look's: {meta:#}"
+    );
+    assert_eq!(
+        o0_rounds,
+        (0..dropped_at).collect::<Vec<_>>(),
+        "o0's counted timing runs, by round\n{out}"
+    );
+    assert!(
+        race["rounds"].as_u64().unwrap() > dropped_at,
+        "the race ended with o0's drop: {race:#}"
+    );
+    // The survivors against the baseline: judged, paired over the rounds
+    // both ran, the -O2 builds faster by the ratio of their means.
+    for survivor in ["o2", "o2-again"] {
+        let c = results["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["variant"] == survivor && c["metric"] == "wall")
+            .unwrap_or_else(|| panic!("no wall comparison of {survivor}: {results:#}"));
+        assert_eq!(c["baseline"], "o0", "{c:#}");
+        assert_eq!(c["paired"], true, "{c:#}");
+        assert!(c["ratio"].as_f64().unwrap() < 1.0, "{c:#}");
+    }
+    assert!(
+        results["warnings"]
+            .to_string()
+            .contains("left the race after")
+            && !results["warnings"]
+                .to_string()
+                .contains("too few repetitions"),
+        "{:#}",
+        results["warnings"]
+    );
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("o2-again") && report.contains("## Race"),
+        "{report}"
+    );
+}
+
+/// `[race] screen = "instructions"`: the −O0 build, several times the
+/// instructions of the −O2 ones, is screened after the first counted round,
+/// before the first look: one counted round, no interval, no part in the
+/// pairs (one pair left: the two −O2 builds). Valgrind counts where the
+/// machine has no hardware counters; without it the test skips, counted.
+#[test]
+fn a_work_screen_puts_the_minus_o0_build_out_before_the_first_look() {
+    if !crate::support::tools_or_skip(&["valgrind"]) {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("optlevel");
+    let screened = OPTLEVEL
+        .replace("{bin.loop} 20000", "{bin.loop} 2000")
+        .replace(
+            "metrics = [\"wall\"]",
+            "metrics = [\"wall\", \"instructions\"]\ninstruction_repetitions = 1",
+        )
+        .replace("[race]\n", "[race]\nscreen = \"instructions\"\n");
+    assert!(screened.contains("screen =") && screened.contains("2000\""));
+    sandbox.write("afterburner.toml", &screened);
+    let run = sandbox.afterburner(&["race"]);
+    run.assert_ok();
+    let out = run.stderr() + &run.stdout();
+    assert!(
+        out.contains("race screen after 1 round: o0 screened ("),
+        "{out}"
+    );
+    let run_dir = only_run_dir(&sandbox);
+    let results = read_json(&run_dir.join("results.json"));
+    let race = &results["race"];
+    let o0 = race["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["candidate"] == "o0")
+        .unwrap();
+    assert_eq!(o0["status"], "screened", "{race:#}");
+    assert_eq!(o0["rounds"], 1, "{race:#}");
+    assert!(o0.get("against_leader").is_none(), "{race:#}");
+    assert!(o0["instructions_ratio"].as_f64().unwrap() > 1.3, "{race:#}");
+    let reason = o0["reason"].as_str().unwrap();
+    assert!(
+        reason.ends_with("× the fewest instructions (callgrind)")
+            || reason.ends_with("× the fewest instructions (perf)"),
+        "{reason}"
+    );
+    assert_eq!(race["pairs"], 1, "{race:#}");
+    assert!(
+        !results["warnings"]
+            .to_string()
+            .contains("too few repetitions"),
+        "{:#}",
+        results["warnings"]
+    );
+    assert_ne!(race["outcome"], "winner", "{race:#}");
+    // o0's timing runs: the warmup round's and the first counted round's.
+    let raw = std::fs::read_to_string(run_dir.join("raw.jsonl")).unwrap();
+    let o0_timed = raw
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["variant"] == "o0" && r["kind"] == "timing" && r["warmup"] == false)
+        .count();
+    assert_eq!(o0_timed, 1, "{out}");
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("screened: ") && report.contains("the fewest instructions"),
+        "{report}"
+    );
+}

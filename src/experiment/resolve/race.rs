@@ -72,6 +72,7 @@ impl Cx<'_> {
             max,
             equivalence,
             left_out: Vec::new(),
+            screen: self.race_screen(raw)?,
         })
     }
 

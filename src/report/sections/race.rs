@@ -26,8 +26,9 @@ fn outcome(race: &RaceResult) -> String {
 
 /// The standing's status with its reason.
 fn status(s: &Standing) -> String {
-    match (&s.dropped_by, &s.against_leader) {
+    match (&s.dropped_by, &s.reason) {
         (Some(by), _) => format!("dropped: slower than {by}"),
+        (None, Some(why)) => format!("{}: {why}", s.status),
         _ => s.status.clone(),
     }
 }

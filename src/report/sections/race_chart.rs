@@ -316,6 +316,8 @@ mod tests {
             }),
             dropped_by: dropped_at.map(|_| "o2".to_owned()),
             dropped_at,
+            reason: None,
+            instructions_ratio: None,
         }
     }
 
