@@ -44,6 +44,11 @@ pub struct BuildRecord {
     /// absent in records of older versions.
     #[serde(default)]
     pub inputs: Option<Inputs>,
+    /// The earlier variant whose build this is, where it is the very same
+    /// build (a twin that differs only in how it runs, e.g. a runtime
+    /// setting): its binaries are run, not built again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_from: Option<String>,
 }
 
 /// Whether `build_stage` ran the build command, and why.
@@ -53,12 +58,15 @@ pub enum Outcome {
     /// "flags changed", …).
     Built(BuildRecord, String),
     UpToDate(BuildRecord),
+    /// The same build as the named earlier variant's, whose binaries it
+    /// runs.
+    Shared(BuildRecord, String),
 }
 
 impl Outcome {
     pub fn record(&self) -> &BuildRecord {
         match self {
-            Outcome::Built(r, _) | Outcome::UpToDate(r) => r,
+            Outcome::Built(r, _) | Outcome::UpToDate(r) | Outcome::Shared(r, _) => r,
         }
     }
 }
@@ -236,8 +244,32 @@ pub fn stage_key(
 /// that build now (its marker names the record's key and the binaries exist).
 pub fn current(workdir: &Workdir, variant: &str, stage: Stage) -> Option<BuildRecord> {
     let record = load_record(&workdir.build_record(variant, stage))?;
-    let marker = fs_err::read_to_string(workdir.build_dir(variant).join(BUILT_MARKER)).ok()?;
-    (marker == record.key && record.binaries.values().all(|b| b.is_file())).then_some(record)
+    let marker = |v: &str| fs_err::read_to_string(workdir.build_dir(v).join(BUILT_MARKER)).ok();
+    // A shared build is current while its donor's directory holds it.
+    let holder = record.shared_from.as_deref().unwrap_or(variant);
+    let held = marker(variant)? == record.key && marker(holder)? == record.key;
+    (held && record.binaries.values().all(|b| b.is_file())).then_some(record)
+}
+
+/// An earlier variant whose final build is current with this very key:
+/// the same build (nothing in its inputs names a variant's own directory,
+/// no profile), whose binaries a twin that differs only in how it runs may
+/// run.
+fn twin(
+    experiment: &Experiment,
+    variant: &Variant,
+    workdir: &Workdir,
+    key: &str,
+) -> Option<(String, BuildRecord)> {
+    experiment
+        .variants
+        .iter()
+        .take_while(|v| v.name != variant.name)
+        .find_map(|v| {
+            let record = current(workdir, &v.name, Stage::Final)?;
+            (record.key == key)
+                .then(|| (record.shared_from.clone().unwrap_or(v.name.clone()), record))
+        })
 }
 
 /// Names the key of the build a variant's build directory holds.
@@ -262,6 +294,22 @@ pub fn build_stage(
     if let Some(record) = current(workdir, &variant.name, stage) {
         if record.key == flags.key {
             return Ok(Outcome::UpToDate(record));
+        }
+    }
+    if stage == Stage::Final {
+        if let Some((donor, mut record)) = twin(experiment, variant, workdir, &flags.key) {
+            record.variant.clone_from(&variant.name);
+            record.shared_from = Some(donor.clone());
+            fs_err::create_dir_all(workdir.build_dir(&variant.name))?;
+            fs_err::write(
+                workdir.build_record(&variant.name, stage),
+                serde_json::to_vec_pretty(&record)?,
+            )?;
+            fs_err::write(
+                workdir.build_dir(&variant.name).join(BUILT_MARKER),
+                &flags.key,
+            )?;
+            return Ok(Outcome::Shared(record, donor));
         }
     }
     let reason = flags
@@ -389,6 +437,7 @@ fn run_build(
         seconds: start.elapsed().as_secs_f64(),
         log,
         inputs: Some(flags.inputs),
+        shared_from: None,
     })
 }
 

@@ -206,6 +206,9 @@ fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -
     match &outcome {
         Outcome::Built(r, why) => step.finish(format_args!("done in {:.1} s ({why})", r.seconds)),
         Outcome::UpToDate(_) => step.finish("up to date"),
+        Outcome::Shared(_, donor) => step.finish(format_args!(
+            "the same build as {donor}'s (it differs only in how it runs): its binaries"
+        )),
     }
     Ok(())
 }

@@ -440,3 +440,46 @@ fn a_work_screen_puts_the_minus_o0_build_out_before_the_first_look() {
         "{report}"
     );
 }
+
+/// Candidates that differ only in how they run (a runtime setting: here
+/// the workload's size, a `[race]` params axis the build command does not
+/// name; and a variant written out twice) are built once: the later ones
+/// run the first one's binaries, and say so.
+#[test]
+fn twins_that_differ_only_in_how_they_run_are_built_once() {
+    let sandbox = Sandbox::with_fixture("optlevel");
+    let text = OPTLEVEL
+        .replace("[[variant]]\nname = \"o0\"\ncflags = \"-O0\"\n\n", "")
+        .replace(
+            "run = \"{bin.loop} 20000\"",
+            "run = \"{bin.loop} {params.n}\"",
+        )
+        .replace("[bench]\n", "[params]\nn = 20000\n\n[bench]\n")
+        .replace("[race]\n", "[race]\nparams.n = [20000, 40000]\n");
+    sandbox.write("afterburner.toml", &text);
+    let run = sandbox.afterburner(&["race"]);
+    run.assert_ok();
+    let err = run.stderr();
+    for twin in ["o2-again", "n_20000", "n_40000"] {
+        assert!(
+            err.contains(&format!("building {twin} (final) … the same build as o2's")),
+            "{err}"
+        );
+        assert!(!sandbox
+            .variant_dir(twin)
+            .join("logs/build-final.log")
+            .exists());
+    }
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let binary = |name: &str| {
+        results["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap()["binaries"]["loop"]
+            .clone()
+    };
+    assert_eq!(binary("n_40000"), binary("o2"), "{results:#}");
+    assert!(binary("o2").as_str().unwrap().contains("/variants/o2/"));
+}
