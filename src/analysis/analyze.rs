@@ -15,8 +15,14 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         .first()
         .map(|v| v.name.clone())
         .unwrap_or_default();
-    let (measurements, mut comparisons, mut warnings) = compare_all(meta, runs, &baseline);
-    super::family::correct(meta, &measurements, &mut comparisons);
+    let race = super::race::race(meta, runs);
+    // A race's tables are the normal report over its survivors and the
+    // baseline (the reference): a dropped candidate lives in the standings,
+    // its interval against the leader the one that dropped it.
+    let survivors = race.as_ref().map(|r| survivors_only(meta, r, &baseline));
+    let judged = survivors.as_ref().unwrap_or(meta);
+    let (measurements, mut comparisons, mut warnings) = compare_all(judged, runs, &baseline);
+    super::family::correct(judged, &measurements, &mut comparisons);
     warnings.extend(super::agreement::work_versus_time(&comparisons));
     if let Some(message) = meta.environment.frequency_warning() {
         warnings.push(WarningEntry {
@@ -53,7 +59,6 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
             ),
         });
     }
-    let race = super::race::race(meta, runs);
     if let Some(race) = &race {
         race_warnings(race, &baseline, &mut warnings);
     }
@@ -99,6 +104,14 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
     }
 }
 
+/// The bench as the report judges a race: its survivors and the baseline.
+fn survivors_only(meta: &BenchMeta, race: &super::race::RaceResult, baseline: &str) -> BenchMeta {
+    let mut view = meta.clone();
+    view.variants
+        .retain(|v| v.name == baseline || race.survivors.contains(&v.name));
+    view
+}
+
 /// A race's warnings: a dropped (or screened) candidate's few rounds are
 /// the race's decision, not a plan to fix with more repetitions; a dropped baseline
 /// stops too, so every comparison rests on its rounds (paired), and the
@@ -111,11 +124,12 @@ fn race_warnings(race: &super::race::RaceResult, baseline: &str, warnings: &mut 
         .filter(out)
         .map(|s| s.candidate.as_str())
         .collect();
+    // Kept (`keep_baseline`), it ran every round after its drop too.
     let base_left = race
         .standings
         .iter()
         .filter(out)
-        .find(|s| s.candidate == baseline);
+        .find(|s| s.candidate == baseline && s.rounds < race.rounds);
     warnings.retain(|w| {
         !(w.message.starts_with("too few repetitions")
             && (base_left.is_some() || w.variant.as_deref().is_some_and(|v| dropped.contains(&v))))

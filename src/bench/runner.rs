@@ -255,7 +255,8 @@ impl Runner<'_> {
             let mut order: Vec<usize> = (0..e.variants.len()).collect();
             rng.shuffle(&mut order);
             // Drawn whole, then filtered: a resumed race keeps its order.
-            order.retain(|&i| self.alive.get(i).copied().unwrap_or(true));
+            let keep = |i: usize| i == 0 && e.race.keep_baseline;
+            order.retain(|&i| keep(i) || self.alive.get(i).copied().unwrap_or(true));
             for (position, &index) in order.iter().enumerate() {
                 let kinds: &[RunKind] = if count_instructions
                     && served::counted(workload.load.as_ref(), self.meta.instruction_counter)

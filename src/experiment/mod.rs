@@ -81,6 +81,10 @@ pub struct Race {
     pub screen: Option<crate::stats::race::Screen>,
     /// Combinations of its axes that cannot be built, with the reason.
     pub left_out: Vec<LeftOut>,
+    /// The baseline runs every round, after it is dropped too: each
+    /// survivor's comparison against it then pairs every round (by
+    /// default it stops when dropped, as every candidate does).
+    pub keep_baseline: bool,
 }
 
 /// A combination of `[race]`'s axes left out of the race, and why.
@@ -106,6 +110,7 @@ impl Default for Race {
             equivalence: 0.02,
             left_out: Vec::new(),
             screen: None,
+            keep_baseline: false,
         }
     }
 }

@@ -53,6 +53,8 @@ pub struct RawRace {
     /// The screen's margin: more than (1 + margin) × the fewest
     /// instructions is screened out.
     pub screen_margin: Option<Spanned<f64>>,
+    /// The baseline runs every round, after it is dropped too.
+    pub keep_baseline: Option<bool>,
     /// The candidates' names, as a matrix's (`{compiler}-{optimize}`).
     pub name: Option<Spanned<String>>,
     /// Axes, as a matrix's: each combination a candidate, those that

@@ -371,6 +371,51 @@ fn a_dropped_baseline_runs_no_more_and_stays_the_reference() {
     );
 }
 
+/// `[race] keep_baseline = true`: the dropped baseline runs on, every round
+/// of the race, so each survivor's comparison against it pairs them all.
+#[test]
+fn a_kept_baseline_runs_every_round_after_its_drop() {
+    let sandbox = Sandbox::with_fixture("optlevel");
+    let o0_first = OPTLEVEL
+        .replacen(
+            "[[variant]]\nname = \"o2\"\n\n[[variant]]\nname = \"o0\"\ncflags = \"-O0\"\n",
+            "[[variant]]\nname = \"o0\"\ncflags = \"-O0\"\n\n[[variant]]\nname = \"o2\"\n",
+            1,
+        )
+        .replace("confidence = 0.999\n", "")
+        .replace("[race]\n", "[race]\nkeep_baseline = true\n");
+    sandbox.write("afterburner.toml", &o0_first);
+    sandbox.afterburner(&["race"]).assert_ok();
+    let results = read_json(&only_run_dir(&sandbox).join("results.json"));
+    let race = &results["race"];
+    let o0 = race["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["candidate"] == "o0")
+        .unwrap();
+    assert_eq!(o0["status"], "dropped", "{race:#}");
+    assert_eq!(o0["rounds"], race["rounds"], "{race:#}");
+    assert!(
+        o0["dropped_at"].as_u64().unwrap() < race["rounds"].as_u64().unwrap(),
+        "{race:#}"
+    );
+    let survivor = results["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["variant"] == "o2" && c["metric"] == "wall")
+        .unwrap();
+    assert_eq!(survivor["paired"], true, "{survivor:#}");
+    assert!(
+        !results["warnings"]
+            .to_string()
+            .contains("left the race after"),
+        "{:#}",
+        results["warnings"]
+    );
+}
+
 /// `[race] screen = "instructions"`: the −O0 build, several times the
 /// instructions of the −O2 ones, is screened after the first counted round,
 /// before the first look: one counted round, no interval, no part in the

@@ -73,6 +73,7 @@ impl Cx<'_> {
             equivalence,
             left_out: Vec::new(),
             screen: self.race_screen(raw)?,
+            keep_baseline: raw.keep_baseline.unwrap_or(false),
         })
     }
 
