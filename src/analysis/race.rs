@@ -44,6 +44,10 @@ pub struct RaceResult {
     /// screened, then the dropped in the order they left.
     pub standings: Vec<Standing>,
     pub cost: RaceCost,
+    /// What the candidates' builds and trainings shared (absent in runs
+    /// recorded before it was).
+    #[serde(default)]
+    pub reuse: RaceReuse,
     /// Combinations of `[race]`'s axes that were not candidates: they
     /// cannot be built (a technique their compiler lacks, …), with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -84,6 +88,22 @@ pub struct Standing {
     /// first counted round; unitless.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_ratio: Option<f64>,
+}
+
+/// What the candidates' builds and profiles shared: a candidate that
+/// differs from an earlier one only in how it runs runs its binaries, and
+/// a first training round is trained once for the stacks that instrument
+/// alike (each candidate's `build_shared_from` and profiles' `shared_from`
+/// say whose).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RaceReuse {
+    pub candidates: usize,
+    /// Final builds made for them (the others run an earlier one's).
+    pub builds: usize,
+    /// Profiles their final builds read, one per training round.
+    pub profiles: usize,
+    /// Of them, trained here (the others shared).
+    pub trainings: usize,
 }
 
 /// What the race cost, against running every candidate for the full
@@ -281,6 +301,21 @@ pub fn race(meta: &BenchMeta, runs: &[RunRecord]) -> Option<RaceResult> {
         pair_alpha: plan.alpha / plan.pairs as f64,
         standings,
         cost: cost(meta, runs, plan_meta.full_rounds),
+        reuse: RaceReuse {
+            candidates: meta.variants.len(),
+            builds: meta
+                .variants
+                .iter()
+                .filter(|v| v.build_shared_from.is_none())
+                .count(),
+            profiles: meta.variants.iter().map(|v| v.profiles.len()).sum(),
+            trainings: meta
+                .variants
+                .iter()
+                .flat_map(|v| &v.profiles)
+                .filter(|p| p.shared_from.is_none())
+                .count(),
+        },
         left_out: plan_meta.left_out.clone(),
         method: method(plan, plan_meta.screen.map(|s| (s, meta))),
     })

@@ -116,6 +116,7 @@ pub(super) fn bench_meta(
                     profile_from: None,
                     profile_mismatch: None,
                     profiles: Vec::new(),
+                    build_shared_from: None,
                 });
             }
             let record = build::current(&cx.workdir, &v.name, Stage::Final)
@@ -136,6 +137,7 @@ pub(super) fn bench_meta(
                 profile_from: profile_from(cx, v),
                 profile_mismatch,
                 profiles: profiles_of(cx, v),
+                build_shared_from: record.shared_from,
             })
         })
         .collect::<Result<_>>()?;

@@ -193,6 +193,10 @@ pub struct VariantInfo {
     /// binaries it was checked against (one per training round).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<crate::toolchain::matching::ProfileMatch>,
+    /// The earlier variant whose final build this is, where it is the very
+    /// same build (it differs only in how it runs): its binaries are run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_shared_from: Option<String>,
 }
 
 impl BenchMeta {
@@ -220,6 +224,7 @@ impl BenchMeta {
             profile_from: None,
             profile_mismatch: None,
             profiles: Vec::new(),
+            build_shared_from: None,
         };
         BenchMeta {
             schema_version: SCHEMA_VERSION,

@@ -526,5 +526,8 @@ fn twins_that_differ_only_in_how_they_run_are_built_once() {
             .clone()
     };
     assert_eq!(binary("n_40000"), binary("o2"), "{results:#}");
+    let reuse = &results["race"]["reuse"];
+    assert_eq!(reuse["candidates"], 4, "{reuse:#}");
+    assert_eq!(reuse["builds"], 1, "{reuse:#}");
     assert!(binary("o2").as_str().unwrap().contains("/variants/o2/"));
 }

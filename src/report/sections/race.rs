@@ -47,8 +47,17 @@ fn cost(race: &RaceResult) -> String {
     } else {
         String::new()
     };
+    let r = &race.reuse;
+    let reuse = if r.candidates == 0 {
+        String::new()
+    } else {
+        format!(
+            "; {} builds for {} candidates, {} profiles trained for the {} they read",
+            r.builds, r.candidates, r.trainings, r.profiles
+        )
+    };
     format!(
-        "{} runs, {:.1} s of runs; the full design ({} rounds of every candidate): {} runs, about {:.1} s{share}",
+        "{} runs, {:.1} s of runs; the full design ({} rounds of every candidate): {} runs, about {:.1} s{share}{reuse}",
         c.runs, c.seconds, c.full_rounds, c.full_runs, c.full_seconds
     )
 }

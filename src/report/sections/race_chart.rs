@@ -348,6 +348,7 @@ mod tests {
                 seconds: 1.4,
                 full_seconds: 4.0,
             },
+            reuse: crate::analysis::race::RaceReuse::default(),
             left_out: Vec::new(),
             method: String::new(),
         }
