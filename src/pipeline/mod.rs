@@ -202,7 +202,13 @@ fn stage_source_dir(
 fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
     let source_dir = stage_source_dir(cx, variant, stage, source_dir)?;
     let step = progress::step(format!("building {} ({})", variant.name, stage.name()));
-    let outcome = build_stage(&cx.experiment, variant, stage, &source_dir, &cx.workdir)?;
+    let outcome = match build_stage(&cx.experiment, variant, stage, &source_dir, &cx.workdir) {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            step.finish("failed");
+            return Err(error);
+        }
+    };
     match &outcome {
         Outcome::Built(r, why) => step.finish(format_args!("done in {:.1} s ({why})", r.seconds)),
         Outcome::UpToDate(_) => step.finish("up to date"),
