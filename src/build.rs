@@ -345,6 +345,23 @@ struct BuildFlags {
     inputs: Inputs,
 }
 
+/// Whether `stage` applies a first-round profile shared from another
+/// variant (its `match.json` says whose): the final build, or a later
+/// round's instrumented build of the whole stack (BOLT after PGO).
+fn applies_shared_profile(variant: &Variant, stage: Stage, dirs: &VariantDirs) -> bool {
+    let applies = match stage {
+        Stage::Final => true,
+        Stage::Instrumented(round) => round > 0,
+    };
+    let Some(first) = variant.rounds().first().copied() else {
+        return false;
+    };
+    applies
+        && variant.profile_donor.is_some()
+        && crate::toolchain::matching::read(&dirs.round(first).profile)
+            .is_some_and(|m| m.shared_from.is_some())
+}
+
 /// The flags a build gets, each a space-separated string.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Composed {
@@ -493,10 +510,9 @@ pub fn compose_flags(
                 variant.compiler,
             ));
     }
-    if variant.profile_donor.is_some()
+    if variant.compiler == Compiler::Gcc
         && variant.profile_from.is_none()
-        && variant.compiler == Compiler::Gcc
-        && stage == Stage::Final
+        && applies_shared_profile(variant, stage, dirs)
     {
         // A profile trained in another build directory: gcc checksums a
         // function's source path into its counters, and a build that names

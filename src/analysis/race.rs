@@ -75,8 +75,8 @@ pub struct Standing {
     /// The leader it was decided slower than.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_by: Option<String>,
-    /// The counted rounds of the look that dropped it (the baseline, the
-    /// report's reference, runs on after it).
+    /// The counted rounds of the look that dropped it (a baseline kept with
+    /// `keep_baseline` runs on after it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_at: Option<u32>,
     /// Why the work screen put it out (status `screened`), in words: "2.9×

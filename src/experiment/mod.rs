@@ -79,7 +79,8 @@ pub struct Race {
     /// more than (1 + margin) × the fewest instructions is screened out
     /// (`None`: no screen).
     pub screen: Option<crate::stats::race::Screen>,
-    /// Combinations of its axes that cannot be built, with the reason.
+    /// Combinations of its axes that cannot be built, with the reason (a
+    /// race adds the candidates whose build or training fails).
     pub left_out: Vec<LeftOut>,
     /// The baseline runs every round, after it is dropped too: each
     /// survivor's comparison against it then pairs every round (by

@@ -68,8 +68,8 @@ pub struct RawRace {
     pub params: BTreeMap<String, Spanned<Vec<Spanned<toml::Value>>>>,
     #[serde(default)]
     pub env: BTreeMap<String, Spanned<Vec<Spanned<String>>>>,
-    pub cflags: Option<String>,
-    pub ldflags: Option<String>,
+    pub cflags: Option<Spanned<String>>,
+    pub ldflags: Option<Spanned<String>>,
     #[serde(default)]
     pub exclude: Vec<Spanned<toml::Table>>,
 }
@@ -87,8 +87,8 @@ impl RawRace {
             optimize: self.optimize.clone(),
             params: self.params.clone(),
             env: self.env.clone(),
-            cflags: self.cflags.clone(),
-            ldflags: self.ldflags.clone(),
+            cflags: self.cflags.as_ref().map(|c| c.get_ref().clone()),
+            ldflags: self.ldflags.as_ref().map(|l| l.get_ref().clone()),
             exclude: self.exclude.clone(),
         })
     }

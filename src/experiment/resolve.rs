@@ -63,6 +63,9 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     raw_variants.extend(cx.expand_matrices(&raw.matrices)?);
     let trains_with_profile = trains_with_profile(&raw_workloads, &raw.target.services);
     let mut left_out = Vec::new();
+    if let Some(race) = &raw.race {
+        cx.race_axes_given(race)?;
+    }
     if let Some(axes) = raw.race.as_ref().and_then(super::raw::RawRace::axes) {
         let (candidates, left) = cx.race_candidates(&axes, |v| {
             cx.variants(v, &target, &params, &dir, trains_with_profile)

@@ -701,6 +701,24 @@ fn a_race_axis_with_a_typo_is_refused_not_left_out() {
         &RACE.replace("\"clang\"]", "\"icc\"]"),
         &[":13:", "unknown compiler `icc`"],
     );
+    // Keys that shape the axes' candidates, with no axis: not ignored.
+    let no_axes = RACE
+        .replace("compiler = [\"gcc\", \"clang\"]\n", "")
+        .replace(
+            "optimize = [\"none\", \"pgo+lto\", [\"lto\"], \"cspgo\", \"pgo+autofdo\"]\n",
+            "",
+        )
+        .replace(
+            "exclude = [{ compiler = \"clang\", optimize = \"none\" }]\n",
+            "cflags = \"-g\"\n",
+        );
+    error_saying(
+        &no_axes,
+        &[
+            ":13:",
+            "[race] cflags applies to the candidates of its axes",
+        ],
+    );
     error_saying(
         &RACE
             .replace(

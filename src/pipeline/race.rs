@@ -37,6 +37,10 @@ impl OnFailure {
         let (left, error) = match (self, result) {
             (_, Ok(())) => return Ok(()),
             (OnFailure::Stop, Err(error)) => return Err(error),
+            // Ctrl-C stops the race; it is no candidate's failure.
+            (OnFailure::LeaveOut(_), Err(error)) if crate::interrupt::requested() => {
+                return Err(error)
+            }
             (OnFailure::LeaveOut(left), Err(error)) => (left, error),
         };
         if left.iter().any(|l| l.candidate == variant.name) {

@@ -43,11 +43,16 @@ pub fn refused(
     let (donor, _) = donor;
     let round = donor.rounds()[0];
     let dirs = round_dirs(cx, donor, 0);
+    // As written and as the compiler's getcwd() sees it (symlinks, `..`).
     let own = cx.workdir.variant(&donor.name);
-    let own = own.to_string_lossy();
+    let mut paths = vec![own.to_string_lossy().into_owned()];
+    if let Ok(real) = fs_err::canonicalize(&own) {
+        paths.push(real.to_string_lossy().into_owned());
+    }
     for file in round.profile_files(&dirs.profile)? {
         let bytes = fs_err::read(&file)?;
-        if bytes.windows(own.len()).any(|w| w == own.as_bytes()) {
+        let names = |p: &String| bytes.windows(p.len()).any(|w| w == p.as_bytes());
+        if paths.iter().any(names) {
             return Ok(Some(format!(
                 "{} names {}'s build directory (sources compiled by absolute path)",
                 file.display(),

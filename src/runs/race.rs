@@ -18,7 +18,9 @@ pub struct RaceMeta {
     /// The rounds of the fixed design (`[bench] repetitions`) that running
     /// every candidate to the end would have taken.
     pub full_rounds: u32,
-    /// Combinations of `[race]`'s axes that cannot be built, with why.
+    /// The candidates left out, with why: combinations of `[race]`'s axes
+    /// that cannot be built, and candidates that cannot run here or whose
+    /// build or training failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<crate::experiment::LeftOut>,
     /// `[race] screen = "instructions"`: the work screen before the first

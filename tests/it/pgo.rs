@@ -54,7 +54,13 @@ fn a_profile_is_trained_once_and_shared_by_the_stacks_that_read_it() {
     let mut experiment = Experiment::new("hotpath")
         .variant(Variant::new("pgo").optimize(&["pgo"]))
         .variant(Variant::new("pgo+lto").optimize(&["pgo", "lto"]))
-        .variant(Variant::new("pgo+o3").optimize(&["pgo", "o3"]));
+        .variant(Variant::new("pgo+o3").optimize(&["pgo", "o3"]))
+        // BOLT's round builds the whole stack with the shared profile.
+        .variant(
+            Variant::new("pgo+bolt")
+                .optimize(&["pgo", "bolt"])
+                .line("bolt_profile = \"instrumented\""),
+        );
     if clang {
         experiment = experiment
             .variant(
@@ -82,6 +88,10 @@ fn a_profile_is_trained_once_and_shared_by_the_stacks_that_read_it() {
         "{out}"
     );
     assert!(!out.contains("training pgo+o3 (gcc-pgo): pgo's"), "{out}");
+    assert!(
+        out.contains("training pgo+bolt (gcc-pgo): pgo's profile, shared"),
+        "{out}"
+    );
     if clang {
         assert!(
             out.contains("training clang-pgo+lto (clang-pgo): its own profile, not clang-pgo's: ")

@@ -77,6 +77,28 @@ impl Cx<'_> {
         })
     }
 
+    /// `name`, `exclude`, `cflags` and `ldflags` shape the axes' candidates:
+    /// without an axis they would be silently ignored.
+    pub(super) fn race_axes_given(&self, raw: &RawRace) -> Result<(), ExperimentError> {
+        if raw.axes().is_some() {
+            return Ok(());
+        }
+        let given = [
+            ("name", raw.name.as_ref().map(Spanned::span)),
+            ("exclude", raw.exclude.first().map(Spanned::span)),
+            ("cflags", raw.cflags.as_ref().map(Spanned::span)),
+            ("ldflags", raw.ldflags.as_ref().map(Spanned::span)),
+        ];
+        match given.into_iter().find(|(_, s)| s.is_some()) {
+            Some((key, Some(span))) => Err(self.invalid(
+                span,
+                format!("[race] {key} applies to the candidates of its axes, and it has none"),
+                "give an axis (compiler = [...], optimize = [...], params.KEY = [...] or env.KEY = [...]) or remove it",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The candidates of `[race]`'s axes that `validate` accepts alone,
     /// and those it refuses, left out with its reason.
     pub(super) fn race_candidates(

@@ -53,7 +53,7 @@ fn identity(v: &Variant) -> Option<String> {
         &placeholder,
     );
     Some(format!(
-        "{:?}|{round}|{flags:?}|{:?}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        "{:?}|{round}|{flags:?}|{:?}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
         v.compiler,
         v.march,
         v.cflags,
@@ -63,8 +63,10 @@ fn identity(v: &Variant) -> Option<String> {
         v.system,
         v.train_stop,
         v.sample_event,
+        // Not `profile_sources`: where later rounds' profiles come from
+        // (BOLT's instrumented or sampled) is no part of the first's, whose
+        // round name says how it is made.
         v.profile_origin,
-        v.profile_sources(),
         v.source
     ))
 }

@@ -114,7 +114,7 @@ pub fn markdown(results: &Results) -> String {
         );
     }
     if !race.left_out.is_empty() {
-        out.push_str("\nLeft out, as they cannot be built:\n\n");
+        out.push_str("\nLeft out:\n\n");
         for l in &race.left_out {
             let line = l.line.map(|n| format!("line {n}; ")).unwrap_or_default();
             let _ = writeln!(out, "- `{}`: {} ({line}{})", l.candidate, l.reason, l.hint);

@@ -155,6 +155,8 @@ fn label(s: &Standing) -> String {
 /// One candidate's lane at height `cy`: its bar, its × and its label.
 fn lane(out: &mut String, s: &Standing, across: &Across, cy: f64, esc: fn(&str) -> String) {
     let dropped = s.status == "dropped";
+    // Screened by work: out, grey, with no × (no look dropped it).
+    let out_of_race = dropped || s.status == "screened";
     let end = across.x(s.rounds);
     let _ = writeln!(
         out,
@@ -165,7 +167,7 @@ fn lane(out: &mut String, s: &Standing, across: &Across, cy: f64, esc: fn(&str) 
         across.left,
         cy - 5.0,
         end - across.left,
-        if dropped { OUT } else { IN_RACE },
+        if out_of_race { OUT } else { IN_RACE },
         esc(&s.candidate),
         esc(&s.status),
         s.rounds,
@@ -266,6 +268,16 @@ fn interval_row(
         esc(&s.candidate)
     );
     let color = if s.status == "dropped" { OUT } else { IN_RACE };
+    if s.status == "screened" {
+        // No interval: screened by work, never set against the leader.
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"{OUT}\">screened by work, no interval</text>",
+            scale.left,
+            cy + 4.0
+        );
+        return;
+    }
     let Some(iv) = s.against_leader else {
         let _ = writeln!(
             out,
