@@ -147,13 +147,37 @@ fn profile_is_current(
     round: usize,
     source_dir: &Path,
 ) -> Result<bool> {
-    let stage = Stage::Instrumented(round);
-    let source_dir = stage_source_dir(cx, variant, stage, source_dir)?;
-    let key = build::stage_key(&cx.experiment, variant, stage, &source_dir, &cx.workdir)?;
+    let key = instrumented_key(cx, variant, round, source_dir)?;
     let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
     let source = crate::profiles::source(variant);
     Ok(fs_err::read_to_string(marker)
         .is_ok_and(|k| source.key(cx, variant, &key).is_ok_and(|s| s == k)))
+}
+
+/// The key round `round`'s instrumented build would be built with now.
+fn instrumented_key(
+    cx: &Context,
+    variant: &Variant,
+    round: usize,
+    source_dir: &Path,
+) -> Result<String> {
+    let stage = Stage::Instrumented(round);
+    let tree = stage_source_dir(cx, variant, stage, source_dir)?;
+    build::stage_key(&cx.experiment, variant, stage, &tree, &cx.workdir)
+}
+
+/// Mark round `round`'s profile current: made for the instrumented build
+/// of key `instrumented_key`, by what its source says.
+fn mark_current(
+    cx: &Context,
+    variant: &Variant,
+    round: usize,
+    instrumented_key: &str,
+) -> Result<()> {
+    let source = crate::profiles::source(variant);
+    let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
+    fs_err::write(marker, source.key(cx, variant, instrumented_key)?)?;
+    Ok(())
 }
 
 /// The first training round whose profile is not current, if any.
@@ -283,9 +307,7 @@ fn make_profile(cx: &Context, variant: &Variant, round: usize) -> Result<()> {
     let source = crate::profiles::source(variant);
     let binaries = source.make(cx, variant, round)?;
     crate::profiles::check(cx, variant, round, source, &binaries)?;
-    let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
-    fs_err::write(&marker, source.key(cx, variant, &key)?)?;
-    Ok(())
+    mark_current(cx, variant, round, &key)
 }
 
 /// Give `variant` its donor's first-round profile (`profile_donor`), if it
@@ -316,24 +338,14 @@ fn share_profile(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<b
         return Ok(false);
     }
     shared::share(cx, donor, variant, 0)?;
-    mark_current(cx, variant, 0, source_dir)?;
+    // Made without building the round: current for the build it stands for.
+    let key = instrumented_key(cx, variant, 0, source_dir)?;
+    mark_current(cx, variant, 0, &key)?;
     progress::info(format_args!(
         "training {} ({round}): {}'s profile, shared (the same instrumented build, trained by the same runs)",
         variant.name, donor.name
     ));
     Ok(true)
-}
-
-/// Mark round `round`'s profile, made without building the round (a shared
-/// one), current for the instrumented build the inputs would produce.
-fn mark_current(cx: &Context, variant: &Variant, round: usize, source_dir: &Path) -> Result<()> {
-    let stage = Stage::Instrumented(round);
-    let tree = stage_source_dir(cx, variant, stage, source_dir)?;
-    let key = build::stage_key(&cx.experiment, variant, stage, &tree, &cx.workdir)?;
-    let source = crate::profiles::source(variant);
-    let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
-    fs_err::write(marker, source.key(cx, variant, &key)?)?;
-    Ok(())
 }
 
 /// The whole pipeline: build, train, bench, report. Returns the results.

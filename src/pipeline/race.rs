@@ -34,17 +34,18 @@ impl OnFailure {
         what: &str,
         result: Result<()>,
     ) -> Result<()> {
-        let (left, error) = match (self, result) {
-            (_, Ok(())) => return Ok(()),
-            (OnFailure::Stop, Err(error)) => return Err(error),
-            // Ctrl-C stops the race; it is no candidate's failure.
-            (OnFailure::LeaveOut(_), Err(error)) if crate::interrupt::requested() => {
-                return Err(error)
-            }
-            (OnFailure::LeaveOut(left), Err(error)) => (left, error),
-        };
-        if left.iter().any(|l| l.candidate == variant.name) {
+        let Err(error) = result else {
             return Ok(());
+        };
+        if self.left(variant) {
+            return Ok(());
+        }
+        // Ctrl-C stops the race; it is no candidate's failure.
+        let OnFailure::LeaveOut(left) = self else {
+            return Err(error);
+        };
+        if crate::interrupt::requested() {
+            return Err(error);
         }
         let text = format!("{error:#}");
         let reason = text.lines().next().unwrap_or_default().to_owned();

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use crate::support::{
     assert_instruction_verdict, comparison, counted_exactly, files_with, go_for_pgo_or_skip,
-    go_perf_or_skip, only_run_dir, pgo_go, read_json, run_experiment, tools_or_skip, Bench,
-    Experiment, Sandbox, Variant, Workload,
+    go_perf_or_skip, only_run_dir, pgo_go, read_json, run_experiment, tools_or_skip, variant_info,
+    Bench, Experiment, Sandbox, Variant, Workload,
 };
 
 /// The hotpath fixture: `baseline` against `pgo`, optimized by `optimize`.
@@ -115,15 +115,7 @@ fn a_profile_is_trained_once_and_shared_by_the_stacks_that_read_it() {
     );
 
     let results = read_json(&only_run_dir(&sandbox).join("results.json"));
-    let variant = |name: &str| {
-        results["variants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let variant = |name: &str| variant_info(&results, name);
     assert_eq!(variant("pgo+lto")["profiles"][0]["shared_from"], "pgo");
     assert!(variant("pgo")["profiles"][0].get("shared_from").is_none());
     assert!(variant("pgo+o3")["profiles"][0]

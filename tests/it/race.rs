@@ -4,7 +4,7 @@
 //! machine too busy for timing: a skipped part, counted), and two identical
 //! −O2 builds are never told apart.
 
-use crate::support::{only_run_dir, read_json, Sandbox};
+use crate::support::{comparison, only_run_dir, read_json, standing, variant_info, Sandbox};
 
 /// At `confidence = 0.999`: a race errs at 1 − confidence by design, and a
 /// winner between the two identical builds must be a fault, not the 5% it
@@ -102,12 +102,7 @@ fn a_minus_o0_build_is_dropped_within_three_rounds() {
     // the cost beside the full design's.
     let results = read_json(&run_dir.join("results.json"));
     let race = &results["race"];
-    let o0 = race["standings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["candidate"] == "o0")
-        .unwrap();
+    let o0 = standing(race, "o0");
     assert_eq!(o0["status"], "dropped", "{race:#}");
     assert_eq!(
         o0["rounds"].as_u64().unwrap(),
@@ -306,12 +301,7 @@ fn a_dropped_baseline_runs_no_more_and_stays_the_reference() {
     let run_dir = only_run_dir(&sandbox);
     let results = read_json(&run_dir.join("results.json"));
     let race = &results["race"];
-    let o0 = race["standings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["candidate"] == "o0")
-        .unwrap();
+    let o0 = standing(race, "o0");
     assert_eq!(o0["status"], "dropped", "{race:#}\n{out}");
     // Its counted timing runs are the rounds up to the look that dropped
     // it: every one of them, none after.
@@ -344,12 +334,7 @@ fn a_dropped_baseline_runs_no_more_and_stays_the_reference() {
     // The survivors against the baseline: judged, paired over the rounds
     // both ran, the -O2 builds faster by the ratio of their means.
     for survivor in ["o2", "o2-again"] {
-        let c = results["comparisons"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["variant"] == survivor && c["metric"] == "wall")
-            .unwrap_or_else(|| panic!("no wall comparison of {survivor}: {results:#}"));
+        let c = comparison(&results, "loop", "wall", survivor);
         assert_eq!(c["baseline"], "o0", "{c:#}");
         assert_eq!(c["paired"], true, "{c:#}");
         assert!(c["ratio"].as_f64().unwrap() < 1.0, "{c:#}");
@@ -388,24 +373,14 @@ fn a_kept_baseline_runs_every_round_after_its_drop() {
     sandbox.afterburner(&["race"]).assert_ok();
     let results = read_json(&only_run_dir(&sandbox).join("results.json"));
     let race = &results["race"];
-    let o0 = race["standings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["candidate"] == "o0")
-        .unwrap();
+    let o0 = standing(race, "o0");
     assert_eq!(o0["status"], "dropped", "{race:#}");
     assert_eq!(o0["rounds"], race["rounds"], "{race:#}");
     assert!(
         o0["dropped_at"].as_u64().unwrap() < race["rounds"].as_u64().unwrap(),
         "{race:#}"
     );
-    let survivor = results["comparisons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["variant"] == "o2" && c["metric"] == "wall")
-        .unwrap();
+    let survivor = comparison(&results, "loop", "wall", "o2");
     assert_eq!(survivor["paired"], true, "{survivor:#}");
     assert!(
         !results["warnings"]
@@ -446,12 +421,7 @@ fn a_work_screen_puts_the_minus_o0_build_out_before_the_first_look() {
     let run_dir = only_run_dir(&sandbox);
     let results = read_json(&run_dir.join("results.json"));
     let race = &results["race"];
-    let o0 = race["standings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["candidate"] == "o0")
-        .unwrap();
+    let o0 = standing(race, "o0");
     assert_eq!(o0["status"], "screened", "{race:#}");
     assert_eq!(o0["rounds"], 1, "{race:#}");
     assert!(o0.get("against_leader").is_none(), "{race:#}");
@@ -516,15 +486,7 @@ fn twins_that_differ_only_in_how_they_run_are_built_once() {
             .exists());
     }
     let results = read_json(&only_run_dir(&sandbox).join("results.json"));
-    let binary = |name: &str| {
-        results["variants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap()["binaries"]["loop"]
-            .clone()
-    };
+    let binary = |name: &str| variant_info(&results, name)["binaries"]["loop"].clone();
     assert_eq!(binary("n_40000"), binary("o2"), "{results:#}");
     let reuse = &results["race"]["reuse"];
     assert_eq!(reuse["candidates"], 4, "{reuse:#}");

@@ -260,6 +260,26 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 }
 
 /// The comparison entry for a workload, metric and variant.
+/// The race's standing of `candidate` (`results.json`'s `race`).
+pub fn standing<'a>(race: &'a serde_json::Value, candidate: &str) -> &'a serde_json::Value {
+    race["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["candidate"] == candidate)
+        .unwrap_or_else(|| panic!("no standing of {candidate} in {race:#}"))
+}
+
+/// How `name` was built (`results.json`'s `variants`).
+pub fn variant_info<'a>(results: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    results["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == name)
+        .unwrap_or_else(|| panic!("no variant {name} in {results:#}"))
+}
+
 pub fn comparison<'a>(
     results: &'a serde_json::Value,
     workload: &str,
