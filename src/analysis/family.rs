@@ -14,19 +14,27 @@ use super::results::{primary, ComparisonEntry, Measurement};
 use crate::runs::BenchMeta;
 use crate::stats::{holm, Precision, Verdict};
 
+/// How much of Holm's step-down the headline family keeps (see
+/// [`holm::truncated_levels`]): 1 would be Holm's, which is not separable
+/// and leaks family-wise error into the secondaries (7.4–9.3% simulated
+/// under partial nulls); 0 is Bonferroni's.
+const TRUNCATION: f64 = 0.5;
+
 /// Mark headline comparisons, and re-judge every tested one in two
-/// families. The headlines (every variant × workload's primary metric) are
-/// one family, corrected by Holm's step-down at α; the secondary metrics
-/// are the other, gated by the first (parallel gatekeeping, Dmitrienko,
-/// Offen & Westfall, "Gatekeeping strategies for clinical trials that do
-/// not require all primary effects to be significant", Stat. Med. 22,
-/// 2003): Holm's step-down at α·r/m, where r of the m headlines are
-/// rejected at Bonferroni's α/m. With no headline decided the secondaries
-/// claim nothing, and the report as a whole (headlines and the rest)
-/// claims a false difference with probability at most α. In each family:
-/// in order of their p-values, the k-th (from 0) of n at level / (n − k);
-/// at the first that is then not called faster or slower, the step-down
-/// stops, and it and every later one can at most be "same" or undecided.
+/// families, as a closed procedure (parallel gatekeeping; Dmitrienko,
+/// Offen & Westfall, Stat. Med. 22, 2003, and Dmitrienko, Tamhane & Wiens,
+/// Biometrical Journal 50, 2008). The headlines (every variant ×
+/// workload's primary metric) are one family, tested by truncated Holm at
+/// α (γ = [`TRUNCATION`]): the k-th smallest p of m at α·(γ/(m − k) + (1 −
+/// γ)/m). The secondary metrics are the other, tested by Holm's step-down
+/// at what the headlines leave: α when all m were claimed, else α·(1 −
+/// γ)·r/m with r of them claimed (faster or slower, as judged at their
+/// level). With no headline decided the secondaries claim nothing, and the
+/// report as a whole claims a false difference with probability at most α,
+/// under any mix of true and false nulls. In each family, in order of
+/// their p-values, at the first that is then not called faster or slower
+/// the step-down stops, and it and every later one can at most be "same"
+/// or undecided.
 pub fn correct(
     meta: &BenchMeta,
     measurements: &[Measurement],
@@ -52,39 +60,53 @@ pub fn correct(
         }
     }
     let m = headlines.len();
-    let gate = if m == 0 {
-        alpha
-    } else {
-        let r = headlines
-            .iter()
-            .filter(|&&i| decisive_p(&comparisons[i]) <= alpha / m as f64)
-            .count();
-        alpha * r as f64 / m as f64
-    };
+    let head_levels = |p: &[f64]| holm::truncated_levels(p, alpha, TRUNCATION);
+    step_down(
+        meta,
+        measurements,
+        comparisons,
+        &headlines,
+        &head_levels,
+        &|c| headline_rule(c, m, alpha),
+    );
+    let r = headlines
+        .iter()
+        .filter(|&&i| claims(&comparisons[i]))
+        .count();
+    let gate = holm::truncated_leftover(m, r, alpha, TRUNCATION);
     let n = secondaries.len();
-    step_down(meta, measurements, comparisons, &headlines, alpha, &|c| {
-        headline_rule(c, m, alpha)
-    });
-    step_down(meta, measurements, comparisons, &secondaries, gate, &|c| {
-        secondary_rule(c, n, m, alpha, gate)
-    });
+    let secondary_levels = |p: &[f64]| holm::levels(p, gate);
+    step_down(
+        meta,
+        measurements,
+        comparisons,
+        &secondaries,
+        &secondary_levels,
+        &|c| secondary_rule(c, n, m, alpha, gate),
+    );
 }
 
-/// Holm's step-down over `family` (indices into `comparisons`) at `alpha`,
-/// each re-judged at its level, its rule given the sentence `rule` makes.
+/// Whether a comparison, as judged, claims a difference.
+fn claims(c: &ComparisonEntry) -> bool {
+    matches!(c.outcome.verdict, Verdict::Faster | Verdict::Slower)
+}
+
+/// A step-down over `family` (indices into `comparisons`) at the levels
+/// `levels` gives their p-values, each re-judged at its level, its rule
+/// given the sentence `rule` makes.
 fn step_down(
     meta: &BenchMeta,
     measurements: &[Measurement],
     comparisons: &mut [ComparisonEntry],
     family: &[usize],
-    alpha: f64,
+    levels: &dyn Fn(&[f64]) -> Vec<f64>,
     rule: &dyn Fn(&str) -> String,
 ) {
     let p: Vec<f64> = family
         .iter()
         .map(|&i| decisive_p(&comparisons[i]))
         .collect();
-    let levels = holm::levels(&p, alpha);
+    let levels = levels(&p);
     let mut rejecting = true;
     for k in holm::order(&p) {
         let c = &mut comparisons[family[k]];
@@ -94,7 +116,12 @@ fn step_down(
             rejudge(meta, measurements, c, level)
         } else {
             // A gate that let nothing through: no claim, whatever the data.
-            Some(c.outcome.clone())
+            let mut none = c.outcome.clone();
+            if matches!(none.verdict, Verdict::Faster | Verdict::Slower) {
+                none.verdict = Verdict::Undecided;
+                none.resolution_pct = Some(resolution(&none));
+            }
+            Some(none)
         };
         if let Some(mut judged) = judged {
             let claims = matches!(judged.verdict, Verdict::Faster | Verdict::Slower);
@@ -109,10 +136,11 @@ fn step_down(
     }
 }
 
-/// The p-value of the test that decides: the signed-rank test's for
-/// paired rounds, else the Mann-Whitney U test's.
+/// The p-value of the test dual to the interval that decided (the
+/// signed-rank test's, the t-test's; for the ratio of means the Mann-Whitney
+/// U test's), which orders the step-down.
 fn decisive_p(c: &ComparisonEntry) -> f64 {
-    c.outcome.signed_rank_p.or(c.outcome.p_value).unwrap_or(1.0)
+    c.outcome.p_value.unwrap_or(1.0)
 }
 
 fn is_exact(measurements: &[Measurement], c: &ComparisonEntry) -> bool {
@@ -145,18 +173,16 @@ fn rejudge(
 /// The resolution an undecided verdict reached: the farther bound of the
 /// deciding interval from 1, in percent.
 fn resolution(c: &crate::stats::Comparison) -> f64 {
-    let (low, high) = match (c.median_ci_low, c.median_ci_high) {
-        (Some(low), Some(high)) => (low, high),
-        _ => (c.ci_low, c.ci_high),
-    };
-    (1.0 - low).max(high - 1.0).max(0.0) * 100.0
+    (1.0 - c.ci_low).max(c.ci_high - 1.0).max(0.0) * 100.0
 }
 
 /// The sentence a headline comparison's rule ends with.
 fn headline_rule(_own: &str, m: usize, alpha: f64) -> String {
     format!(
-        "Headline, one of this report's {m} headline comparisons (every variant against the baseline on every workload's primary metric): corrected by Holm's step-down (Holm 1979), the k-th smallest p-value (from 0) tested at α / ({m} − k) with α = {}, stopping at the first not rejected; its level is results.json's `level`.",
-        (alpha * 1e6).round() / 1e6
+        "Headline, one of this report's {m} headline comparisons (every variant against the baseline on every workload's primary metric): corrected by truncated Holm (Dmitrienko, Tamhane & Wiens 2008), the k-th smallest p-value (from 0) tested at α·({g}/({m} − k) + {h}/{m}) with α = {}, stopping at the first not rejected; its level is results.json's `level`.",
+        (alpha * 1e6).round() / 1e6,
+        g = TRUNCATION,
+        h = 1.0 - TRUNCATION,
     )
 }
 
@@ -164,9 +190,10 @@ fn headline_rule(_own: &str, m: usize, alpha: f64) -> String {
 fn secondary_rule(_own: &str, n: usize, m: usize, alpha: f64, gate: f64) -> String {
     let tidy = |x: f64| (x * 1e6).round() / 1e6;
     format!(
-        "Secondary metric, one of this report's {n} secondary comparisons, gated by the {m} headlines (parallel gatekeeping, Dmitrienko, Offen & Westfall 2003): Holm's step-down at α·r/m = {} (r of the m headlines rejected at α/m, α = {}), so that the report as a whole claims a false difference with probability at most α; its level is results.json's `level`.",
+        "Secondary metric, one of this report's {n} secondary comparisons, gated by the {m} headlines (parallel gatekeeping, Dmitrienko, Offen & Westfall 2003): Holm's step-down at what the headlines leave, {} (α = {} when every headline was claimed, else α·{h}·r/m with r of the m headlines claimed), so that the report as a whole claims a false difference with probability at most α; its level is results.json's `level`.",
         tidy(gate),
-        tidy(alpha)
+        tidy(alpha),
+        h = 1.0 - TRUNCATION,
     )
 }
 
@@ -183,6 +210,20 @@ mod tests {
     /// (CV 10%) around a drift the round shares. Whether anything in it is
     /// called faster or slower.
     fn aa_report_claims(rng: &mut Rng, variants: usize, workloads: usize, rounds: u32) -> bool {
+        report_claims(rng, variants, workloads, rounds, 1.0)
+    }
+
+    /// Whether a simulated report claims a false difference: as above, but
+    /// the first variant's wall and user times are `effect` times the
+    /// others' (a partial null: its sys time and every other variant are
+    /// the same as the baseline). A claim on a true difference is no error.
+    fn report_claims(
+        rng: &mut Rng,
+        variants: usize,
+        workloads: usize,
+        rounds: u32,
+        effect: f64,
+    ) -> bool {
         let names: Vec<String> = (0..variants).map(|v| format!("v{v}")).collect();
         let loads: Vec<String> = (0..workloads).map(|w| format!("w{w}")).collect();
         let metrics = [MetricKind::Wall, MetricKind::User, MetricKind::Sys]
@@ -200,9 +241,12 @@ mod tests {
             for w in &loads {
                 let drift = 0.2 * rng.normal();
                 for v in &names {
+                    let scale = if *v == names[1] { effect } else { 1.0 };
                     // A positive nanosecond count well inside u64.
                     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                    let ns = |rng: &mut Rng| ((drift + 0.1 * rng.normal()).exp() * 1e7) as u64;
+                    let ns = |rng: &mut Rng, scale: f64| {
+                        ((drift + 0.1 * rng.normal()).exp() * 1e7 * scale) as u64
+                    };
                     runs.push(RunRecord {
                         round,
                         warmup: false,
@@ -213,9 +257,9 @@ mod tests {
                         started_unix_ms: 0,
                         success: true,
                         exit: "exit code 0".to_owned(),
-                        wall_ns: Some(ns(rng)),
-                        user_ns: Some(ns(rng)),
-                        sys_ns: Some(ns(rng)),
+                        wall_ns: Some(ns(rng, scale)),
+                        user_ns: Some(ns(rng, scale)),
+                        sys_ns: Some(ns(rng, 1.0)),
                         max_rss_kib: None,
                         instructions: None,
                         instruction_source: None,
@@ -228,10 +272,32 @@ mod tests {
             }
         }
         let results = crate::analysis::analyze::analyze(&meta, &runs);
-        results
-            .comparisons
-            .iter()
-            .any(|c| matches!(c.outcome.verdict, Verdict::Faster | Verdict::Slower))
+        results.comparisons.iter().any(|c| {
+            let truly_different =
+                (effect - 1.0).abs() > 1e-12 && c.variant == names[1] && c.metric != "sys";
+            matches!(c.outcome.verdict, Verdict::Faster | Verdict::Slower) && !truly_different
+        })
+    }
+
+    /// Regression (issue 47): with Holm over the headlines and the
+    /// secondaries opened at α·r/m, one truly faster variant among
+    /// identical ones let the report claim a false difference in 7.4–9.3%
+    /// of simulated trials. Truncated Holm is separable, so the family is
+    /// closed: 4 variants × 3 workloads × 3 metrics, the first variant 15%
+    /// faster in wall and user time and the same in sys time, 10 rounds:
+    /// a false claim in at most about α of 100 trials.
+    #[test]
+    fn a_report_with_one_real_effect_makes_few_false_claims() {
+        let mut rng = Rng::new(5);
+        let trials = 100;
+        let claims = (0..trials)
+            .filter(|_| report_claims(&mut rng, 4, 3, 10, 0.85))
+            .count();
+        // α = 5%: 5 expected; 11 or more has probability ~1.1% at 5%.
+        assert!(
+            claims <= 10,
+            "{claims} of {trials} reports falsely claimed something"
+        );
     }
 
     /// The report's claim, by simulation: 4 identical variants × 3

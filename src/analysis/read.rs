@@ -80,9 +80,35 @@ pub fn read_run(path: &Path) -> Result<Results> {
         return load_results(path);
     }
     let bytes = fs_err::read(path)?;
-    serde_json::from_slice(&bytes).with_context(|| {
+    let mut results: Results = serde_json::from_slice(&bytes).with_context(|| {
         format!("{} is not an afterburner results.json\nhint: pass a results.json or a run directory (runs/<id>/)", path.display())
-    })
+    })?;
+    upgrade(&mut results);
+    Ok(results)
+}
+
+/// A results.json written before schema 4 showed the ratio of means as
+/// `ratio` even where the median per-round ratio decided: move the median
+/// into `ratio`, `ci_low`, `ci_high` and `p_value` (the ratio of means to
+/// `mean_ratio`), so the number shown is the one that decided.
+fn upgrade(results: &mut Results) {
+    if results.schema_version >= 4 {
+        return;
+    }
+    for c in &mut results.comparisons {
+        let o = &mut c.outcome;
+        o.mean_ratio = Some(o.ratio);
+        o.mann_whitney_p = o.p_value;
+        if let (Some(m), Some(low), Some(high)) =
+            (o.median_ratio, o.median_ci_low, o.median_ci_high)
+        {
+            let lower_is_better = (o.improvement_pct - (1.0 - o.ratio) * 100.0).abs() < 1e-9;
+            (o.ratio, o.ci_low, o.ci_high) = (m, low, high);
+            o.improvement_pct = crate::stats::improvement(m, lower_is_better);
+            o.estimate = crate::stats::Estimate::MedianRatio;
+            o.p_value = o.signed_rank_p;
+        }
+    }
 }
 
 /// The curves of the last counted run of each load workload and variant,
@@ -109,4 +135,42 @@ pub fn load_curves(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<LoadCurves> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod upgrade_tests {
+    use super::*;
+
+    /// A results.json of schema 3 showed the ratio of means as `ratio`
+    /// where the median per-round ratio decided: read back, the median is
+    /// the number shown, and the ratio of means keeps its own field.
+    #[test]
+    fn an_older_results_file_shows_the_estimate_that_decided() {
+        let fixture = include_str!("../../tests/fixtures/results/hotpath.json");
+        let mut old: serde_json::Value = serde_json::from_str(fixture).unwrap();
+        old["schema_version"] = 3.into();
+        for c in old["comparisons"].as_array_mut().unwrap() {
+            let o = c.as_object_mut().unwrap();
+            o.insert("ratio".to_owned(), o["mean_ratio"].clone());
+            for key in ["estimate", "mean_ratio", "mann_whitney_p"] {
+                o.remove(key);
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        fs_err::write(&path, serde_json::to_vec(&old).unwrap()).unwrap();
+        let results = read_run(&path).unwrap();
+        let medians: Vec<_> = results
+            .comparisons
+            .iter()
+            .filter(|c| c.outcome.median_ratio.is_some())
+            .collect();
+        assert!(!medians.is_empty());
+        for c in medians {
+            let o = &c.outcome;
+            assert_eq!(Some(o.ratio), o.median_ratio);
+            assert_eq!(o.estimate, crate::stats::Estimate::MedianRatio);
+            assert_ne!(o.mean_ratio, Some(o.ratio), "{o:?}");
+        }
+    }
 }

@@ -352,15 +352,12 @@ pub struct Group<'a> {
 }
 
 impl ComparisonEntry {
-    /// The estimate and interval that decided, as the headline shows them:
-    /// the median ratio's for paired rounds of a noisy metric, else the
-    /// ratio of means' (estimate, low, high; unitless ratios).
+    /// The estimate and interval that decided, as every report shows them
+    /// (estimate, low, high; unitless ratios): results.json's `ratio`,
+    /// `ci_low` and `ci_high`, whichever estimate `estimate` names.
     pub fn interval(&self) -> (f64, f64, f64) {
         let o = &self.outcome;
-        match (o.median_ratio, o.median_ci_low, o.median_ci_high) {
-            (Some(m), Some(low), Some(high)) => (m, low, high),
-            _ => (o.ratio, o.ci_low, o.ci_high),
-        }
+        (o.ratio, o.ci_low, o.ci_high)
     }
 }
 

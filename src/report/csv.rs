@@ -12,7 +12,7 @@ use crate::analysis::Results;
 /// Renders results as CSV.
 pub struct Csv;
 
-const HEADER: &str = "workload,metric,unit,variant,n,mean,stddevp,cv,median,min,max,ratio,ci_low,ci_high,p_value,verdict";
+const HEADER: &str = "workload,metric,unit,variant,n,mean,stddevp,cv,median,min,max,ratio,ci_low,ci_high,p_value,verdict,estimate,mean_ratio";
 
 /// Quote a field when it holds a comma, a quote or a newline (RFC 4180).
 fn field(text: &str) -> String {
@@ -56,17 +56,20 @@ impl Exporter for Csv {
             });
             match comparison {
                 Some(c) => {
-                    let p = c.outcome.p_value.map_or(String::new(), |p| p.to_string());
+                    let o = &c.outcome;
+                    let p = o.p_value.map_or(String::new(), |p| p.to_string());
+                    let mean = o.mean_ratio.map_or(String::new(), |r| r.to_string());
                     let _ = writeln!(
                         out,
-                        ",{},{},{},{p},{}",
-                        c.outcome.ratio,
-                        c.outcome.ci_low,
-                        c.outcome.ci_high,
-                        field(&c.outcome.verdict.to_string())
+                        ",{},{},{},{p},{},{},{mean}",
+                        o.ratio,
+                        o.ci_low,
+                        o.ci_high,
+                        field(&o.verdict.to_string()),
+                        field(o.estimate.label())
                     );
                 }
-                None => out.push_str(",,,,,\n"),
+                None => out.push_str(",,,,,,,\n"),
             }
         }
         Ok(out.into_bytes())
@@ -86,6 +89,6 @@ mod tests {
 
     #[test]
     fn header_has_one_column_per_value() {
-        assert_eq!(HEADER.split(',').count(), 16);
+        assert_eq!(HEADER.split(',').count(), 18);
     }
 }

@@ -13,7 +13,7 @@ use super::sections::{
 };
 use crate::analysis::results::{ComparisonEntry, Measurement};
 use crate::analysis::Results;
-use crate::stats::{Comparison, Precision};
+use crate::stats::{Estimate, Precision};
 
 /// Functions per workload and variant in the section "Where the
 /// instructions went" (`afterburner explain --top N` shows more).
@@ -137,26 +137,33 @@ fn table(
             comparisons
                 .iter()
                 .find(|c| c.variant == m.variant)
-                .map_or("n/a".to_owned(), |c| format!("{:.3}", c.outcome.ratio))
+                .map_or("n/a".to_owned(), |c| {
+                    format!("{:.3}", c.outcome.mean_ratio.unwrap_or(c.outcome.ratio))
+                })
         }
     }));
     out.push('\n');
     let judged_by = |c: &ComparisonEntry| {
-        let tests = match &c.outcome {
-            Comparison {
-                median_ratio: Some(m),
-                median_ci_low: Some(low),
-                median_ci_high: Some(high),
-                signed_rank_p,
-                ..
-            } => format!(
-                "median per-round ratio {m:.3} ({:.0}% CI {low:.3}–{high:.3}, Wilcoxon signed-rank p = {}; Mann-Whitney p = {})",
-                results.confidence * 100.0,
-                p_value(*signed_rank_p),
-                p_value(c.outcome.p_value)
+        let o = &c.outcome;
+        let mean = match (o.mean_ratio, o.mean_ci_low, o.mean_ci_high) {
+            (Some(m), Some(low), Some(high)) => format!(
+                "; ratio of means {m:.3} ({:.0}% bootstrap CI {low:.3}–{high:.3})",
+                results.confidence * 100.0
             ),
-            _ => format!("Mann-Whitney p = {}", p_value(c.outcome.p_value)),
+            (Some(m), _, _) if o.estimate != Estimate::RatioOfMeans => {
+                format!("; ratio of means {m:.3}")
+            }
+            _ => String::new(),
         };
+        let tests = format!(
+            "the {} decided (p = {}{}){mean}",
+            o.estimate.label(),
+            p_value(o.p_value),
+            match (o.estimate, o.mann_whitney_p) {
+                (Estimate::RatioOfMeans, _) | (_, None) => String::new(),
+                (_, p) => format!("; Mann-Whitney p = {}", p_value(p)),
+            }
+        );
         match metric.precision {
             Precision::Noisy => tests,
             Precision::Share => format!(
@@ -207,7 +214,7 @@ fn unseen(out: &mut String, results: &Results) {
 
 Profiles were trained on {}.
 
-| Workload | Metric | Variant | Opt/Default | {:.0}% CI | Verdict |\n|---|---|---|---:|---|---|",
+| Workload | Metric | Variant | Ratio | {:.0}% CI | Verdict |\n|---|---|---|---:|---|---|",
         results
             .training_workloads
             .iter()

@@ -48,7 +48,10 @@ use crate::workdir::META_FILE;
 /// `resolution_pct`) replace `no significant difference`.
 /// 3: the headline comparisons are corrected for their number too (Holm),
 /// the secondaries gated by them; a file of 2 was not corrected so.
-pub const SCHEMA_VERSION: u32 = 3;
+/// 4: a comparison's `ratio`, `ci_low`, `ci_high` are the estimate that
+/// decided (`estimate` names it; the paired t below 6 rounds, Welch unpaired),
+/// the ratio of means in `mean_ratio`; the headlines by truncated Holm.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// What a bench run is, written to `meta.json` before the first run.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -18,6 +18,34 @@ pub fn levels(p_values: &[f64], alpha: f64) -> Vec<f64> {
     out
 }
 
+/// The truncated Holm procedure's level of each test, in the order given:
+/// α·(γ / (m − k) + (1 − γ) / m) for the k-th smallest p-value (from 0),
+/// with truncation `gamma` in [0, 1] (0: Bonferroni, 1: Holm). Below 1 it
+/// is separable, so a family behind it in a gatekeeping chain may be
+/// tested at the α it leaves, [`truncated_leftover`] (Dmitrienko, Tamhane
+/// & Wiens, "General multistage gatekeeping procedures", Biometrical
+/// Journal 50(5), 2008, 667–677, section 3.2).
+pub fn truncated_levels(p_values: &[f64], alpha: f64, gamma: f64) -> Vec<f64> {
+    let m = p_values.len();
+    let mut out = vec![alpha; m];
+    for (k, &i) in order(p_values).iter().enumerate() {
+        out[i] = alpha * (gamma / (m - k) as f64 + (1.0 - gamma) / m as f64);
+    }
+    out
+}
+
+/// The α a truncated Holm family of `m` tests with `rejected` of them
+/// rejected passes on to the next family: all of α when every test was
+/// rejected, else α·(1 − γ)·rejected / m (α less the procedure's error
+/// rate function at the accepted set; Dmitrienko, Tamhane & Wiens 2008).
+pub fn truncated_leftover(m: usize, rejected: usize, alpha: f64, gamma: f64) -> f64 {
+    if m == 0 || rejected >= m {
+        alpha
+    } else {
+        alpha * (1.0 - gamma) * rejected as f64 / m as f64
+    }
+}
+
 /// The indices of `p_values`, smallest p first (a NaN sorts last).
 pub fn order(p_values: &[f64]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..p_values.len()).collect();
@@ -43,6 +71,23 @@ pub fn adjusted(p_values: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Truncated Holm's critical values as Dmitrienko, Tamhane & Wiens
+    /// (2008) give them for m = 3, γ = 0.5, α = 0.05: α(γ/(m − k) + (1 −
+    /// γ)/m) = 0.025, 0.020833, 0.016667 from the last to the first; γ = 0
+    /// is Bonferroni's α/m throughout, γ = 1 Holm's.
+    #[test]
+    fn truncated_holm_spans_bonferroni_to_holm() {
+        let p = [0.03, 0.001, 0.2];
+        let close = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6);
+        let t = truncated_levels(&p, 0.05, 0.5);
+        assert!(close(&t, &[0.020_833, 0.016_667, 0.025]), "{t:?}");
+        assert!(close(&truncated_levels(&p, 0.05, 0.0), &[0.05 / 3.0; 3]));
+        assert!(close(&truncated_levels(&p, 0.05, 1.0), &levels(&p, 0.05)));
+        assert!((truncated_leftover(3, 3, 0.05, 0.5) - 0.05).abs() < 1e-12);
+        assert!((truncated_leftover(3, 2, 0.05, 0.5) - 0.05 * 0.5 * 2.0 / 3.0).abs() < 1e-12);
+        assert!(truncated_leftover(3, 0, 0.05, 0.5).abs() < 1e-12);
+    }
 
     /// Reference values from statsmodels 0.14
     /// (`multipletests(p, alpha=0.05, method="holm")[1]`).

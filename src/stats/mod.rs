@@ -134,6 +134,44 @@ impl fmt::Display for Verdict {
     }
 }
 
+/// Samples a side from which the ratio of means' percentile bootstrap
+/// interval is shown beside the deciding estimate: below it that interval
+/// undercovers (a fifth of A/A intervals excluded 1 at 3–5 rounds).
+pub const MEAN_INTERVAL_MIN: usize = 10;
+
+/// Which estimate of variant / baseline a comparison shows and decided by.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Estimate {
+    /// mean(variant) / mean(baseline): exact metrics, and noisy values that
+    /// are not all positive (judged by the percentile bootstrap).
+    #[default]
+    RatioOfMeans,
+    /// The median per-round ratio (Hodges–Lehmann) and its
+    /// distribution-free interval: paired rounds, enough of them.
+    MedianRatio,
+    /// The geometric mean of the per-round ratios and Student's paired t
+    /// interval: paired rounds too few for the median's interval.
+    GeometricMeanRatio,
+    /// The ratio of geometric means and Welch's t interval on the log
+    /// values: unpaired samples.
+    RatioOfGeometricMeans,
+}
+
+impl Estimate {
+    /// The estimate's name as a reader sees it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Estimate::RatioOfMeans => "ratio of means",
+            Estimate::MedianRatio => "median per-round ratio",
+            Estimate::GeometricMeanRatio => "geometric mean of per-round ratios",
+            Estimate::RatioOfGeometricMeans => "ratio of geometric means",
+        }
+    }
+}
+
 /// Default equivalence margin: 1%.
 pub const DEFAULT_EQUIVALENCE: f64 = 0.01;
 
@@ -163,23 +201,46 @@ pub struct CompareOptions {
 /// A variant against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
-    /// mean(variant) / mean(baseline), a unitless ratio: the seeds' Opt/Default.
-    /// 1 when both means are 0. For a share of failed requests
-    /// ([`Precision::Share`]), the ratio of the answered shares (1 − share).
+    /// The estimate of variant / baseline that decided the verdict (unitless;
+    /// [`Comparison::estimate`] names it): the median per-round ratio, the
+    /// geometric mean ratio of the paired t, the ratio of geometric means of
+    /// Welch's t, or the ratio of means (exact metrics; 1 when both means
+    /// are 0). For a share of failed requests ([`Precision::Share`]), that of
+    /// the answered shares (1 − share).
     pub ratio: f64,
     /// Improvement in percent; positive is better whatever the direction:
     /// (1 − ratio)·100 when lower is better, (ratio − 1)·100 otherwise.
     pub improvement_pct: f64,
-    /// Lower bound of the ratio's percentile bootstrap confidence interval
-    /// (unitless); equals `ratio` when no resample had a non-zero baseline.
+    /// Lower bound of the interval of `ratio` at the comparison's confidence
+    /// (unitless): the interval that decided the verdict. For an exact
+    /// metric, which its resolution decides, the percentile bootstrap's.
     pub ci_low: f64,
-    /// Upper bound of the ratio's percentile bootstrap confidence interval
-    /// (unitless).
+    /// Upper bound of that interval (unitless).
     pub ci_high: f64,
-    /// Two-sided Mann-Whitney U p-value (a probability). Always present from
-    /// [`compare`], for exact metrics too, but only noisy metrics are judged
-    /// by it.
+    /// Which estimate `ratio`, `ci_low` and `ci_high` are: the one that
+    /// decided the verdict, shown everywhere beside it.
+    #[serde(default)]
+    pub estimate: Estimate,
+    /// Two-sided p-value of the test dual to the deciding interval (a
+    /// probability): the signed-rank test's, the t-test's, or for the ratio
+    /// of means the Mann-Whitney U test's.
     pub p_value: Option<f64>,
+    /// Two-sided Mann-Whitney U p-value (a probability), whatever decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mann_whitney_p: Option<f64>,
+    /// mean(variant) / mean(baseline), the seeds' Opt/Default (unitless),
+    /// beside the deciding estimate; equal to `ratio` where the ratio of
+    /// means decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_ratio: Option<f64>,
+    /// Lower bound of the ratio of means' percentile bootstrap interval,
+    /// given only from [`MEAN_INTERVAL_MIN`] samples a side (below, its
+    /// coverage does not hold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_ci_low: Option<f64>,
+    /// Upper bound of that interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_ci_high: Option<f64>,
     /// Paired rounds of a noisy metric: the Hodges–Lehmann estimate of the
     /// median per-round ratio (variant / baseline of the same round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -210,11 +271,19 @@ pub struct Comparison {
 
 /// Compare `variant` with `baseline` (samples in the metric's unit).
 ///
-/// Noisy metrics are faster (or slower) when the whole bootstrap interval of
-/// the ratio lies on the better (worse) side of 1 *and* the Mann-Whitney p is
-/// below 1 − confidence: both, so that an A/A pair is called different less
-/// than 5% of the time. Exact metrics are judged by the difference of means
-/// against 3× the [`resolution`].
+/// One estimate decides, and it is the one `ratio`, `ci_low` and `ci_high`
+/// carry ([`Estimate`] names it): for a noisy metric's paired rounds the
+/// median per-round ratio with its distribution-free interval where the
+/// rounds allow one at `confidence` (6 at 95%), else Student's paired t on
+/// the per-round log ratios; unpaired samples, Welch's t on the log values;
+/// faster (or slower) when the interval lies on the better (worse) side of 1,
+/// the test dual to it then rejecting at 1 − confidence. Only where a value
+/// is not positive (no logarithm) does the percentile bootstrap of the ratio
+/// of means decide, with the Mann-Whitney U test agreeing. Exact metrics are
+/// judged by the difference of means against 3× the [`resolution`]. The
+/// ratio of means is kept beside it (`mean_ratio`), with its bootstrap
+/// interval only from [`MEAN_INTERVAL_MIN`] samples a side, where its
+/// coverage holds.
 ///
 /// `None` when either set is empty, or when the baseline's mean is zero but
 /// the variant's is not (the ratio is undefined; the caller reports why). Two
@@ -224,65 +293,158 @@ pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> O
         return compare_share(baseline, variant, options);
     }
     let (b, v) = (summarize(baseline)?, summarize(variant)?);
-    let ratio = ratio_of_means(&b, &v)?;
-    let improvement_pct = if options.lower_is_better {
-        (1.0 - ratio) * 100.0
-    } else {
-        (ratio - 1.0) * 100.0
-    };
+    let mean_ratio = ratio_of_means(&b, &v)?;
     let paired = options.paired && baseline.len() == variant.len();
-    let interval = bootstrap_ratio(baseline, variant, paired, options);
+    let bootstrap = bootstrap_ratio(baseline, variant, paired, options);
     let p_value = mann_whitney_u(baseline, variant).map(|m| m.p_value);
-    let (ci_low, ci_high) = interval.unwrap_or((ratio, ratio));
+    let shown_mean_interval = bootstrap.filter(|_| b.n.min(v.n) >= MEAN_INTERVAL_MIN);
+    let mut c = match options.precision {
+        Precision::Noisy | Precision::Share => noisy(baseline, variant, paired, options)
+            .unwrap_or_else(|| by_bootstrap(mean_ratio, bootstrap, p_value, paired, options)),
+        Precision::Exact => exact(&b, &v, mean_ratio, bootstrap, options),
+    };
+    c.mean_ratio = Some(mean_ratio);
+    c.mean_ci_low = shown_mean_interval.map(|(low, _)| low);
+    c.mean_ci_high = shown_mean_interval.map(|(_, high)| high);
+    if c.p_value.is_none() {
+        c.p_value = p_value;
+    }
+    c.mann_whitney_p = p_value;
+    Some(c)
+}
+
+/// A noisy metric judged on log ratios (every value positive): the median
+/// per-round ratio where the rounds allow its interval, else the paired t;
+/// unpaired, Welch's t. `None` when a value is not positive or a side has
+/// fewer than 2 samples.
+fn noisy(
+    baseline: &[f64],
+    variant: &[f64],
+    paired: bool,
+    options: &CompareOptions,
+) -> Option<Comparison> {
+    if baseline.iter().chain(variant).any(|x| *x <= 0.0) {
+        return None;
+    }
+    let (confidence, equivalence) = (options.confidence, options.equivalence);
+    if !paired {
+        return welch::compare(
+            baseline,
+            variant,
+            confidence,
+            equivalence,
+            options.lower_is_better,
+        );
+    }
+    if let Some(m) = paired_median(baseline, variant, confidence) {
+        return Some(m.comparison(options));
+    }
+    paired_t::compare(
+        baseline,
+        variant,
+        confidence,
+        equivalence,
+        options.lower_is_better,
+    )
+}
+
+/// The percentile bootstrap of the ratio of means with the Mann-Whitney U
+/// test agreeing: only for values that are not all positive.
+fn by_bootstrap(
+    ratio: f64,
+    interval: Option<(f64, f64)>,
+    p_value: Option<f64>,
+    paired: bool,
+    options: &CompareOptions,
+) -> Comparison {
+    let (low, high) = interval.unwrap_or((ratio, ratio));
     let margin = options.equivalence.max(0.0);
-    let median = (paired && options.precision == Precision::Noisy)
-        .then(|| paired_median(baseline, variant, options.confidence))
-        .flatten();
-    // The interval that decides: for paired rounds of a noisy metric the
-    // signed-rank test's own interval of the median ratio; else the
-    // bootstrap interval (noisy) or the ratio itself (exact, whose spread
-    // is judged by resolution).
-    let (low, high) = match (options.precision, &median) {
-        (Precision::Noisy | Precision::Share, Some(m)) => (m.low, m.high),
-        (Precision::Noisy | Precision::Share, None) => (ci_low, ci_high),
-        (Precision::Exact, _) => (ratio, ratio),
-    };
-    let within = match (options.precision, &median) {
-        (Precision::Exact, _) => true,
-        (Precision::Noisy | Precision::Share, Some(m)) => m.reaches(options.confidence),
-        (Precision::Noisy | Precision::Share, None) => interval.is_some(),
-    };
-    let same = within && low >= 1.0 - margin && high <= 1.0 + margin;
-    let direction = match (options.precision, &median) {
-        (Precision::Noisy | Precision::Share, Some(m)) => m.direction(options.confidence),
-        (Precision::Noisy | Precision::Share, None) => {
-            noisy_direction(interval, p_value, options.confidence)
-        }
-        (Precision::Exact, _) => exact_direction(&b, &v),
-    };
+    let same = interval.is_some() && low >= 1.0 - margin && high <= 1.0 + margin;
+    let direction = noisy_direction(interval, p_value, options.confidence);
+    let rule = rule(options, paired);
+    verdict_of(
+        ratio,
+        (low, high),
+        same,
+        direction,
+        options,
+        Estimate::RatioOfMeans,
+        rule,
+    )
+}
+
+/// An exact metric: the ratio of means, judged by its resolution.
+fn exact(
+    b: &Summary,
+    v: &Summary,
+    ratio: f64,
+    interval: Option<(f64, f64)>,
+    options: &CompareOptions,
+) -> Comparison {
+    let margin = options.equivalence.max(0.0);
+    let same = ratio >= 1.0 - margin && ratio <= 1.0 + margin;
+    let rule = rule(options, false);
+    let mut c = verdict_of(
+        ratio,
+        (ratio, ratio),
+        same,
+        exact_direction(b, v),
+        options,
+        Estimate::RatioOfMeans,
+        rule,
+    );
+    // The bootstrap's spread is shown, though the resolution decides.
+    let (low, high) = interval.unwrap_or((ratio, ratio));
+    (c.ci_low, c.ci_high) = (low, high);
+    c
+}
+
+/// The comparison of an estimate whose deciding interval is `(low, high)`.
+fn verdict_of(
+    ratio: f64,
+    (low, high): (f64, f64),
+    same: bool,
+    direction: Ordering,
+    options: &CompareOptions,
+    estimate: Estimate,
+    rule: String,
+) -> Comparison {
     let verdict = match (same, direction, options.lower_is_better) {
         (true, _, _) => Verdict::Same,
         (false, Ordering::Less, true) | (false, Ordering::Greater, false) => Verdict::Faster,
         (false, Ordering::Greater, true) | (false, Ordering::Less, false) => Verdict::Slower,
         (false, Ordering::Equal, _) => Verdict::Undecided,
     };
-    let resolution_pct =
-        (verdict == Verdict::Undecided).then(|| (1.0 - low).max(high - 1.0).max(0.0) * 100.0);
-    Some(Comparison {
+    Comparison {
         ratio,
-        improvement_pct,
-        ci_low,
-        ci_high,
-        p_value,
-        median_ratio: median.as_ref().map(|m| m.estimate),
-        median_ci_low: median.as_ref().map(|m| m.low),
-        median_ci_high: median.as_ref().map(|m| m.high),
-        signed_rank_p: median.as_ref().and_then(|m| m.p_value),
+        improvement_pct: improvement(ratio, options.lower_is_better),
+        ci_low: low,
+        ci_high: high,
+        estimate,
+        p_value: None,
+        mann_whitney_p: None,
+        mean_ratio: None,
+        mean_ci_low: None,
+        mean_ci_high: None,
+        median_ratio: None,
+        median_ci_low: None,
+        median_ci_high: None,
+        signed_rank_p: None,
         verdict,
-        equivalence_pct: tidy(margin * 100.0),
-        resolution_pct,
-        rule: rule(options, paired, median.is_some()),
-    })
+        equivalence_pct: tidy(options.equivalence.max(0.0) * 100.0),
+        resolution_pct: (verdict == Verdict::Undecided)
+            .then(|| (1.0 - low).max(high - 1.0).max(0.0) * 100.0),
+        rule,
+    }
+}
+
+/// Improvement in percent, positive when better whatever the direction.
+pub fn improvement(ratio: f64, lower_is_better: bool) -> f64 {
+    if lower_is_better {
+        (1.0 - ratio) * 100.0
+    } else {
+        (ratio - 1.0) * 100.0
+    }
 }
 
 /// A failure share judged on its complement, the answered share: the
@@ -313,31 +475,37 @@ struct PairedMedian {
     estimate: f64,
     low: f64,
     high: f64,
-    /// The interval's coverage (below the confidence asked when rounds are
-    /// too few for any interval at that level).
-    achieved: f64,
     p_value: Option<f64>,
 }
 
 impl PairedMedian {
-    /// Whether the interval has the coverage asked for (a ratio of counts:
-    /// allow its rounding).
-    fn reaches(&self, confidence: f64) -> bool {
-        self.achieved + 1e-9 >= confidence
-    }
-
-    /// `Less` or `Greater` when the interval, at the confidence asked,
-    /// excludes 1.
-    fn direction(&self, confidence: f64) -> Ordering {
-        if !self.reaches(confidence) {
-            Ordering::Equal
-        } else if self.high < 1.0 {
+    /// The comparison this median decides: same when its interval lies
+    /// within 1 ± margin, faster or slower when it lies on one side of 1.
+    fn comparison(&self, options: &CompareOptions) -> Comparison {
+        let margin = options.equivalence.max(0.0);
+        let same = self.low >= 1.0 - margin && self.high <= 1.0 + margin;
+        let direction = if self.high < 1.0 {
             Ordering::Less
         } else if self.low > 1.0 {
             Ordering::Greater
         } else {
             Ordering::Equal
-        }
+        };
+        let mut c = verdict_of(
+            self.estimate,
+            (self.low, self.high),
+            same,
+            direction,
+            options,
+            Estimate::MedianRatio,
+            median_rule(options),
+        );
+        c.p_value = self.p_value;
+        c.signed_rank_p = self.p_value;
+        c.median_ratio = Some(self.estimate);
+        c.median_ci_low = Some(self.low);
+        c.median_ci_high = Some(self.high);
+        c
     }
 }
 
@@ -356,15 +524,13 @@ fn paired_median(baseline: &[f64], variant: &[f64], confidence: f64) -> Option<P
     let hl = hodges_lehmann_interval(&logs, confidence)?;
     if !hl.attained {
         // Too few rounds for any interval at this level (fewer than 6 at
-        // 95%): the caller falls back to the paired bootstrap and the rank
-        // test.
+        // 95%): the caller falls back to the paired t.
         return None;
     }
     Some(PairedMedian {
         estimate: hl.estimate.exp(),
         low: hl.low.exp(),
         high: hl.high.exp(),
-        achieved: hl.achieved,
         // All rounds equal: no test, nothing to reject.
         p_value: Some(wilcoxon_signed_rank(&logs).map_or(1.0, |t| t.p_value)),
     })
@@ -429,26 +595,31 @@ pub fn resolution(baseline: &Summary, variant: &Summary) -> f64 {
         .max(RESOLUTION_FLOOR * baseline.mean.abs())
 }
 
-/// The verdict rule in one sentence; `paired` is whether rounds were
-/// resampled together, `median` whether the median ratio's interval decided.
-fn rule(options: &CompareOptions, paired: bool, median: bool) -> String {
+/// The rule of the median per-round ratio, in one sentence.
+fn median_rule(options: &CompareOptions) -> String {
+    format!(
+        "Noisy metric, paired rounds: each round's ratio (variant / baseline of the same round) is one observation; the estimate shown is their median (Hodges–Lehmann, from the Walsh averages of the per-round log ratios) with its {c}% distribution-free interval (dual to the two-sided Wilcoxon signed-rank test); same when that interval lies within 1 ± {e}%; otherwise faster or slower when it lies on one side of 1 (the signed-rank p-value is then below {a}); otherwise undecided, with the resolution reached (the farther bound's distance from 1). The ratio of means is shown beside it, labelled.",
+        c = tidy(options.confidence * 100.0),
+        e = tidy(options.equivalence * 100.0),
+        a = tidy(1.0 - options.confidence),
+    )
+}
+
+/// The verdict rule of the ratio of means in one sentence: a noisy metric
+/// with a value that is not positive (`paired`: rounds resampled
+/// together), or an exact one.
+fn rule(options: &CompareOptions, paired: bool) -> String {
     match options.precision {
-        Precision::Noisy | Precision::Share if median => format!(
-            "Noisy metric, paired rounds: each round's ratio (variant / baseline of the same round) is one observation; same when the whole {c}% distribution-free interval of the median ratio (Hodges–Lehmann, from the Walsh averages of the per-round log ratios; dual to the two-sided Wilcoxon signed-rank test) lies within 1 ± {e}%; otherwise faster or slower when it lies on one side of 1 (the signed-rank p-value is then below {a}); otherwise undecided, with the resolution reached (the farther bound's distance from 1). The ratio of means and its paired bootstrap interval are shown beside it.",
-            c = tidy(options.confidence * 100.0),
-            e = tidy(options.equivalence * 100.0),
-            a = tidy(1.0 - options.confidence),
-        ),
         Precision::Noisy | Precision::Share => format!(
-            "Noisy metric{}: same when the whole {}% bootstrap interval of the ratio of means ({}) lies within 1 ± {}%; otherwise faster or slower when the interval lies on one side of 1 and the two-sided Mann-Whitney U p-value is below {}; otherwise undecided, with the resolution reached (the farther bound's distance from 1).",
-            if paired { " (too few paired rounds for the signed-rank interval: fewer than 6 at 95%)" } else { ", unpaired" },
+            "Noisy metric with values that are not all positive (no log ratio){}: same when the whole {}% percentile bootstrap interval of the ratio of means ({}) lies within 1 ± {}%; otherwise faster or slower when the interval lies on one side of 1 and the two-sided Mann-Whitney U p-value is below {}; otherwise undecided, with the resolution reached (the farther bound's distance from 1).",
+            if paired { ", paired rounds" } else { ", unpaired" },
             tidy(options.confidence * 100.0),
             if paired { "resampling whole interleaved rounds" } else { "resampling each variant independently" },
             tidy(options.equivalence * 100.0),
             tidy(1.0 - options.confidence),
         ),
         Precision::Exact => format!(
-            "Exact metric (callgrind instruction counts): same when the ratio of means lies within 1 ± {}%; otherwise faster or slower when the difference of means exceeds {RESOLUTIONS}× the resolution, the larger within-variant range of the samples (at least a millionth of the baseline mean); otherwise undecided.",
+            "Exact metric (callgrind instruction counts): the estimate is the ratio of means; same when it lies within 1 ± {}%; otherwise faster or slower when the difference of means exceeds {RESOLUTIONS}× the resolution, the larger within-variant range of the samples (at least a millionth of the baseline mean); otherwise undecided.",
             tidy(options.equivalence * 100.0),
         ),
     }
@@ -528,6 +699,7 @@ pub mod race;
 pub mod sequential;
 pub mod student_t;
 mod warnings;
+pub mod welch;
 mod wilcoxon;
 
 pub use mann_whitney::{mann_whitney_u, MannWhitney, UMethod};

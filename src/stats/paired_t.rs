@@ -10,7 +10,7 @@
 //! does not; it is used only where that test cannot decide at all, and the
 //! verdict's rule says which test decided.
 
-use super::{student_t, Comparison, Verdict};
+use super::{student_t, Comparison, Estimate, Verdict};
 
 /// The paired t-test of `variant` against `baseline` (sample i of each from
 /// round i), at `confidence`; `None` with fewer than 2 rounds, lengths that
@@ -95,17 +95,18 @@ impl LogEstimate {
         } else {
             Verdict::Undecided
         };
-        let improvement_pct = if lower_is_better {
-            (1.0 - ratio) * 100.0
-        } else {
-            (ratio - 1.0) * 100.0
-        };
+        let improvement_pct = super::improvement(ratio, lower_is_better);
         Comparison {
             ratio,
             improvement_pct,
             ci_low: low,
             ci_high: high,
+            estimate: Estimate::GeometricMeanRatio,
             p_value: Some(p),
+            mann_whitney_p: None,
+            mean_ratio: None,
+            mean_ci_low: None,
+            mean_ci_high: None,
             median_ratio: None,
             median_ci_low: None,
             median_ci_high: None,
@@ -129,7 +130,7 @@ pub(super) fn mean_sd(x: &[f64]) -> (f64, f64) {
 fn rule(n: usize, confidence: f64, equivalence: f64) -> String {
     let tidy = |x: f64| (x * 1e6).round() / 1e6;
     format!(
-        "Noisy metric, {n} paired rounds (too few for the signed-rank test to reach {a}: it needs 6): each round's log ratio (variant / baseline of the same round) is one observation; Student's paired t-test on their mean, with the {c}% interval of the geometric mean ratio exp(mean ± t·s/√n); same when that interval lies within 1 ± {e}%; faster or slower when it lies on one side of 1 (the t-test's p is then below {a}); otherwise undecided, with the resolution reached.",
+        "Noisy metric, {n} paired rounds (too few for the signed-rank test's interval at {c}%: at 95% it needs 6): each round's log ratio (variant / baseline of the same round) is one observation; Student's paired t-test on their mean, the estimate shown is the geometric mean ratio with its {c}% interval exp(mean ± t·s/√n); same when that interval lies within 1 ± {e}%; faster or slower when it lies on one side of 1 (the t-test's p is then below {a}); otherwise undecided, with the resolution reached.",
         a = tidy(1.0 - confidence),
         c = tidy(confidence * 100.0),
         e = tidy(equivalence * 100.0),

@@ -123,7 +123,8 @@ pub fn warnings(
     }
     let per_side = baseline.n.min(variant.n);
     let undecided = comparison.verdict == Verdict::Undecided;
-    let effect = (comparison.ratio - 1.0).abs();
+    // The sample sizes below are those of a difference of means.
+    let effect = (comparison.mean_ratio.unwrap_or(comparison.ratio) - 1.0).abs();
     let mut out = Vec::new();
     out.extend(too_few_runs(per_side, undecided, precision, confidence));
     if undecided {

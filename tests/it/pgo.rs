@@ -151,7 +151,7 @@ fn pgo_lowers_instructions_on_the_hot_path() {
 
     let run_dir = only_run_dir(&sandbox);
     let results = read_json(&run_dir.join("results.json"));
-    assert_eq!(results["schema_version"], 3);
+    assert_eq!(results["schema_version"], 4);
     let instr = comparison(&results, "loop", "instructions", "pgo");
     let ratio = instr["ratio"].as_f64().unwrap();
     assert!(

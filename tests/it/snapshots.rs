@@ -93,3 +93,33 @@ fn share_of_gain_section() {
         .collect();
     insta::assert_snapshot!(format!("## {section}\n---\n{}", lines.join("\n")));
 }
+
+/// Regression (issue 47): the terminal summary showed the median per-round
+/// ratio while results.json's `ratio` was the ratio of means. Every
+/// headline's line in the summary shows results.json's own `ratio` and
+/// interval, whichever estimate decided.
+#[test]
+fn the_summary_shows_the_ratio_results_json_holds() {
+    for fixture in [HOTPATH, INSTANCES] {
+        let results: Results = serde_json::from_str(fixture).unwrap();
+        let text = render_from(fixture, "text");
+        let summary = text.split("\n\n").next().unwrap();
+        let headlines: Vec<_> = results
+            .comparisons
+            .iter()
+            .filter(|c| results.primary_metric(&c.workload) == Some(c.metric.as_str()))
+            .collect();
+        assert!(!headlines.is_empty());
+        for c in headlines {
+            let o = &c.outcome;
+            let shown = format!("{:.3} [{:.3}, {:.3}]", o.ratio, o.ci_low, o.ci_high);
+            assert!(
+                summary
+                    .lines()
+                    .any(|l| l.contains(&c.variant) && l.contains(&shown)),
+                "{shown} of {} not in:\n{summary}",
+                c.variant
+            );
+        }
+    }
+}

@@ -82,8 +82,10 @@ fn note(results: &Results, rows: &[Row]) -> String {
     } else {
         let family = if results.schema_version < 3 {
             "These results were written before the headlines were corrected for their number (results schema 2): each headline was tested at the stated level alone, and the report as a whole may claim more than that level allows."
+        } else if results.schema_version < 4 {
+            "The headlines (every variant on every workload) are corrected for their number (Holm's step-down), and every other metric is secondary, tested only as far as the headlines allow (parallel gatekeeping)."
         } else {
-            "The headlines (every variant on every workload) are corrected for their number (Holm's step-down), and every other metric is secondary, tested only as far as the headlines allow (parallel gatekeeping), so that the report as a whole claims a false difference with probability at most the stated level."
+            "The headlines (every variant on every workload) are corrected for their number (truncated Holm), and every other metric is secondary, tested only as far as the headlines allow (parallel gatekeeping, a closed procedure), so that the report as a whole claims a false difference with probability at most the stated level."
         };
         format!(
             "Time heads each workload{}. {family}",
