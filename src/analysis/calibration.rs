@@ -349,6 +349,10 @@ mod tests {
     /// 25 rounds of A and a twin `slowdown` times as slow, each with 1%
     /// lognormal noise, judged in trials of 10.
     fn calibrated(slowdown: f64) -> Calibration {
+        calibrated_in(slowdown, 10)
+    }
+
+    fn calibrated_in(slowdown: f64, trial_rounds: u32) -> Calibration {
         use crate::experiment::MetricKind;
         use crate::measure::{InstructionCounter, Metric};
         let wall = Metric::builtin(MetricKind::Wall, InstructionCounter::Callgrind);
@@ -366,7 +370,7 @@ mod tests {
             .collect();
         let plan = Plan {
             budget_s: 60.0,
-            trial_rounds: 10,
+            trial_rounds,
             subsamples: 7,
         };
         calibrate(&meta, &runs, &plan)
@@ -397,6 +401,23 @@ mod tests {
         assert_eq!((w.disjoint.claims, w.disjoint.held), (2, 0), "{w:?}");
         assert_eq!((w.subsampled.claims, w.subsampled.held), (7, 0), "{w:?}");
         assert_eq!(slower.reports.claims, 2);
+    }
+
+    /// Fewer rounds than one trial: nothing judged, the noise and power
+    /// still stated, and the budget that would fit five trials advised.
+    #[test]
+    fn a_budget_short_of_one_trial_says_what_would_fit() {
+        let c = calibrated_in(1.0, 30);
+        let w = &c.workloads[0];
+        assert_eq!((w.disjoint.trials, w.subsampled.trials), (0, 0));
+        assert!(w.within_round_pct.is_some() && w.min_effect_pct.is_some());
+        // 60 s paced 25 rounds: 2.4 s a round, 150 rounds for 5 trials.
+        assert!(
+            c.rules[0].contains("fewer than one trial of the file's 30")
+                && c.rules[0].contains("--budget 360s"),
+            "{}",
+            c.rules[0]
+        );
     }
 
     #[test]
