@@ -53,7 +53,29 @@ pub fn bench(cx: &Context, resume: bool) -> Result<PathBuf> {
     } else {
         start_run(cx, lock)?
     };
-    run_plan(cx, bindings, started, resume, None)
+    run_plan(cx, bindings, started, resume, None, None)
+}
+
+/// `afterburner calibrate`'s bench: the same plan, runner and records as
+/// [`bench`], in a run directory under `calibrations/`, its counted rounds
+/// going on (from 2, up to the experiment's repetitions) until `budget`
+/// (warmup included) cannot fit another. Returns the run directory.
+pub fn calibration_bench(cx: &Context, budget: std::time::Duration) -> Result<PathBuf> {
+    let lock = cx.workdir.lock("a calibration is starting")?;
+    let bindings = final_bindings(cx)?;
+    let started = start_in(cx, lock, |meta| {
+        meta.run_id = run_id(meta_secs(), &cx.workdir.calibrations());
+        cx.workdir.calibrations().join(&meta.run_id)
+    })?;
+    run_plan(cx, bindings, started, false, None, Some(budget))
+}
+
+/// Seconds since the epoch, for a run id.
+fn meta_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
 }
 
 /// Every variant's final build, bound for runs.
@@ -105,7 +127,7 @@ pub fn bench_block(cx: &Context, run_id: &str, k: u32) -> Result<PathBuf> {
         started.0.load_path = load_path;
         started.1.rewrite_meta(&started.0)?;
     }
-    run_plan(cx, bindings, started, resume, remote.as_ref())
+    run_plan(cx, bindings, started, resume, remote.as_ref(), None)
 }
 
 /// The load node of a block with `[cluster] load = "separate"`.
@@ -148,13 +170,15 @@ fn lock_block(run_dir: &Path, k: u32) -> Result<crate::lockfile::Held> {
     Ok(crate::lockfile::acquire(&lock_file, "a block is starting")?)
 }
 
-/// Run the rounds of a started (or resumed) bench.
+/// Run the rounds of a started (or resumed) bench; with `budget`, rounds
+/// until it ends ([`calibration_bench`]).
 fn run_plan(
     cx: &Context,
     bindings: Vec<Bindings>,
     started: Started,
     resume: bool,
     remote: Option<&RemoteLoad>,
+    budget: Option<std::time::Duration>,
 ) -> Result<PathBuf> {
     let e = &cx.experiment;
     let (meta, writer, done, notes) = started;
@@ -218,15 +242,12 @@ fn run_plan(
                 runner.alive[out] = false;
             }
         }
-        let stop = match runner.race_rounds(&race, &mut rng) {
-            Ok(stop) => stop,
-            Err(error) => return Err(stopped_or(error, run_dir)),
-        };
-        runner.raw.rewrite_meta(&BenchMeta {
-            stopped: Some(stop),
-            ..meta.clone()
-        })?;
-        return Ok(run_dir);
+        let stop = runner.race_rounds(&race, &mut rng);
+        return record_stop(&mut runner, &meta, stop, run_dir);
+    }
+    if let Some(budget) = budget {
+        let stop = runner.budget_rounds(budget, &mut rng);
+        return record_stop(&mut runner, &meta, stop, run_dir);
     }
     let Some(plan) = meta.sequential.clone() else {
         for round in 0..e.bench.warmup + e.bench.repetitions {
@@ -254,6 +275,25 @@ fn run_plan(
         stop.decided,
         stop.comparisons,
     ));
+    runner.raw.rewrite_meta(&BenchMeta {
+        stopped: Some(stop),
+        ..meta.clone()
+    })?;
+    Ok(run_dir)
+}
+
+/// Record in `meta.json` why rounds watched by their own rule (a race's,
+/// a calibration's budget) stopped; a failed round is [`stopped_or`].
+fn record_stop(
+    runner: &mut Runner<'_>,
+    meta: &BenchMeta,
+    stop: Result<runs::SequentialStop>,
+    run_dir: PathBuf,
+) -> Result<PathBuf> {
+    let stop = match stop {
+        Ok(stop) => stop,
+        Err(error) => return Err(stopped_or(error, run_dir)),
+    };
     runner.raw.rewrite_meta(&BenchMeta {
         stopped: Some(stop),
         ..meta.clone()

@@ -52,6 +52,10 @@ pub enum Command {
     },
     /// A CI gate: a run against a baseline run and --keep-gain rules; exit 1 when one fails, 2 on an error.
     Check(CheckArgs),
+    /// This machine's error rate on your workloads: the baseline's binaries
+    /// run as two variants (A/A) within a time budget, judged in trials of
+    /// the file's repetitions as a report judges them.
+    Calibrate(CalibrateArgs),
     /// Stored runs (history.db in the work directory); `history show ID` redraws one.
     History(HistoryArgs),
     /// Print the JSON Schema of results.json (generated from the types).
@@ -296,6 +300,27 @@ pub struct HistoryArgs {
     /// The experiment file whose work directory holds the history.
     #[arg(long, default_value = "afterburner.toml")]
     pub file: PathBuf,
+    /// Work directory (default: .afterburner/ beside the experiment file).
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+}
+
+/// `afterburner calibrate`'s arguments.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The experiment file.
+    #[arg(default_value = "afterburner.toml")]
+    pub file: PathBuf,
+    /// The time the A/A rounds may take (building not counted), e.g. 2m.
+    #[arg(long, value_name = "DURATION", value_parser = budget, default_value = "2m")]
+    pub budget: std::time::Duration,
+    /// Random subsets of the file's repetitions judged besides the
+    /// disjoint trials.
+    #[arg(long, value_name = "N", default_value_t = pipeline::DEFAULT_SUBSAMPLES)]
+    pub subsets: u32,
+    /// Apply the experiment's [quick] overrides: fewer repetitions, smaller inputs.
+    #[arg(long)]
+    pub quick: bool,
     /// Work directory (default: .afterburner/ beside the experiment file).
     #[arg(long)]
     pub workdir: Option<PathBuf>,
@@ -588,10 +613,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Check(a) => check(&a).map(|_| ()),
         Command::Explain(a) => explain(&a),
         Command::Load(a) => crate::load::command::main(&a),
-        Command::Schema => {
-            crate::stdout::print(format_args!("{}", crate::report::schema()))?;
-            Ok(())
-        }
+        Command::Schema => crate::stdout::print(format_args!("{}", crate::report::schema())),
         Command::Compare { a, b } => {
             let (ra, rb) = (
                 crate::analysis::read::read_run(&a)?,
@@ -629,6 +651,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Calibrate(a) => calibrate(&a),
         Command::Demo(a) => demo(&a),
         Command::Export(a) => ship(&a),
         Command::LoadStep(a) => crate::bench::load_step(&a),
@@ -872,6 +895,23 @@ fn history(args: &HistoryArgs) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `afterburner calibrate`: the A/A trials, their table and their record.
+fn calibrate(args: &CalibrateArgs) -> Result<()> {
+    let cx = Context::open(
+        &args.file,
+        &Options {
+            quick: args.quick,
+            workdir: args.workdir.clone(),
+            variant: None,
+        },
+    )?;
+    let options = pipeline::CalibrateOptions {
+        budget: args.budget,
+        subsamples: args.subsets,
+    };
+    pipeline::calibrate(&cx, &options).map(|_| ())
 }
 
 fn demo(args: &DemoArgs) -> Result<()> {

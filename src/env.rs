@@ -215,6 +215,18 @@ fn boost(cpu: &Path) -> Option<bool> {
 }
 
 impl Environment {
+    /// The machine class this environment's timings speak for: the CPU
+    /// model and the CPUs a bench could use (after affinity and quota), as
+    /// `check` compares stored runs. A calibration is cited by reports of
+    /// the same class.
+    pub fn machine_class(&self) -> String {
+        format!(
+            "{}, {} CPUs",
+            self.cpu_model.as_deref().unwrap_or("unknown CPU"),
+            self.available_cpus.unwrap_or(self.logical_cpus)
+        )
+    }
+
     /// Why timings here may drift with the CPU's frequency: a governor
     /// other than `performance`, or boost on. `None` when both are fixed,
     /// or when neither can be read (most VMs: nothing to say).

@@ -1,6 +1,7 @@
 //! Result history: every reported run in `history.db` (`SQLite`, bundled),
-//! one row per run with its headline ratios, written in a transaction so a
-//! crash mid-write leaves the previous state.
+//! one row per run with its headline ratios, and every calibration
+//! (`afterburner calibrate`) with its machine class, each written in a
+//! transaction so a crash mid-write leaves the previous state.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,14 @@ fn open(workdir: &Path) -> Result<Connection> {
             variants TEXT NOT NULL,
             headline TEXT NOT NULL,
             run_dir TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS calibrations (
+            run_id TEXT PRIMARY KEY,
+            created TEXT NOT NULL,
+            target TEXT NOT NULL,
+            machine_class TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            run_dir TEXT NOT NULL
         );",
     )
     .with_context(|| format!("preparing {}", path.display()))?;
@@ -82,6 +91,68 @@ pub fn record(workdir: &Path, results: &Results, run_dir: &Path) -> Result<()> {
     )?;
     tx.commit()?;
     Ok(())
+}
+
+/// Store (or refresh) a calibration's row: its machine class, a summary
+/// and where its `calibration.json` is.
+pub fn record_calibration(
+    workdir: &Path,
+    calibration: &crate::runs::Calibration,
+    run_dir: &Path,
+) -> Result<()> {
+    let mut db = open(workdir)?;
+    let summary: Vec<String> = calibration
+        .workloads
+        .iter()
+        .map(|w| {
+            format!(
+                "{} {} noise {} claims {}/{}",
+                w.workload,
+                w.metric,
+                w.within_round_pct
+                    .map_or_else(|| "unknown".to_owned(), |p| format!("{p:.2}%")),
+                w.disjoint.claims,
+                w.disjoint.trials
+            )
+        })
+        .collect();
+    let tx = db.transaction()?;
+    tx.execute(
+        "INSERT OR REPLACE INTO calibrations (run_id, created, target, machine_class, summary, run_dir)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            calibration.run_id,
+            calibration.captured_at,
+            calibration.target,
+            calibration.machine_class,
+            summary.join("; "),
+            run_dir.to_string_lossy(),
+        ],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// The run directory of the newest calibration of `target` on
+/// `machine_class`, if any (none without a history).
+pub fn latest_calibration(
+    workdir: &Path,
+    target: &str,
+    machine_class: &str,
+) -> Result<Option<PathBuf>> {
+    if !workdir.join(HISTORY_FILE).is_file() {
+        return Ok(None);
+    }
+    let db = open(workdir)?;
+    let found = db
+        .query_row(
+            "SELECT run_dir FROM calibrations WHERE target = ?1 AND machine_class = ?2
+             ORDER BY run_id DESC LIMIT 1",
+            [target, machine_class],
+            |row| row.get::<_, String>(0),
+        )
+        .optional()?;
+    Ok(found.map(PathBuf::from))
 }
 
 fn entry(row: &rusqlite::Row) -> rusqlite::Result<Entry> {

@@ -1,5 +1,8 @@
 //! The work directory's layout, in one place:
-//! `src/`, `variants/<name>/{build,profile/<round>/,logs}`, `runs/<id>/`.
+//! `src/`, `variants/<name>/{build,profile/<round>/,logs}`, `runs/<id>/`,
+//! `calibrations/<id>/` (`afterburner calibrate`'s A/A benches, apart from
+//! the runs so that `report` and `bench --resume` never take one for the
+//! latest run).
 
 use std::path::PathBuf;
 
@@ -61,6 +64,11 @@ impl Workdir {
         self.runs().join(id)
     }
 
+    /// Where `afterburner calibrate` keeps its A/A benches.
+    pub fn calibrations(&self) -> PathBuf {
+        self.root.join("calibrations")
+    }
+
     /// Lock the work directory for a process that writes in it (build,
     /// train, bench); a second one refuses, naming the first.
     pub fn lock(&self, doing: &str) -> Result<crate::lockfile::Held, crate::lockfile::LockError> {
@@ -97,6 +105,8 @@ pub const CLUSTER_FILE: &str = "cluster.json";
 /// Bench metadata written before the first run.
 pub const META_FILE: &str = "meta.json";
 pub const RESULTS_FILE: &str = "results.json";
+/// `afterburner calibrate`'s findings, in its A/A bench's run directory.
+pub const CALIBRATION_FILE: &str = "calibration.json";
 pub const REPORT_FILE: &str = "report.md";
 pub const HTML_FILE: &str = "report.html";
 

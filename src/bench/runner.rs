@@ -175,6 +175,23 @@ impl Runner<'_> {
         })
     }
 
+    /// Rounds until `budget` cannot fit another (from 2 counted rounds on),
+    /// or the experiment's repetitions are run; no looks.
+    pub(super) fn budget_rounds(
+        &mut self,
+        budget: std::time::Duration,
+        rng: &mut Rng,
+    ) -> Result<SequentialStop> {
+        let watch = Watch {
+            min: 2,
+            max: self.cx.experiment.bench.repetitions,
+            budget_s: budget.as_secs_f64(),
+            shrinking: false,
+            comparisons: 0,
+        };
+        self.watched_rounds(rng, &watch, &mut |_, _| Ok(None))
+    }
+
     /// The records of this bench so far, read back from raw.jsonl.
     fn records(&self) -> Result<Vec<RunRecord>> {
         Ok(runs::read_records(&self.raw.dir().join(RAW_FILE), self.meta)?.runs)

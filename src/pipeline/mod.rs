@@ -14,12 +14,15 @@ use crate::source;
 use crate::toolchain::{self, Stage};
 use race::OnFailure;
 
+mod calibrate;
 mod race;
+pub use calibrate::{calibrate, CalibrateOptions, DEFAULT_SUBSAMPLES};
 pub use race::race;
 
 /// Write a run's reports ([`crate::report::report`]) and record it in the
 /// work directory's history: the work directory holds `runs/<id>/`, so a
-/// run elsewhere has no history.
+/// run elsewhere has no history. Where this machine class was calibrated
+/// (`afterburner calibrate`), the report cites it.
 pub fn report(run_dir: &Path) -> Result<crate::analysis::Results> {
     let results = crate::report::report(run_dir)?;
     if let Some(workdir) = run_dir
@@ -28,6 +31,9 @@ pub fn report(run_dir: &Path) -> Result<crate::analysis::Results> {
         .filter(|w| w.join("runs").is_dir())
     {
         crate::store::record(workdir, &results, run_dir)?;
+        if let Some(line) = calibrate::citation(workdir, run_dir) {
+            crate::stdout::line(format_args!("{line}"))?;
+        }
     }
     Ok(results)
 }

@@ -10,6 +10,7 @@
 //! `--export-<name> FILE` then write it on `run`, `bench` and `report`, and
 //! `--help` lists it; nothing else names it.
 
+pub mod calibration;
 pub mod compare;
 mod exporter;
 pub mod format;

@@ -1,12 +1,14 @@
 //! The run directory `runs/<id>/`, owned here alone: `meta.json` (what the
 //! bench planned), `raw.jsonl` (one line per finished run), `profiles/`
 //! (the callgrind files of counted runs), the files beside each run's logs
-//! (a load's outcome and series, the CPU sampled: `side_files.rs`) and the
+//! (a load's outcome and series, the CPU sampled: `side_files.rs`), a
+//! calibration's findings (`calibration.rs`) and the
 //! work directory's lock while a bench writes them. The bench writes through
 //! [`Writer`]; report and compare read through [`read`], which checks every
 //! record against the plan.
 
 mod blocks;
+mod calibration;
 mod callgrind;
 mod race;
 mod reader;
@@ -24,6 +26,10 @@ pub use crate::measure::{RunKind, RunRecord};
 pub use blocks::{
     block_dir, block_seed, block_states, is_cluster, read_cluster, set_aside, write_cluster, Block,
     ClusterRun, Job, BLOCKS_DIR, CLUSTER_FILE, JOB_LOGS_DIR,
+};
+pub use calibration::{
+    read_calibration, write_calibration, Calibration, RoundsFor, TrialCounts, WorkloadCalibration,
+    CALIBRATION_VERSION,
 };
 pub use callgrind::{
     profile_dir, profile_files, simulation_dir, simulation_files, PROFILES_DIR, SIMULATED_DIR,

@@ -695,6 +695,7 @@ mod mann_whitney;
 pub mod moderated;
 mod normal;
 pub mod paired_t;
+pub mod power;
 pub mod race;
 pub mod sequential;
 pub mod student_t;

@@ -26,7 +26,7 @@ extern "C" {
 }
 
 /// ln |Γ(x)|, from the C library.
-fn ln_gamma(x: f64) -> f64 {
+pub(super) fn ln_gamma(x: f64) -> f64 {
     let mut sign: c_int = 0;
     // SAFETY: lgamma_r is a pure function of a double that writes the sign
     // of Γ(x) through the pointer, which points to a live local.

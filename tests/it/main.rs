@@ -5,6 +5,7 @@
 mod abuse;
 mod architecture;
 mod brought;
+mod calibrate;
 mod check;
 mod clang_afdo;
 mod cluster;
