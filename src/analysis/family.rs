@@ -300,6 +300,97 @@ mod tests {
         );
     }
 
+    /// Regression (issue 47): a server variant that timed out 1 request in 8
+    /// (the baseline none), 5 rounds: its headline was called slower on an
+    /// interval while the family counted it unrejected by a p-value that
+    /// could not go below 0.0625, so `timeout_rate` and p90 stayed
+    /// undecided at level 0. Now the headline's own verdict opens the gate,
+    /// and the timeout share is decided slower.
+    #[test]
+    fn a_variant_that_times_out_an_eighth_of_its_requests_is_decided_slower() {
+        let share = |name: &str| Metric {
+            name: name.to_owned(),
+            unit: "share".to_owned(),
+            lower_is_better: true,
+            precision: crate::stats::Precision::Share,
+            primary: false,
+            cumulative: false,
+        };
+        let p90 = Metric {
+            unit: "ms".to_owned(),
+            precision: crate::stats::Precision::Noisy,
+            ..share("p90")
+        };
+        let metrics = vec![
+            Metric::builtin(MetricKind::Wall, InstructionCounter::Callgrind),
+            share("timeout_rate"),
+            share("error_rate"),
+            p90,
+        ];
+        let meta = BenchMeta::for_tests(&["base", "slow"], &["w"], 5, metrics);
+        let mut rng = Rng::new(3);
+        let mut runs = Vec::new();
+        for round in 1..=5 {
+            let drift = 1.0 + 0.1 * rng.next_f64();
+            for (variant, timeouts, wall, p90) in
+                [("base", 0.0, 1.0, 2.0), ("slow", 0.125, 2.5, 21.0)]
+            {
+                let jitter = 1.0 + 0.02 * rng.normal();
+                let mut figures = std::collections::BTreeMap::new();
+                figures.insert("timeout_rate".to_owned(), timeouts * jitter);
+                figures.insert("error_rate".to_owned(), 0.0);
+                figures.insert("p90".to_owned(), p90 * drift * jitter);
+                // A positive nanosecond count well inside u64.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let wall_ns = (wall * drift * jitter * 1e8) as u64;
+                runs.push(RunRecord {
+                    round,
+                    warmup: false,
+                    position: 0,
+                    variant: variant.to_owned(),
+                    workload: "w".to_owned(),
+                    kind: RunKind::Timing,
+                    started_unix_ms: 0,
+                    success: true,
+                    exit: "exit code 0".to_owned(),
+                    wall_ns: Some(wall_ns),
+                    user_ns: None,
+                    sys_ns: None,
+                    max_rss_kib: None,
+                    instructions: None,
+                    instruction_source: None,
+                    figures,
+                    error: None,
+                    stdout_log: std::path::PathBuf::new(),
+                    stderr_log: std::path::PathBuf::new(),
+                });
+            }
+        }
+        let results = crate::analysis::analyze::analyze(&meta, &runs);
+        let verdict = |metric: &str| {
+            results
+                .comparisons
+                .iter()
+                .find(|c| c.metric == metric)
+                .map(|c| c.outcome.verdict)
+        };
+        assert_eq!(
+            verdict("wall"),
+            Some(Verdict::Slower),
+            "{:#?}",
+            results.comparisons
+        );
+        assert_eq!(
+            verdict("timeout_rate"),
+            Some(Verdict::Slower),
+            "{:#?}",
+            results.comparisons
+        );
+        assert_eq!(verdict("p90"), Some(Verdict::Slower));
+        // Neither failed with an error: nothing judged.
+        assert_eq!(verdict("error_rate"), None);
+    }
+
     /// The report's claim, by simulation: 4 identical variants × 3
     /// workloads × 3 noisy metrics, 10 rounds: a report claims anything in
     /// at most about α of trials (7 of 20 did when each headline was
