@@ -34,6 +34,7 @@ mod snapshots;
 mod stale;
 mod strays;
 mod support;
+mod verify;
 mod walkthrough;
 mod weights;
 mod windows;
