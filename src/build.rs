@@ -19,6 +19,10 @@ use crate::source::tree::Manifest;
 use crate::toolchain::{optimization_flags, Compiler, Phase, Stage, VariantDirs};
 use crate::workdir::{tail, Workdir};
 
+mod verify;
+
+pub use crate::toolchain::recorded::Verification;
+
 /// What a finished build left, saved beside it as JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BuildRecord {
@@ -49,6 +53,11 @@ pub struct BuildRecord {
     /// setting): its binaries are run, not built again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_from: Option<String>,
+    /// What was verified of the binaries before they were used: the
+    /// compiler they name and the switches the variant's words add;
+    /// absent in records of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<Verification>,
 }
 
 /// Whether `build_stage` ran the build command, and why.
@@ -421,23 +430,27 @@ fn run_build(
             )
         })?;
     if !timed.status.success() {
+        let output = tail(&log, 20);
         bail!(
-            "building variant `{}` ({} stage) failed with {}\n{}\nfull log: {}\nhint: the build ran `{}` in {} with CFLAGS=\"{}\" LDFLAGS=\"{}\" GOFLAGS=\"{}\"",
+            "building variant `{}` ({} stage) failed with {}\n{}\nfull log: {}\nhint: the build ran `{}` in {} with CFLAGS=\"{}\" LDFLAGS=\"{}\" GOFLAGS=\"{}\"{}",
             variant.name,
             stage.name(),
             describe_status(timed.status),
-            quote_output(&tail(&log, 20)),
+            quote_output(&output),
             log.display(),
             flags.build,
             build_dir.display(),
             flags.composed.cflags,
             flags.composed.ldflags,
             flags.composed.goflags,
+            verify::clang_flags_given_to_gcc(compiler, &output).unwrap_or_default(),
         );
     }
     let binaries = locate_binaries(experiment, &build_dir, &log)?;
     let paths: Vec<PathBuf> = binaries.values().cloned().collect();
     let dirs = workdir.variant_dirs(&variant.name);
+    // Before anything rewrites the binaries (BOLT) or runs them.
+    let verified = verify::stage(experiment, variant, stage, &dirs, &paths, &log)?;
     for (i, round) in variant.rounds().into_iter().enumerate() {
         round.post_link(stage.phase_of(i), &paths, &dirs.round(round))?;
     }
@@ -455,6 +468,7 @@ fn run_build(
         log,
         inputs: Some(flags.inputs),
         shared_from: None,
+        verified: Some(verified),
     })
 }
 
@@ -519,6 +533,18 @@ pub fn compose_flags(
         // its sources by absolute path would fail on the directory alone;
         // the moved functions keep their profile, and are counted.
         opt.cflags.push("-Wno-error=coverage-mismatch".to_owned());
+    }
+    if let Some(record) = verify::recording_flag(variant.compiler) {
+        // The compiler records each object's command line in it, so the
+        // build can be checked for these very flags before it is measured
+        // (`verify`); code is unchanged. gcc's at the link too: its LTO
+        // link records its own units only when given it (clang's ThinLTO
+        // keeps the objects' record, and LDFLAGS that reach a gcc the
+        // build chose would fail on clang's option).
+        opt.cflags.insert(0, record.to_owned());
+        if variant.compiler == Compiler::Gcc {
+            opt.ldflags.insert(0, record.to_owned());
+        }
     }
     if variant.compiler == Compiler::Clang {
         // Debug info a project asks for itself (Redis builds with -g) in

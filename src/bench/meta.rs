@@ -81,6 +81,35 @@ fn profiles_of(
         .collect()
 }
 
+/// How a variant of `prebuilt` binaries was "built": not by afterburner,
+/// and not verified.
+fn prebuilt_info(
+    v: &crate::experiment::Variant,
+    binaries: &std::collections::BTreeMap<String, PathBuf>,
+) -> VariantInfo {
+    VariantInfo {
+        name: v.name.clone(),
+        optimize: Vec::new(),
+        compiler_version: "prebuilt".to_owned(),
+        cflags: String::new(),
+        ldflags: String::new(),
+        goflags: String::new(),
+        env: v.env.clone(),
+        binaries: binaries.clone(),
+        build_log: PathBuf::new(),
+        axes: v.axes.clone(),
+        system: system_of(v),
+        profile_from: None,
+        profile_mismatch: None,
+        profiles: Vec::new(),
+        build_shared_from: None,
+        verified: Some(crate::toolchain::recorded::Verification::skipped(
+            v.compiler,
+            "prebuilt binaries are not verified",
+        )),
+    }
+}
+
 pub(super) fn bench_meta(
     cx: &Context,
     environment: Environment,
@@ -101,23 +130,7 @@ pub(super) fn bench_meta(
         .iter()
         .map(|v| {
             if let Some(binaries) = &v.prebuilt {
-                return Ok(VariantInfo {
-                    name: v.name.clone(),
-                    optimize: Vec::new(),
-                    compiler_version: "prebuilt".to_owned(),
-                    cflags: String::new(),
-                    ldflags: String::new(),
-                    goflags: String::new(),
-                    env: v.env.clone(),
-                    binaries: binaries.clone(),
-                    build_log: PathBuf::new(),
-                    axes: v.axes.clone(),
-                    system: system_of(v),
-                    profile_from: None,
-                    profile_mismatch: None,
-                    profiles: Vec::new(),
-                    build_shared_from: None,
-                });
+                return Ok(prebuilt_info(v, binaries));
             }
             let record = build::current(&cx.workdir, &v.name, Stage::Final)
                 .context("invariant: bindings were loaded from this record")?;
@@ -138,6 +151,7 @@ pub(super) fn bench_meta(
                 profile_mismatch,
                 profiles: profiles_of(cx, v),
                 build_shared_from: record.shared_from,
+                verified: record.verified,
             })
         })
         .collect::<Result<_>>()?;

@@ -206,6 +206,13 @@ pub struct VariantInfo {
     /// same build (it differs only in how it runs): its binaries are run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_shared_from: Option<String>,
+    /// What was verified of its final build before it was measured: the
+    /// compiler its binaries name, each switch its words add with the
+    /// recorded units (objects' command lines, or compile units) that show
+    /// it and those that do not; `not_verified` says why where it was not
+    /// (prebuilt binaries). Absent in runs recorded before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<crate::toolchain::recorded::Verification>,
 }
 
 impl BenchMeta {
@@ -234,6 +241,7 @@ impl BenchMeta {
             profile_mismatch: None,
             profiles: Vec::new(),
             build_shared_from: None,
+            verified: None,
         };
         BenchMeta {
             schema_version: SCHEMA_VERSION,

@@ -19,6 +19,7 @@ pub mod matching;
 mod merge;
 pub mod mismatch;
 pub mod optimize;
+pub mod recorded;
 pub mod round;
 pub mod sampling;
 pub mod symbolize;
@@ -361,13 +362,33 @@ pub fn rounds(
     compiler: Compiler,
     sources: ProfileSources,
 ) -> Vec<&'static dyn Round> {
+    word_rounds(optimize, compiler, sources)
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// [`rounds`], each with the word it belongs to.
+fn word_rounds(
+    optimize: &[Optimization],
+    compiler: Compiler,
+    sources: ProfileSources,
+) -> Vec<(Optimization, &'static dyn Round)> {
     let (after_link, compile_time): (Vec<&Optimization>, Vec<&Optimization>) =
         optimize.iter().partition(|o| o.rounds_after_link());
     compile_time
         .into_iter()
         .chain(after_link)
-        .flat_map(|o| o.rounds(compiler, sources))
+        .flat_map(|o| o.rounds(compiler, sources).into_iter().map(|r| (*o, r)))
         .collect()
+}
+
+/// What adds a part of a build's flags: a word itself, or one of its
+/// training rounds in its part of the build.
+#[derive(Clone, Copy)]
+enum Contributor {
+    Word(Optimization),
+    Round(Optimization, &'static dyn Round, Phase),
 }
 
 /// The flags `optimize` adds for `stage`. Each training round adds its
@@ -385,19 +406,84 @@ pub fn optimization_flags(
     dirs: &VariantDirs,
 ) -> Flags {
     let mut flags = Flags::default();
-    let rounds = rounds(optimize, compiler, sources);
+    for (_, part) in contributions(compiler, optimize, sources, stage, dirs) {
+        flags.cflags.extend(part.cflags);
+        flags.ldflags.extend(part.ldflags);
+        flags.goflags.extend(part.goflags);
+    }
+    flags
+}
+
+/// What `stage`'s binaries must show of `optimize` ([`recorded`]): each
+/// switch its words and rounds declare for the flags they add, and the
+/// runtime of the round this stage instruments.
+pub fn expected_switches(
+    compiler: Compiler,
+    optimize: &[Optimization],
+    sources: ProfileSources,
+    stage: Stage,
+    dirs: &VariantDirs,
+) -> (Vec<recorded::Expected>, Vec<recorded::Instrumentation>) {
+    let mut switches: Vec<recorded::Expected> = Vec::new();
+    let mut runtimes = Vec::new();
+    for (who, flags) in contributions(compiler, optimize, sources, stage, dirs) {
+        if flags == Flags::default() {
+            continue;
+        }
+        let (word, declared) = match who {
+            Contributor::Word(o) => (o, o.recorded(compiler, &flags)),
+            Contributor::Round(o, round, phase) => {
+                let prefixes = round.instrumentation_symbols();
+                if phase == Phase::Instrument && !prefixes.is_empty() {
+                    runtimes.push(recorded::Instrumentation {
+                        from: o.word().to_owned(),
+                        prefixes,
+                    });
+                }
+                (o, round.recorded(phase, &flags))
+            }
+        };
+        for switch in declared {
+            if !switches.iter().any(|e| e.switch == switch) {
+                switches.push(recorded::Expected {
+                    from: word.word().to_owned(),
+                    switch,
+                });
+            }
+        }
+    }
+    (switches, runtimes)
+}
+
+/// The flags of `stage`, by who adds them, in the order they are given.
+fn contributions(
+    compiler: Compiler,
+    optimize: &[Optimization],
+    sources: ProfileSources,
+    stage: Stage,
+    dirs: &VariantDirs,
+) -> Vec<(Contributor, Flags)> {
+    let mut parts = Vec::new();
+    let rounds = word_rounds(optimize, compiler, sources);
     let whole_stack = match stage {
         Stage::Final => true,
-        Stage::Instrumented(r) => rounds.get(r).is_some_and(|p| p.instruments_final_code()),
+        Stage::Instrumented(r) => rounds
+            .get(r)
+            .is_some_and(|(_, p)| p.instruments_final_code()),
     };
-    for (i, pgo) in rounds.iter().enumerate() {
+    for (i, (word, pgo)) in rounds.iter().enumerate() {
         let round_dirs = dirs.round(*pgo);
-        match stage.phase_of(i) {
+        let mut flags = Flags::default();
+        let phase = stage.phase_of(i);
+        match phase {
             Phase::Instrument => pgo.instrument(&mut flags, &round_dirs),
             Phase::Use => {
                 // A later round's profile that already holds this one's.
-                let superseded =
-                    rounds.iter().enumerate().skip(i + 1).any(|(k, later)| {
+                let superseded = rounds
+                    .iter()
+                    .enumerate()
+                    .skip(i + 1)
+                    .any(|(k, (_, later))| {
                         later.replaces_earlier() && stage.phase_of(k) == Phase::Use
                     });
                 if !superseded {
@@ -406,18 +492,23 @@ pub fn optimization_flags(
             }
             Phase::Off => {}
         }
+        parts.push((Contributor::Round(*word, *pgo, phase), flags));
     }
     // Flags that shape the code a profile is matched against go into
     // every stage (-O3); the rest only into builds of the finished code.
     for o in optimize {
+        let mut flags = Flags::default();
         o.every_stage_flags(compiler, &mut flags);
+        parts.push((Contributor::Word(*o), flags));
     }
     if whole_stack {
         for o in optimize {
+            let mut flags = Flags::default();
             o.finished_code_flags(compiler, &mut flags);
+            parts.push((Contributor::Word(*o), flags));
         }
     }
-    flags
+    parts
 }
 
 /// The flags of `optimize = ["march"]` at `level`: `native` also tunes for
@@ -430,6 +521,29 @@ pub fn march_flags(level: &str) -> Vec<String> {
         vec!["-march=native".to_owned(), "-mtune=native".to_owned()]
     } else {
         vec![format!("-march={level}")]
+    }
+}
+
+/// What `march` at `level` leaves in the record ([`march_flags`]): the
+/// level as given, except that gcc writes `-march=native` as the CPU it
+/// found, so there only "not the default `x86-64`" is known.
+pub fn march_switch(level: &str, compiler: Compiler) -> recorded::Switch {
+    let said = format!("-march={level}");
+    let test = if level == "native" && compiler == Compiler::Gcc {
+        recorded::Test::LastNot {
+            family: "-march=".to_owned(),
+            not: "-march=x86-64".to_owned(),
+        }
+    } else {
+        recorded::Test::Last {
+            family: "-march=".to_owned(),
+            is: said.clone(),
+        }
+    };
+    recorded::Switch {
+        said,
+        test,
+        at_lto_link: true,
     }
 }
 

@@ -20,6 +20,7 @@ use std::fmt::{self, Write as _};
 use anyhow::Result;
 
 use super::formats::kind::Kind;
+use super::recorded::Switch;
 use super::round::Round;
 use super::{tools, BoltProfile, Compiler, Flags, GoPgoSource, ProfileSources, ALL};
 use crate::env::Environment;
@@ -68,6 +69,13 @@ pub trait Optimize: Sync {
     /// round that instruments it) but not of a compiler instrumentation
     /// round, which they would only slow (LTO).
     fn finished_code_flags(&self, _compiler: Compiler, _flags: &mut Flags) {}
+    /// What the flags it `added` to a build leave in the compiler's record
+    /// of each object's command line, checked after every build before it
+    /// is measured ([`super::recorded`]): by default each compile flag as
+    /// the compilers record it ([`Switch::from_flags`]).
+    fn recorded(&self, _compiler: Compiler, added: &Flags) -> Vec<Switch> {
+        Switch::from_flags(added)
+    }
     /// What it needs on this machine: for `doctor`, every mode of it
     /// (`variant` is `None`); for a run, what this variant's builds and
     /// training use. Both `doctor --fix` and a run install what is

@@ -13,6 +13,7 @@ use anyhow::Result;
 
 use super::formats::kind::Kind;
 use super::matching::{self, Counts, Matched};
+use super::recorded::Switch;
 use super::sampling::{self, Sampler};
 use super::{require_merged, stash_raw, Flags, Phase, StageDirs};
 
@@ -93,6 +94,20 @@ pub trait Round: Sync {
     }
     /// Add the flags of a build that uses the merged profile.
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs);
+    /// What the flags it `added` in `phase` leave in the compiler's record
+    /// of each object's command line, checked after the build: by default
+    /// each compile flag as the compilers record it
+    /// ([`Switch::from_flags`]).
+    fn recorded(&self, _phase: Phase, added: &Flags) -> Vec<Switch> {
+        Switch::from_flags(added)
+    }
+    /// Prefixes of the symbols its instrumented build's runtime defines
+    /// (`__gcov_`): a build without any ignored the instrumentation flags,
+    /// and training would write no profile. None by default (a sampled
+    /// round, or one that instruments after the link).
+    fn instrumentation_symbols(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Whether the instrumented build must be the finished code (the whole
     /// stack applied), because the profile describes that code.
     fn instruments_final_code(&self) -> bool {

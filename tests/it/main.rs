@@ -35,6 +35,7 @@ mod snapshots;
 mod stale;
 mod strays;
 mod support;
+mod verify;
 mod walkthrough;
 mod weights;
 mod windows;

@@ -3,6 +3,7 @@
 //! instrumented compiler round for nothing).
 
 use crate::toolchain::optimize::{c_and_cpp_only, Optimize};
+use crate::toolchain::recorded::Switch;
 use crate::toolchain::{Compiler, Flags};
 
 pub struct Word;
@@ -24,6 +25,18 @@ impl Optimize for Word {
         match compiler {
             Compiler::Gcc | Compiler::Go => flags.both(&["-flto=auto"]),
             Compiler::Clang => flags.both(&["-flto=thin"]),
+        }
+    }
+
+    fn recorded(&self, compiler: Compiler, added: &Flags) -> Vec<Switch> {
+        match compiler {
+            // gcc records -flto=auto as `-flto` in each object, and its
+            // LTO link's own units as `-fltrans`.
+            Compiler::Gcc => vec![Switch {
+                at_lto_link: true,
+                ..Switch::option("-flto=auto", &["-flto", "-fltrans"])
+            }],
+            Compiler::Clang | Compiler::Go => Switch::from_flags(added),
         }
     }
 }

@@ -62,6 +62,11 @@ impl Round for ClangPgo {
         }
     }
 
+    fn instrumentation_symbols(&self) -> &'static [&'static str] {
+        // compiler-rt's profile runtime, linked by -fprofile-generate.
+        &["__llvm_profile_"]
+    }
+
     fn instrument(&self, flags: &mut Flags, _dirs: &StageDirs) {
         let generate = match self.kind {
             Kind::Ir => "-fprofile-generate",

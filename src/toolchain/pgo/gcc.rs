@@ -113,6 +113,11 @@ impl Round for GccPgo {
         "gcc-pgo"
     }
 
+    fn instrumentation_symbols(&self) -> &'static [&'static str] {
+        // libgcov, linked by -fprofile-generate.
+        &["__gcov_"]
+    }
+
     fn instrument(&self, flags: &mut Flags, dirs: &StageDirs) {
         flags.cflags.push("-fprofile-generate".to_owned());
         // Threaded targets would otherwise race on counters and corrupt them.
