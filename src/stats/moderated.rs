@@ -11,6 +11,10 @@
 //! small and its own variance counts (a pooled test would judge it by
 //! the others' and err far beyond its level).
 //!
+//! The race no longer uses them (issue 47): for a fixed noisier candidate
+//! the prior is wrong, its variance shrinks toward the quiet ones' and its
+//! pairs' intervals miss far beyond their level ([`super::race`]).
+//!
 //! ψ and its derivatives by recurrence to x ≥ 10 and their asymptotic
 //! series; checked against `scipy.special.polygamma`.
 
