@@ -435,7 +435,7 @@ fn method(plan: &RacePlan, screen: Option<(crate::stats::race::Screen, &BenchMet
         )
     });
     let timed = format!(
-        "Race: each round runs the candidates still in it; a candidate's score in a round is the mean log of its workloads' time headlines, so the round's drift cancels in differences (rounds as blocks, F-Race). After each look ({}) every candidate is set against the leader: variances moderated toward the common one (Smyth 2004), repeated confidence intervals at the level Bonferroni over the {} pairs and Pocock-type spending over the looks give it ({} per pair over the race), so that every drop, every \"same\", the winner and the tie hold together at {}%. Dropped when slower than the leader; the same when within ±{}%.",
+        "Race: each round runs the candidates still in it; a candidate's score in a round is the mean log of its workloads' time headlines, so the round's drift cancels in differences (rounds as blocks, F-Race). After each look ({}) every candidate is set against the leader by the pair's own paired t (each pair its own variance, never the others'), repeated confidence intervals at the level Bonferroni over the {} pairs and Pocock-type spending over the looks give it ({} per pair over the race), so that every drop, every \"same\", the winner and the tie hold together at {}%. Dropped when slower than the leader; the same when within ±{}%.",
         plan.looks
             .iter()
             .map(u32::to_string)

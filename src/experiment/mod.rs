@@ -71,7 +71,7 @@ pub struct Race {
     pub budget: Duration,
     /// Rounds before the first look (at least 2).
     pub min: u32,
-    /// The most rounds.
+    /// The most rounds (by default the file's `repetitions`).
     pub max: u32,
     /// Same as the leader within this margin, a fraction.
     pub equivalence: f64,
@@ -102,12 +102,16 @@ pub struct LeftOut {
     pub line: Option<usize>,
 }
 
-impl Default for Race {
-    fn default() -> Self {
+impl Race {
+    /// `[race]`'s defaults in a file of `repetitions` counted rounds: at
+    /// most those rounds (at least `min`), so a race never costs more
+    /// rounds than the full design it stands in for unless the file asks.
+    #[must_use]
+    pub fn defaults(repetitions: u32) -> Self {
         Race {
             budget: Duration::from_mins(30),
             min: 2,
-            max: 40,
+            max: repetitions.max(2),
             equivalence: 0.02,
             left_out: Vec::new(),
             screen: None,

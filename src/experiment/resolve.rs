@@ -12,8 +12,8 @@ use super::raw::{
     RawBench, RawExperiment, RawFigure, RawQuick, RawRepetitions, RawSource, RawTarget, RawWorkload,
 };
 use super::{
-    resolve_path, Bench, Experiment, ExperimentError, Figure, MetricKind, Role, Sequential, Source,
-    Target, Template, Variant, Workload,
+    resolve_path, Bench, Experiment, ExperimentError, Figure, MetricKind, Race, Role, Sequential,
+    Source, Target, Template, Variant, Workload,
 };
 use crate::toolchain::{weights, Compiler};
 use crate::units::parse_duration;
@@ -92,12 +92,10 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         &raw.report,
         variants_before_quick.iter().map(String::as_str),
     )?;
-    let mut race = raw
-        .race
-        .as_ref()
-        .map(|r| cx.race(r))
-        .transpose()?
-        .unwrap_or_default();
+    let mut race = match &raw.race {
+        Some(r) => cx.race(r, bench.repetitions)?,
+        None => Race::defaults(bench.repetitions),
+    };
     race.left_out = left_out;
     cx.check_screen(raw.race.as_ref(), &race, &bench, &workloads)?;
     Ok(Experiment {

@@ -645,6 +645,24 @@ fn a_race_over_axes_leaves_out_what_cannot_be_built_and_says_why() {
     assert!(!e.race.left_out[1].hint.is_empty());
 }
 
+/// Issue 47: `[race] max` defaulted to 40 rounds whatever the file's
+/// repetitions, so a race of a 20-round file could cost more than the full
+/// design it stands in for. It defaults to the repetitions now (10 when the
+/// file gives none), and a `max` written in the file still wins.
+#[test]
+fn the_race_runs_at_most_the_files_repetitions_unless_asked() {
+    let max = |text: &str| load_text(text, false).unwrap().race.max;
+    assert_eq!(max(RACE), 10);
+    let twenty = RACE.replace("[race]\n", "[bench]\nrepetitions = 20\n\n[race]\n");
+    assert_eq!(max(&twenty), 20);
+    assert_eq!(max(&twenty.replace("budget = \"10m\"", "max = 30")), 30);
+    let no_race =
+        twenty[..twenty.find("[race]").unwrap()].to_owned() + "[[variant]]\nname = \"a\"\n";
+    assert_eq!(max(&no_race), 20);
+    let one = RACE.replace("[race]\n", "[bench]\nrepetitions = 1\n\n[race]\n");
+    assert_eq!(max(&one), 2, "at least min");
+}
+
 #[test]
 fn stacks_that_instrument_alike_share_the_first_profile_never_across_compilers() {
     let text = RACE

@@ -692,7 +692,6 @@ pub mod gate;
 pub mod holm;
 pub mod lookback;
 mod mann_whitney;
-pub mod moderated;
 mod normal;
 pub mod paired_t;
 pub mod power;

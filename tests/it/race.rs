@@ -1,6 +1,8 @@
 //! `afterburner race` on a fixture whose speed depends on the optimization
 //! level: a −O0 build beside two identical −O2 ones is dropped within the
-//! first three rounds at the default confidence (later, but always, on a
+//! first four rounds at the default confidence (each pair judged by its own
+//! paired t since issue 47, wider at the first looks than the moderated
+//! variances were) (later, but always, on a
 //! machine too busy for timing: a skipped part, counted), and two identical
 //! −O2 builds are never told apart.
 
@@ -64,9 +66,9 @@ fn identical_builds_are_never_told_apart() {
 }
 
 /// At the default confidence, as a user runs it: the −O0 build is out
-/// within three rounds.
+/// within four rounds.
 #[test]
-fn a_minus_o0_build_is_dropped_within_three_rounds() {
+fn a_minus_o0_build_is_dropped_within_four_rounds() {
     let sandbox = Sandbox::with_fixture("optlevel");
     sandbox.write(
         "afterburner.toml",
@@ -83,22 +85,22 @@ fn a_minus_o0_build_is_dropped_within_three_rounds() {
             .filter(|r| r["variant"] == variant && r["warmup"] == false)
             .count()
     };
-    // Within three rounds where the machine is quiet enough for timing;
+    // Within four rounds where the machine is quiet enough for timing;
     // on a busy one (a round's two identical builds 2x apart) later, but
     // always.
     assert!(out.contains("o0 dropped"), "{out}");
     match crate::support::busy() {
-        Some(why) if counted("o0") > 3 => crate::support::skip_part(&format!(
-            "o0 dropped within three rounds (it took {}): {why}",
+        Some(why) if counted("o0") > 4 => crate::support::skip_part(&format!(
+            "o0 dropped within four rounds (it took {}): {why}",
             counted("o0")
         )),
         _ => assert!(
-            counted("o0") <= 3,
+            counted("o0") <= 4,
             "o0 ran {} counted rounds:\n{out}",
             counted("o0")
         ),
     }
-    // results.json's race: o0 dropped by the leader within three rounds,
+    // results.json's race: o0 dropped by the leader within four rounds,
     // the cost beside the full design's.
     let results = read_json(&run_dir.join("results.json"));
     let race = &results["race"];

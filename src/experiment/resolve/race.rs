@@ -17,9 +17,12 @@ use crate::experiment::ExperimentError;
 use crate::toolchain::Optimization;
 
 impl Cx<'_> {
-    /// `[race]`: its budget, looks and margin, each checked.
-    pub(super) fn race(&self, raw: &RawRace) -> Result<Race, ExperimentError> {
-        let default = Race::default();
+    /// `[race]`: its budget, looks and margin, each checked. `max`
+    /// defaults to the file's `repetitions` (or at least `min`), so a race
+    /// never runs more rounds than the full design it stands in for unless
+    /// the file asks.
+    pub(super) fn race(&self, raw: &RawRace, repetitions: u32) -> Result<Race, ExperimentError> {
+        let default = Race::defaults(repetitions);
         let budget = self.duration(raw.budget.as_ref(), default.budget)?;
         if budget.is_zero() || budget > Duration::from_hours(7 * 24) {
             let span = raw.budget.as_ref().map(Spanned::span).unwrap_or_default();
@@ -47,7 +50,7 @@ impl Cx<'_> {
             return Err(self.invalid(
                 span,
                 format!("max = {max} must lie between min ({min}) and {MAX_SEQUENTIAL_ROUNDS}"),
-                format!("set max = {} or more", min.max(40)),
+                format!("set max = {} or more", min.max(repetitions)),
             ));
         }
         let equivalence = raw
