@@ -50,7 +50,14 @@ pub enum Command {
         /// A run directory (runs/<id>/) or a results.json.
         b: PathBuf,
     },
-    /// A CI gate: a run against a baseline run and --keep-gain rules; exit 1 when one fails, 2 on an error.
+    /// A CI gate: a run against a baseline run and --keep-gain rules.
+    ///
+    /// A case passes only when its interval rules out a regression beyond
+    /// --threshold, fails when it is decided worse by more, and is
+    /// inconclusive otherwise. Exit status: 0 the gate passed; 1 a case
+    /// failed; 2 an error (no baseline, mismatched runs, a bad option);
+    /// 3 inconclusive, some case undecided and none failed (0 with
+    /// --inconclusive pass).
     Check(CheckArgs),
     /// This machine's error rate on your workloads: the baseline's binaries
     /// run as two variants (A/A) within a time budget, judged in trials of
@@ -365,14 +372,15 @@ pub struct CheckArgs {
     /// this much time is spent, e.g. 10m.
     #[arg(long, requires = "rev", value_name = "DURATION", value_parser = budget)]
     pub budget: Option<std::time::Duration>,
-    /// Fail when a headline metric is decided worse than the baseline's by
-    /// more than this (default: 2% for an exact instruction count,
-    /// Perfherder's, and 5% for time).
+    /// The regression a case is judged by: it fails when decided worse
+    /// than the baseline by more than this, and passes only when its
+    /// interval rules out more (default: 2% for an exact instruction
+    /// count, 5% for time and other noisy metrics).
     #[arg(long, value_name = "PCT%")]
     pub threshold: Option<crate::check::Percent>,
     /// Fail when VARIANT's gain over the baseline variant in this run is
-    /// ruled out at PCT% (the upper bound of its interval below it), e.g.
-    /// pgo:5%; repeatable.
+    /// ruled out at PCT% (the upper bound of its interval below it), pass
+    /// when its lower bound reaches PCT%, e.g. pgo:5%; repeatable.
     #[arg(long = "keep-gain", value_name = "VARIANT:PCT%")]
     pub keep_gain: Vec<crate::check::KeepGain>,
     /// What a case the data cannot decide makes of the gate: `fail` (exit

@@ -59,17 +59,21 @@ pub fn from_history(
     current: &Results,
     notes: &mut Vec<String>,
 ) -> Result<Option<(Results, PathBuf)>> {
-    Ok(earlier(workdir, current, 1, notes)?.into_iter().next())
+    let class = MachineClass::of(current);
+    Ok(earlier(workdir, current, &class, 1, notes)?
+        .into_iter()
+        .next())
 }
 
 /// Up to `limit` runs in `workdir`'s history before `current` of the same
-/// target on the same machine class, newest first, and where each was read
+/// target on machine class `class`, newest first, and where each was read
 /// from. Stored runs that cannot be read any more are passed over with a
 /// note, and so are (counted in a note) those of another machine class
 /// newer than the first found.
 pub fn earlier(
     workdir: &Path,
     current: &Results,
+    class: &MachineClass,
     limit: usize,
     notes: &mut Vec<String>,
 ) -> Result<Vec<(Results, PathBuf)>> {
@@ -77,7 +81,6 @@ pub fn earlier(
     if !workdir.join(crate::store::HISTORY_FILE).is_file() {
         return Ok(found);
     }
-    let class = MachineClass::of(current);
     let mut passed_over = 0;
     for entry in crate::store::list(workdir)?.into_iter().rev() {
         if found.len() >= limit {
@@ -98,7 +101,7 @@ pub fn earlier(
                 continue;
             }
         };
-        if MachineClass::of(&stored) == class {
+        if MachineClass::of(&stored) == *class {
             if passed_over > 0 && found.is_empty() {
                 notes.push(format!(
                     "{passed_over} later stored run(s) of `{}` ran on another machine class and were passed over",

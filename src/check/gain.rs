@@ -1,8 +1,10 @@
 //! The keep-gain rule: within one run, a variant (say `pgo`) must keep at
 //! least a stated gain over the baseline on every workload's headline
-//! metric, from the report's own verdict and interval. It fails only when
-//! the data rule the gain out: the upper bound of the gain's interval is
-//! below the floor (a profile gone stale in the repository).
+//! metric, from the report's own verdict and interval. It fails when the
+//! data rule the gain out (the upper bound of the gain's interval below
+//! the floor: a profile gone stale in the repository), passes only when
+//! they show it kept (the lower bound at or above the floor), and is
+//! inconclusive between.
 
 use anyhow::{bail, Result};
 
@@ -65,7 +67,7 @@ pub fn suite(current: &Results, keep: &KeepGain) -> Result<Suite> {
 /// The rule in words, with its figures.
 fn rule(current: &Results, keep: &KeepGain) -> String {
     format!(
-        "Keep-gain rule: `{v}` must gain at least {f} over `{b}` on each workload's headline metric within this run. The gain is the report's own comparison: its estimate and {c}% interval (the median per-round ratio's for paired rounds of a noisy metric, else the ratio of means'), as 1 − ratio when lower is better. A case fails when the upper bound of that interval is below {f}, i.e. when the data rule out a gain of {f}; a gain whose interval still reaches {f} passes, even with its estimate below.",
+        "Keep-gain rule: `{v}` must gain at least {f} over `{b}` on each workload's headline metric within this run. The gain is the report's own comparison: its estimate and {c}% interval (the median per-round ratio's for paired rounds of a noisy metric, else the ratio of means'), as 1 − ratio when lower is better. A case fails when the upper bound of that interval is below {f}, i.e. when the data rule out a gain of {f}; it passes only on evidence, when the lower bound reaches {f}; an interval on both sides of {f} is inconclusive, whatever the estimate.",
         v = keep.variant,
         f = keep.floor,
         b = current.baseline,
@@ -101,14 +103,15 @@ fn case(current: &Results, c: &ComparisonEntry, keep: &KeepGain) -> Case {
     let (estimate, low, high) = gain(current, c);
     let floor = keep.floor;
     let failed = high < floor.0;
+    let kept = low >= floor.0;
     let why = if failed {
         format!("its upper bound {high:.1}% is below the {floor} floor")
-    } else if low >= floor.0 {
+    } else if kept {
         format!("kept: its lower bound {low:.1}% reaches the {floor} floor")
-    } else if estimate >= floor.0 {
-        format!("kept: the estimate reaches the {floor} floor (the interval not wholly)")
     } else {
-        format!("inconclusive: the estimate is below the {floor} floor but the interval reaches it")
+        format!(
+            "inconclusive: its interval reaches from {low:.1}% to {high:.1}%, both sides of the {floor} floor, so the data neither show the gain kept nor rule it out"
+        )
     };
     let (ratio, _, _) = c.interval();
     Case {
@@ -117,10 +120,10 @@ fn case(current: &Results, c: &ComparisonEntry, keep: &KeepGain) -> Case {
         metric: c.metric.clone(),
         status: if failed {
             Status::Failed
-        } else if low < floor.0 && estimate < floor.0 {
-            Status::Inconclusive
-        } else {
+        } else if kept {
             Status::Passed
+        } else {
+            Status::Inconclusive
         },
         message: format!(
             "{} of `{}` over `{}` on `{}`: gain {estimate:.1}% [{low:.1}%, {high:.1}%] (ratio {ratio:.3}, {}): {why}",

@@ -218,24 +218,35 @@ pub(crate) fn status_of(
     crate::stats::gate::status_of(o, lower_is_better, threshold.0)
 }
 
-/// The sentence that says why a regression case has its `status`.
-pub(crate) fn why(o: &crate::stats::Comparison, status: Status, threshold: Percent) -> String {
+/// The sentence that says why a regression case has its `status`, with
+/// the deciding estimate and the worst regression its interval allows.
+pub(crate) fn why(
+    o: &crate::stats::Comparison,
+    status: Status,
+    threshold: Percent,
+    lower_is_better: bool,
+) -> String {
+    use crate::stats::gate::{deciding, worse_pct, worst_pct};
     use crate::stats::Verdict;
-    let worse = -o.improvement_pct;
-    match o.verdict {
-        Verdict::Slower if status == Status::Failed => {
-            format!("slower by {worse:.1}%, more than the {threshold} threshold")
-        }
-        Verdict::Slower => format!("slower by {worse:.1}%, within the {threshold} threshold"),
-        Verdict::Faster => format!("faster by {:.1}%", o.improvement_pct),
-        Verdict::Same => o.verdict_text(),
-        Verdict::Undecided if status == Status::Passed => format!(
-            "{}, but its interval rules out a regression of more than {threshold}",
-            o.verdict_text()
+    let estimate = worse_pct(deciding(o).0, lower_is_better);
+    let worst = worst_pct(o, lower_is_better);
+    let verdict = match o.verdict {
+        Verdict::Slower => format!("slower by {estimate:.1}%"),
+        Verdict::Faster => format!("faster by {:.1}%", -estimate),
+        Verdict::Same | Verdict::Undecided => o.verdict_text(),
+    };
+    let at_worst = if worst > 0.0 {
+        format!("at worst {worst:.1}% worse")
+    } else {
+        format!("at worst {:.1}% better", -worst)
+    };
+    match status {
+        Status::Failed => format!("{verdict}, more than the {threshold} threshold"),
+        Status::Passed => format!(
+            "{verdict}; its interval rules out a regression of more than {threshold} ({at_worst})"
         ),
-        Verdict::Undecided => format!(
-            "{}: the data cannot tell a regression of more than {threshold} from none",
-            o.verdict_text()
+        Status::Inconclusive | Status::Skipped => format!(
+            "{verdict}, but its interval reaches a regression of {worst:.1}%, beyond the {threshold} threshold: not shown to be within it"
         ),
     }
 }
@@ -385,8 +396,11 @@ fn judge(
                     .as_deref()
                     .map_or(String::new(), |r| format!(", revision {r}"))
             ));
+            // The spread between runs is the baseline's machine's: runs
+            // of the current run's class say nothing of how far the
+            // baseline's own figure may have drifted.
             let history: Vec<Results> =
-                baseline::earlier(&options.workdir, current, LOOKBACK, &mut notes)?
+                baseline::earlier(&options.workdir, current, &theirs, LOOKBACK, &mut notes)?
                     .into_iter()
                     .map(|(r, _)| r)
                     .collect();
@@ -455,5 +469,7 @@ fn workloads(results: &Results) -> Vec<(&str, &str)> {
     out
 }
 
+#[cfg(test)]
+mod calibration_tests;
 #[cfg(test)]
 mod tests;

@@ -154,8 +154,12 @@ fn judge(
 }
 
 fn case(before: &Measurement, now: &Measurement, o: &Comparison, threshold: Percent) -> Case {
-    let status = super::status_of(o, now.metric.lower_is_better, threshold);
-    let why = super::why(o, status, threshold);
+    let lower_is_better = now.metric.lower_is_better;
+    let status = super::status_of(o, lower_is_better, threshold);
+    let why = super::why(o, status, threshold, lower_is_better);
+    // The estimate and interval that decided (the signed-rank one's from
+    // six rounds), the ones the rule judged.
+    let (ratio, low, high) = crate::stats::gate::deciding(o);
     let scale = scale_for(&now.metric.unit, before.summary.mean);
     let unit = scale.label(&now.metric.unit).to_owned();
     Case {
@@ -170,9 +174,9 @@ fn case(before: &Measurement, now: &Measurement, o: &Comparison, threshold: Perc
             now.workload,
             scale.show(before.summary.mean),
             scale.show(now.summary.mean),
-            o.ratio,
-            o.ci_low,
-            o.ci_high,
+            ratio,
+            low,
+            high,
             now.samples.len().min(before.samples.len()),
         ),
         cells: vec![
@@ -181,9 +185,13 @@ fn case(before: &Measurement, now: &Measurement, o: &Comparison, threshold: Perc
             format!("{} ({unit})", now.metric.name),
             scale.show(before.summary.mean),
             scale.show(now.summary.mean),
-            format!("{:.3}", o.ratio),
-            format!("{:.3}–{:.3}", o.ci_low, o.ci_high),
-            format!("{} ({})", o.verdict_text(), improvement(o.improvement_pct)),
+            format!("{ratio:.3}"),
+            format!("{low:.3}–{high:.3}"),
+            format!(
+                "{} ({})",
+                o.verdict_text(),
+                improvement(-crate::stats::gate::worse_pct(ratio, lower_is_better))
+            ),
         ],
         statistics: o.rule.clone(),
     }
@@ -205,7 +213,7 @@ fn rule(short: &str, threshold: Threshold, results: &Results) -> String {
         None => format!("Six or more rounds: the {c}% signed-rank interval of the median ratio; fewer: Student's paired t-test on the log ratios."),
     };
     format!(
-        "Paired regression rule: every variant was built twice, from revision {short} and from this tree, and the two ran in the same interleaved rounds of one run; each round's ratio of the headline metric (time, unless `[bench] primary` says otherwise) is one observation, so the drift between runs (clock, neighbours) cancels. {test} A case fails when it is decided slower by more than the threshold, {}; passes when the same, faster, or slower by less, or when undecided but its interval rules out a regression beyond the threshold; is inconclusive otherwise.",
-        threshold.describe()
+        "Paired regression rule: every variant was built twice, from revision {short} and from this tree, and the two ran in the same interleaved rounds of one run; each round's ratio of the headline metric (time, unless `[bench] primary` says otherwise) is one observation, so the drift between runs (clock, neighbours) cancels. {test} {}",
+        crate::stats::gate::rule_text(&threshold.describe())
     )
 }

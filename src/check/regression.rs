@@ -5,6 +5,8 @@
 //! history ([`crate::stats::lookback`]), since the spread within each run
 //! says nothing of the drift between two runs minutes or days apart.
 
+use std::fmt::Write as _;
+
 use anyhow::{bail, Result};
 
 use super::{workloads, Case, Percent, Status, Suite, Threshold};
@@ -15,8 +17,8 @@ use crate::stats::{lookback, Comparison, Precision};
 
 /// The regression suite of `current` against `baseline`, noisy metrics
 /// judged with the spread between the runs of `history` (stored runs of
-/// the same target on the same machine class; the baseline is counted once
-/// whether among them or not).
+/// the same target on the baseline's machine class; the baseline is
+/// counted once whether among them or not).
 pub fn suite(
     current: &Results,
     baseline: &Results,
@@ -62,7 +64,10 @@ pub fn suite(
                         current.equivalence,
                         x.b.metric.lower_is_better,
                     ) {
-                        Some(o) => case(x, &o, threshold.of(x.b.metric.precision)),
+                        Some(o) => {
+                            let judged = case(x, &o, threshold.of(x.b.metric.precision));
+                            too_few_to_pass(judged, means.len())
+                        }
                         None => unknown_spread(x, means.len()),
                     }
                 }
@@ -97,11 +102,12 @@ pub fn suite(
 /// The rule in words, with its figures.
 fn rule(baseline: &Results, history: usize, threshold: Threshold) -> String {
     format!(
-        "Regression rule: each workload's headline metric (time, unless `[bench] primary = \"instructions\"` or a declared primary figure) of every variant in this run is judged against the same variant in baseline run {} at {}% confidence. An exact instruction count is judged by its resolution. A noisy metric (time) is judged by the spread between runs, not within them: two runs minutes apart differ by more (clock, neighbours); the spread is that of the variant's means in the stored runs of this target on this machine class ({history} found, the baseline counted once), and with fewer than {} the case is inconclusive. A case fails when its verdict is slower and its mean is worse by more than the threshold, {}; slower by less, the same or faster pass, and so does an undecided case whose interval rules out a regression beyond the threshold; any other undecided case is inconclusive, never a pass. `check --rev` builds the baseline revision and runs both in the same rounds, where the drift between runs cancels: prefer it.",
+        "Regression rule: each workload's headline metric (time, unless `[bench] primary = \"instructions\"` or a declared primary figure) of every variant in this run is judged against the same variant in baseline run {} at {}% confidence. An exact instruction count is judged by its resolution. A noisy metric (time) is judged by the spread between runs, not within them: two runs minutes apart differ by more (clock, neighbours); the spread is that of the variant's means in the stored runs of this target on the baseline run's machine class ({history} found, the baseline counted once), never another machine's. With fewer than {} such runs the spread is unknown and the case is inconclusive; with fewer than {} it may fail but not pass (inconclusive instead). {} `check --rev` builds the baseline revision and runs both in the same rounds, where the drift between runs cancels: prefer it.",
         baseline.run_id,
         crate::stats::tidy(baseline.confidence * 100.0),
         lookback::FEWEST_RUNS,
-        threshold.describe(),
+        lookback::FEWEST_RUNS_TO_PASS,
+        crate::stats::gate::rule_text(&threshold.describe()),
     )
 }
 
@@ -148,8 +154,9 @@ fn shown(x: &Across) -> (String, Vec<String>) {
 /// A noisy case whose spread between runs history cannot give.
 fn unknown_spread(x: &Across, runs: usize) -> Case {
     let why = format!(
-        "the spread between runs is unknown: {runs} stored run(s) of it on this machine class, {} needed (run the baseline revision again, or prefer `check --rev`)",
-        lookback::FEWEST_RUNS
+        "the spread between runs is unknown: {runs} stored run(s) of it on the baseline run's machine class, {} needed to judge and {} to pass (bench the baseline revision again on that machine class, or prefer `check --rev`)",
+        lookback::FEWEST_RUNS,
+        lookback::FEWEST_RUNS_TO_PASS
     );
     let (head, mut cells) = shown(x);
     cells.extend([
@@ -168,25 +175,51 @@ fn unknown_spread(x: &Across, runs: usize) -> Case {
     }
 }
 
+/// A noisy case that would pass on a spread from fewer than
+/// [`lookback::FEWEST_RUNS_TO_PASS`] stored runs (`runs`): inconclusive,
+/// saying how many it has and needs. A failure stands.
+fn too_few_to_pass(mut c: Case, runs: usize) -> Case {
+    if c.status != Status::Passed || runs >= lookback::FEWEST_RUNS_TO_PASS {
+        return c;
+    }
+    c.status = Status::Inconclusive;
+    let _ = write!(
+        c.message,
+        "; but the spread between runs comes from {runs} stored run(s) of the baseline run's machine class, and a pass needs {} (bench the baseline revision again on that machine class, or prefer `check --rev`)",
+        lookback::FEWEST_RUNS_TO_PASS
+    );
+    if let Some(verdict) = c.cells.last_mut() {
+        let _ = write!(
+            verdict,
+            "; too few runs to pass ({runs} of {})",
+            lookback::FEWEST_RUNS_TO_PASS
+        );
+    }
+    c
+}
+
 /// One judged case.
 fn case(x: &Across, o: &Comparison, threshold: Percent) -> Case {
-    let status = super::status_of(o, x.b.metric.lower_is_better, threshold);
-    let why = super::why(o, status, threshold);
+    let lower_is_better = x.b.metric.lower_is_better;
+    let status = super::status_of(o, lower_is_better, threshold);
+    let why = super::why(o, status, threshold, lower_is_better);
+    let (ratio, low, high) = crate::stats::gate::deciding(o);
     let (head, mut cells) = shown(x);
     cells.extend([
-        format!("{:.3}", o.ratio),
-        format!("{:.3}–{:.3}", o.ci_low, o.ci_high),
-        format!("{} ({})", o.verdict_text(), improvement(o.improvement_pct)),
+        format!("{ratio:.3}"),
+        format!("{low:.3}–{high:.3}"),
+        format!(
+            "{} ({})",
+            o.verdict_text(),
+            improvement(-crate::stats::gate::worse_pct(ratio, lower_is_better))
+        ),
     ]);
     Case {
         workload: x.b.workload.clone(),
         variant: x.b.variant.clone(),
         metric: x.b.metric.name.clone(),
         status,
-        message: format!(
-            "{head} ({:.3}× [{:.3}, {:.3}]): {why}",
-            o.ratio, o.ci_low, o.ci_high
-        ),
+        message: format!("{head} ({ratio:.3}× [{low:.3}, {high:.3}]): {why}"),
         cells,
         statistics: o.rule.clone(),
     }

@@ -128,6 +128,13 @@ pub fn grow(experiment: &mut Experiment, source: &Source, short: &str) -> Vec<(S
     pairs
 }
 
+/// The rounds of `check --budget` from `repetitions`: its first look (at
+/// least 3) and its last, ten times as many (20 to 50).
+pub fn budget_rounds(repetitions: u32) -> (u32, u32) {
+    let min = repetitions.max(3);
+    (min, min.saturating_mul(10).clamp(20, 50).max(min))
+}
+
 /// `check --budget`: the bench's rounds as a sequential plan waiting for
 /// the gate's `pairs`: from the experiment's repetitions (at least 3) to
 /// ten times as many (20 to 50), for at most `budget`.
@@ -137,12 +144,12 @@ pub fn sequential(
     pairs: &[(String, String)],
     threshold_pct: Option<f64>,
 ) {
-    let min = bench
-        .sequential
-        .as_ref()
-        .map_or(bench.repetitions, |s| s.min)
-        .max(3);
-    let max = min.saturating_mul(10).clamp(20, 50).max(min);
+    let (min, max) = budget_rounds(
+        bench
+            .sequential
+            .as_ref()
+            .map_or(bench.repetitions, |s| s.min),
+    );
     bench.repetitions = max;
     bench.sequential = Some(crate::experiment::Sequential {
         budget,

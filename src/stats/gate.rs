@@ -1,8 +1,7 @@
 //! The regression gate's rule on one comparison — failed when decided
-//! worse by more than a threshold, passed when decided otherwise or when
-//! the interval rules out a regression beyond the threshold
-//! (non-inferiority), inconclusive else — and a paired gate judged look by
-//! look under a sequential plan.
+//! worse by more than a threshold, passed only when the interval rules out
+//! a regression beyond the threshold (non-inferiority), inconclusive else
+//! — and a paired gate judged look by look under a sequential plan.
 //!
 //! Looking again is paid for with repeated confidence intervals (Jennison
 //! & Turnbull, "Repeated confidence intervals for group sequential
@@ -41,35 +40,69 @@ pub fn default_threshold_pct(precision: Precision) -> f64 {
     }
 }
 
-/// A case's status from its comparison: failed when decided slower by
-/// more than `threshold_pct` percent; passed when decided the same or
-/// faster, or slower by less, or when its interval rules out a regression
-/// beyond the threshold (non-inferiority: the worse bound within it);
-/// otherwise inconclusive.
-pub fn status_of(o: &Comparison, lower_is_better: bool, threshold_pct: f64) -> Status {
-    let worse = -o.improvement_pct;
-    if o.verdict == Verdict::Slower && worse > threshold_pct {
-        return Status::Failed;
+/// The estimate and interval that decided a comparison's verdict: the
+/// signed-rank interval of the median ratio and its Hodges–Lehmann
+/// estimate where there was one, else the comparison's own ratio and
+/// interval (the paired t's, the lookback's, the bootstrap's).
+pub fn deciding(o: &Comparison) -> (f64, f64, f64) {
+    match (o.median_ratio, o.median_ci_low, o.median_ci_high) {
+        (Some(m), Some(low), Some(high)) => (m, low, high),
+        _ => (o.ratio, o.ci_low, o.ci_high),
     }
-    if o.verdict != Verdict::Undecided {
-        return Status::Passed;
-    }
-    // The interval that decided: the signed-rank one where there was one.
-    let (low, high) = match (o.median_ci_low, o.median_ci_high) {
-        (Some(l), Some(h)) => (l, h),
-        _ => (o.ci_low, o.ci_high),
-    };
-    let t = threshold_pct / 100.0;
-    let within = if lower_is_better {
-        high <= 1.0 + t
+}
+
+/// How much worse than the baseline a ratio is, in percent (negative when
+/// better), whatever the metric's direction.
+pub fn worse_pct(ratio: f64, lower_is_better: bool) -> f64 {
+    if lower_is_better {
+        (ratio - 1.0) * 100.0
     } else {
-        low >= 1.0 - t
-    };
-    if within {
+        (1.0 - ratio) * 100.0
+    }
+}
+
+/// The worst regression a comparison's deciding interval allows, in
+/// percent: its bound on the worse side (the upper one when lower is
+/// better), as [`worse_pct`] of it.
+pub fn worst_pct(o: &Comparison, lower_is_better: bool) -> f64 {
+    let (_, low, high) = deciding(o);
+    let bound = if lower_is_better { high } else { low };
+    worse_pct(bound, lower_is_better)
+}
+
+/// A case's status from its comparison, on evidence only:
+///
+/// - **failed** when the verdict is slower (the whole interval on the worse
+///   side of 1) and the estimate is worse by more than `threshold_pct`;
+/// - **passed** when the interval's bound on the worse side is within the
+///   threshold (non-inferiority: the whole interval below 1 + threshold when
+///   lower is better, above 1 − threshold otherwise), whatever the
+///   estimate;
+/// - **inconclusive** otherwise: an estimate within the threshold whose
+///   interval reaches beyond it is no evidence that the regression is
+///   smaller, and passing it would pass a true regression at the
+///   threshold about half the time.
+///
+/// A two-sided interval at confidence 1 − α makes each decision a
+/// one-sided test at α/2 (2.5% at 95%): a true regression of the threshold
+/// or more passes at most that often.
+pub fn status_of(o: &Comparison, lower_is_better: bool, threshold_pct: f64) -> Status {
+    let (estimate, _, _) = deciding(o);
+    if o.verdict == Verdict::Slower && worse_pct(estimate, lower_is_better) > threshold_pct {
+        Status::Failed
+    } else if worst_pct(o, lower_is_better) <= threshold_pct + 1e-9 {
+        // (A bound of exactly 1.05 is 5.000000000000004% worse.)
         Status::Passed
     } else {
         Status::Inconclusive
     }
+}
+
+/// The pass rule in words, for every output of a gate.
+pub fn rule_text(threshold: &str) -> String {
+    format!(
+        "A case passes only on evidence: when its interval's bound on the worse side is within the threshold, {threshold} (the whole interval below 1 + threshold when lower is better, above 1 − threshold when higher is; non-inferiority, a one-sided test at half the interval's α), whatever its verdict; it fails when it is decided slower (the whole interval on the worse side of 1) and its estimate is worse by more than the threshold; it is inconclusive otherwise, never a pass: an estimate within the threshold whose interval reaches beyond it does not show the regression is smaller."
+    )
 }
 
 /// A paired gate decided by a sequential plan.
@@ -162,52 +195,131 @@ mod tests {
         (before, now)
     }
 
-    /// Of 2,000 gates on `n` rounds: passed, failed, and passed with an
-    /// undecided verdict (by non-inferiority alone).
-    fn trials(ratio: f64, sd: f64, plan: &Plan, n: u32) -> [usize; 3] {
+    /// Of `count` gates on `n` rounds judged at `threshold_pct`: passed,
+    /// failed and inconclusive.
+    fn trials(
+        count: usize,
+        (ratio, sd): (f64, f64),
+        plan: &Plan,
+        n: u32,
+        threshold_pct: f64,
+    ) -> [usize; 3] {
         let mut rng = Rng::new(7);
         let mut counts = [0; 3];
-        for _ in 0..2_000 {
+        let gate = PairedGate {
+            threshold_pct,
+            ..GATE
+        };
+        for _ in 0..count {
             let (b, v) = rounds(&mut rng, n, ratio, sd);
-            let looked = paired_looks(plan, &b, &v, GATE).unwrap();
+            let looked = paired_looks(plan, &b, &v, gate).unwrap();
             match looked.status {
-                Status::Passed => {
-                    counts[0] += 1;
-                    if looked.comparison.verdict == Verdict::Undecided {
-                        counts[2] += 1;
-                    }
-                }
+                Status::Passed => counts[0] += 1,
                 Status::Failed => counts[1] += 1,
-                _ => {}
+                _ => counts[2] += 1,
             }
         }
         counts
     }
 
     /// Looking again costs nothing in error: an unchanged program (1%
-    /// noise per run) fails rarely and is mostly passed; a regression of exactly the threshold
-    /// is passed on its interval (non-inferiority) no more often than the
-    /// plan's one-sided α/2 allows, over all looks; a doubling fails at the
-    /// first look.
+    /// noise per run) fails rarely and is mostly passed; a regression of
+    /// exactly the threshold is passed (its whole interval within it) no
+    /// more often than the plan's one-sided α/2 allows, over all looks; a
+    /// doubling fails at the first look.
     #[test]
     fn looking_again_keeps_both_errors_within_the_plan() {
         let plan = Plan::new(0.95, 5, 20);
-        let [passed, failed, _] = trials(1.0, 0.01, &plan, 20);
+        let [passed, failed, _] = trials(2_000, (1.0, 0.01), &plan, 20, 2.0);
         assert!(failed <= 2_000 / 40, "{failed} of 2000 A/A gates failed");
         assert!(
             passed >= 2_000 * 9 / 10,
             "{passed} of 2000 A/A gates passed"
         );
-        let [_, _, non_inferior] = trials(1.02, 0.02, &plan, 20);
+        // 2.5% of 2,000 is 50, and 2 Monte Carlo standard errors 14.
+        let [passed, _, _] = trials(2_000, (1.02, 0.02), &plan, 20, 2.0);
         assert!(
-            non_inferior <= 2_000 * 35 / 1000,
-            "{non_inferior} of 2000 gates ruled out a 2% regression that was there"
+            passed <= 64,
+            "{passed} of 2000 gates passed a 2% regression that was there"
         );
         let mut rng = Rng::new(1);
         let (b, v) = rounds(&mut rng, 20, 2.0, 0.02);
         let looked = paired_looks(&plan, &b, &v, GATE).unwrap();
         assert_eq!(looked.status, Status::Failed);
         assert_eq!(looked.rounds, 5);
+    }
+
+    /// Issue 47: under `--budget` at the 5% default, a true 7% regression
+    /// was passed in 4–9% of checks, "slower by less than the threshold"
+    /// on its estimate at an early look. On evidence only, a regression at
+    /// or beyond the threshold passes in at most α/2 (2.5%, 25 of 1,000,
+    /// and 2 Monte Carlo standard errors: 35), at 2% and 5% noise per run;
+    /// the plan of `check --rev --budget` from 3 repetitions (3 to 30
+    /// rounds).
+    #[test]
+    fn a_regression_beyond_the_threshold_is_not_passed_on_its_estimate() {
+        let plan = Plan::new(0.95, 3, 30);
+        for sd in [0.02, 0.05] {
+            for ratio in [1.05, 1.07] {
+                let [passed, _, _] = trials(1_000, (ratio, sd), &plan, 30, 5.0);
+                assert!(
+                    passed <= 35,
+                    "{passed} of 1000 gates passed a true ×{ratio} at {sd} noise"
+                );
+            }
+        }
+        // An unchanged program at 2% noise is still passed.
+        let [passed, failed, _] = trials(1_000, (1.0, 0.02), &plan, 30, 5.0);
+        assert!(passed >= 900, "{passed} of 1000 A/A passed");
+        assert!(failed <= 35, "{failed} of 1000 A/A failed");
+    }
+
+    /// The rule on single comparisons: an estimate within the threshold
+    /// whose interval reaches beyond it is inconclusive, not a pass; the
+    /// same with a narrow interval passes; decided beyond it fails; for a
+    /// metric where higher is better, the lower bound is the worse one.
+    #[test]
+    fn a_pass_needs_the_whole_interval_within_the_threshold() {
+        use Verdict::{Faster, Same, Slower, Undecided};
+        let judged = |ratio: f64, low: f64, high: f64, verdict: Verdict, lower: bool| {
+            let o = Comparison {
+                ratio,
+                improvement_pct: -worse_pct(ratio, lower),
+                ci_low: low,
+                ci_high: high,
+                p_value: None,
+                median_ratio: None,
+                median_ci_low: None,
+                median_ci_high: None,
+                signed_rank_p: None,
+                verdict,
+                equivalence_pct: 1.0,
+                resolution_pct: None,
+                rule: String::new(),
+            };
+            status_of(&o, lower, 5.0)
+        };
+        assert_eq!(judged(1.03, 1.01, 1.08, Slower, true), Status::Inconclusive);
+        assert_eq!(judged(1.03, 1.01, 1.045, Slower, true), Status::Passed);
+        assert_eq!(
+            judged(1.02, 0.97, 1.06, Undecided, true),
+            Status::Inconclusive
+        );
+        assert_eq!(judged(1.0, 0.98, 1.05, Undecided, true), Status::Passed);
+        assert_eq!(judged(1.07, 1.02, 1.12, Slower, true), Status::Failed);
+        assert_eq!(
+            judged(1.07, 0.99, 1.12, Undecided, true),
+            Status::Inconclusive
+        );
+        assert_eq!(judged(0.9, 0.85, 0.95, Faster, true), Status::Passed);
+        assert_eq!(judged(1.0, 0.995, 1.005, Same, true), Status::Passed);
+        // Throughput: 3% lower with its interval down to 8% lower.
+        assert_eq!(
+            judged(0.97, 0.92, 0.99, Slower, false),
+            Status::Inconclusive
+        );
+        assert_eq!(judged(0.97, 0.96, 0.99, Slower, false), Status::Passed);
+        assert_eq!(judged(0.9, 0.85, 0.93, Slower, false), Status::Failed);
     }
 
     /// Only the rounds both builds measured are paired.

@@ -22,6 +22,15 @@ use super::Comparison;
 /// The fewest stored means that give a spread.
 pub const FEWEST_RUNS: usize = 3;
 
+/// The fewest stored means whose spread may pass a gate (a failure needs
+/// only [`FEWEST_RUNS`]). A spread from K means has K − 1 degrees of
+/// freedom, and the interval's coverage leans on the drift between runs
+/// being normal most where they are few: one quiet hour among three runs
+/// makes s too small, and a pass is the verdict that must not rest on
+/// luck. With 3 runs an unchanged program passes rarely anyway (t₀.₉₇₅,₂ =
+/// 4.3 makes the interval ±6 s wide), so the rule costs little.
+pub const FEWEST_RUNS_TO_PASS: usize = 6;
+
 /// `current` against `baseline` (two runs' means), with the spread between
 /// runs of `history` (stored runs' means, the baseline's among them);
 /// `None` with fewer than [`FEWEST_RUNS`] or a value that is not positive.
