@@ -40,15 +40,11 @@ pub fn default_threshold_pct(precision: Precision) -> f64 {
     }
 }
 
-/// The estimate and interval that decided a comparison's verdict: the
-/// signed-rank interval of the median ratio and its Hodges–Lehmann
-/// estimate where there was one, else the comparison's own ratio and
-/// interval (the paired t's, the lookback's, the bootstrap's).
+/// The estimate and interval that decided a comparison's verdict: its
+/// own `ratio`, `ci_low` and `ci_high` (the median ratio's, the paired
+/// t's, the lookback's; `estimate` names it).
 pub fn deciding(o: &Comparison) -> (f64, f64, f64) {
-    match (o.median_ratio, o.median_ci_low, o.median_ci_high) {
-        (Some(m), Some(low), Some(high)) => (m, low, high),
-        _ => (o.ratio, o.ci_low, o.ci_high),
-    }
+    (o.ratio, o.ci_low, o.ci_high)
 }
 
 /// How much worse than the baseline a ratio is, in percent (negative when
@@ -287,7 +283,12 @@ mod tests {
                 improvement_pct: -worse_pct(ratio, lower),
                 ci_low: low,
                 ci_high: high,
+                estimate: crate::stats::Estimate::GeometricMeanRatio,
                 p_value: None,
+                mann_whitney_p: None,
+                mean_ratio: None,
+                mean_ci_low: None,
+                mean_ci_high: None,
                 median_ratio: None,
                 median_ci_low: None,
                 median_ci_high: None,
