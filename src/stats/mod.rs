@@ -295,14 +295,27 @@ pub fn compare(baseline: &[f64], variant: &[f64], options: &CompareOptions) -> O
     let (b, v) = (summarize(baseline)?, summarize(variant)?);
     let mean_ratio = ratio_of_means(&b, &v)?;
     let paired = options.paired && baseline.len() == variant.len();
-    let bootstrap = bootstrap_ratio(baseline, variant, paired, options);
     let p_value = mann_whitney_u(baseline, variant).map(|m| m.p_value);
-    let shown_mean_interval = bootstrap.filter(|_| b.n.min(v.n) >= MEAN_INTERVAL_MIN);
-    let mut c = match options.precision {
-        Precision::Noisy | Precision::Share => noisy(baseline, variant, paired, options)
-            .unwrap_or_else(|| by_bootstrap(mean_ratio, bootstrap, p_value, paired, options)),
-        Precision::Exact => exact(&b, &v, mean_ratio, bootstrap, options),
+    let enough_for_mean_interval = b.n.min(v.n) >= MEAN_INTERVAL_MIN;
+    // The bootstrap (10,000 resamples in a report) only where it is shown
+    // or decides.
+    let bootstrap = || bootstrap_ratio(baseline, variant, paired, options);
+    let (mut c, interval) = match options.precision {
+        Precision::Noisy | Precision::Share => {
+            if let Some(c) = noisy(baseline, variant, paired, options) {
+                (c, enough_for_mean_interval.then(bootstrap).flatten())
+            } else {
+                let interval = bootstrap();
+                let c = by_bootstrap(mean_ratio, interval, p_value, paired, options);
+                (c, interval)
+            }
+        }
+        Precision::Exact => {
+            let interval = bootstrap();
+            (exact(&b, &v, mean_ratio, interval, options), interval)
+        }
     };
+    let shown_mean_interval = interval.filter(|_| enough_for_mean_interval);
     c.mean_ratio = Some(mean_ratio);
     c.mean_ci_low = shown_mean_interval.map(|(low, _)| low);
     c.mean_ci_high = shown_mean_interval.map(|(_, high)| high);
