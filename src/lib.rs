@@ -12,6 +12,7 @@
 //!            pipeline · profiles (a profile's life: trained, attached, brought or stale,
 //!            checked against its binaries)
 //!            bench · doctor · store (history) · ship (export)
+//!            conformance (tests only: known distributions through the judging code)
 //! records    report (exporters: they only draw the results)
 //!            analysis (results.json's model, verdicts, the family, shares, nodes)
 //!            context (experiment + workdir)
@@ -35,6 +36,8 @@ pub mod capture;
 pub mod check;
 pub mod cli;
 pub mod cluster;
+#[cfg(test)]
+pub(crate) mod conformance;
 pub mod context;
 pub mod cpustat;
 pub mod digest;

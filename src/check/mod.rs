@@ -13,8 +13,8 @@ mod baseline;
 mod gain;
 pub mod junit;
 pub mod markdown;
-mod paired;
-mod regression;
+pub(crate) mod paired;
+pub(crate) mod regression;
 pub mod revision;
 
 use std::fmt;
