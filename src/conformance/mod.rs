@@ -14,6 +14,11 @@
 //! regenerates the table in docs/measuring.md. Rows that today's code
 //! fails are listed in [`PENDING`], measured and printed but not asserted
 //! until the change named there lands (`-- --ignored` asserts them).
+//!
+//! Unfinished (issue 47, item 5): no row has been measured yet, and in a
+//! debug build the short mode takes well over the minute it is allowed
+//! (the `--budget` gate's rows most), so every row test is ignored and
+//! docs/measuring.md has no table yet; the shapes' own test runs.
 
 pub mod procedures;
 pub mod shapes;
@@ -131,39 +136,7 @@ pub struct Row {
 /// Rows that today's code fails, each with the change it waits for and
 /// what was measured: (procedure, shape prefix, size (0: every size),
 /// why). Measured and printed, asserted only with `-- --ignored`.
-pub const PENDING: &[(&str, &str, u32, &str)] = &[
-    ("bench interval", "", 3, INTERVAL_WAITS),
-    ("bench interval", "", 4, INTERVAL_WAITS),
-    ("bench interval", "", 5, INTERVAL_WAITS),
-    (
-        "paired gate (`check --rev`) ",
-        "true effect 7%",
-        10,
-        GATE_WAITS,
-    ),
-    (
-        "paired gate (`check --rev`) ",
-        "true effect 7%",
-        20,
-        GATE_WAITS,
-    ),
-    (
-        "paired gate (`check --rev --budget`) ",
-        "true effect 7%",
-        5,
-        GATE_WAITS,
-    ),
-];
-
-/// Below 6 rounds the printed interval is a percentile bootstrap of the
-/// ratio of means: issue 47 measured it leaving out 1 in 18–25% of A/A
-/// reports at 3–5 rounds.
-const INTERVAL_WAITS: &str = "fails until a paired t on the log ratios replaces the bootstrap below 6 rounds (`stats::compare`); issue 47: 18–25% at 3–5 rounds";
-
-/// The gate passes "slower by less than the threshold" on the estimate:
-/// issue 47 measured a true 7% regression passed in 4–9% of `--budget`
-/// checks.
-const GATE_WAITS: &str = "fails until the gate passes only when the interval's worse bound is within the threshold (`stats::gate`); issue 47: 4–9% with `--budget`";
+pub const PENDING: &[(&str, &str, u32, &str)] = &[];
 
 /// The shapes without an effect: the A/A rows.
 fn nulls() -> impl Iterator<Item = Shape> {
