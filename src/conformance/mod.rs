@@ -42,7 +42,7 @@ pub struct Procedure {
 }
 
 /// Every procedure, in the table's order.
-pub const PROCEDURES: &[Procedure] = &[
+pub static PROCEDURES: &[Procedure] = &[
     Procedure {
         name: "bench verdict",
         event: "claims a difference that is not there",
