@@ -380,7 +380,7 @@ fn by_bootstrap(
         (low, high),
         same,
         direction,
-        options,
+        (options.lower_is_better, options.equivalence),
         Estimate::RatioOfMeans,
         rule,
     )
@@ -402,7 +402,7 @@ fn exact(
         (ratio, ratio),
         same,
         exact_direction(b, v),
-        options,
+        (options.lower_is_better, options.equivalence),
         Estimate::RatioOfMeans,
         rule,
     );
@@ -412,17 +412,47 @@ fn exact(
     c
 }
 
+/// The comparison an interval decides alone, `(ratio, low, high)`: same
+/// when it lies within 1 ± `equivalence`, faster or slower when it lies on
+/// one side of 1 (the test dual to it then rejects), else undecided.
+pub(crate) fn by_interval(
+    estimate: Estimate,
+    (ratio, low, high): (f64, f64, f64),
+    lower_is_better: bool,
+    equivalence: f64,
+    rule: String,
+) -> Comparison {
+    let margin = equivalence.max(0.0);
+    let same = low >= 1.0 - margin && high <= 1.0 + margin;
+    let direction = if high < 1.0 {
+        Ordering::Less
+    } else if low > 1.0 {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    };
+    verdict_of(
+        ratio,
+        (low, high),
+        same,
+        direction,
+        (lower_is_better, equivalence),
+        estimate,
+        rule,
+    )
+}
+
 /// The comparison of an estimate whose deciding interval is `(low, high)`.
 fn verdict_of(
     ratio: f64,
     (low, high): (f64, f64),
     same: bool,
     direction: Ordering,
-    options: &CompareOptions,
+    (lower_is_better, equivalence): (bool, f64),
     estimate: Estimate,
     rule: String,
 ) -> Comparison {
-    let verdict = match (same, direction, options.lower_is_better) {
+    let verdict = match (same, direction, lower_is_better) {
         (true, _, _) => Verdict::Same,
         (false, Ordering::Less, true) | (false, Ordering::Greater, false) => Verdict::Faster,
         (false, Ordering::Greater, true) | (false, Ordering::Less, false) => Verdict::Slower,
@@ -430,7 +460,7 @@ fn verdict_of(
     };
     Comparison {
         ratio,
-        improvement_pct: improvement(ratio, options.lower_is_better),
+        improvement_pct: improvement(ratio, lower_is_better),
         ci_low: low,
         ci_high: high,
         estimate,
@@ -444,7 +474,7 @@ fn verdict_of(
         median_ci_high: None,
         signed_rank_p: None,
         verdict,
-        equivalence_pct: tidy(options.equivalence.max(0.0) * 100.0),
+        equivalence_pct: tidy(equivalence.max(0.0) * 100.0),
         resolution_pct: (verdict == Verdict::Undecided)
             .then(|| (1.0 - low).max(high - 1.0).max(0.0) * 100.0),
         rule,
@@ -495,22 +525,11 @@ impl PairedMedian {
     /// The comparison this median decides: same when its interval lies
     /// within 1 ± margin, faster or slower when it lies on one side of 1.
     fn comparison(&self, options: &CompareOptions) -> Comparison {
-        let margin = options.equivalence.max(0.0);
-        let same = self.low >= 1.0 - margin && self.high <= 1.0 + margin;
-        let direction = if self.high < 1.0 {
-            Ordering::Less
-        } else if self.low > 1.0 {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        };
-        let mut c = verdict_of(
-            self.estimate,
-            (self.low, self.high),
-            same,
-            direction,
-            options,
+        let mut c = by_interval(
             Estimate::MedianRatio,
+            (self.estimate, self.low, self.high),
+            options.lower_is_better,
+            options.equivalence,
             median_rule(options),
         );
         c.p_value = self.p_value;

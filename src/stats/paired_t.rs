@@ -10,7 +10,7 @@
 //! does not; it is used only where that test cannot decide at all, and the
 //! verdict's rule says which test decided.
 
-use super::{student_t, Comparison, Estimate, Verdict};
+use super::{student_t, Comparison, Estimate};
 
 /// The paired t-test of `variant` against `baseline` (sample i of each from
 /// round i), at `confidence`; `None` with fewer than 2 rounds, lengths that
@@ -76,47 +76,15 @@ impl LogEstimate {
             let t = mean / se;
             (mean - half, mean + half, 2.0 * student_t::sf(t.abs(), df))
         };
-        let (ratio, low, high) = (mean.exp(), low.exp(), high.exp());
-        let margin = equivalence.max(0.0);
-        let verdict = if low >= 1.0 - margin && high <= 1.0 + margin {
-            Verdict::Same
-        } else if high < 1.0 {
-            if lower_is_better {
-                Verdict::Faster
-            } else {
-                Verdict::Slower
-            }
-        } else if low > 1.0 {
-            if lower_is_better {
-                Verdict::Slower
-            } else {
-                Verdict::Faster
-            }
-        } else {
-            Verdict::Undecided
-        };
-        let improvement_pct = super::improvement(ratio, lower_is_better);
-        Comparison {
-            ratio,
-            improvement_pct,
-            ci_low: low,
-            ci_high: high,
-            estimate: Estimate::GeometricMeanRatio,
-            p_value: Some(p),
-            mann_whitney_p: None,
-            mean_ratio: None,
-            mean_ci_low: None,
-            mean_ci_high: None,
-            median_ratio: None,
-            median_ci_low: None,
-            median_ci_high: None,
-            signed_rank_p: None,
-            verdict,
-            equivalence_pct: (margin * 100.0 * 1e6).round() / 1e6,
-            resolution_pct: (verdict == Verdict::Undecided)
-                .then(|| (1.0 - low).max(high - 1.0).max(0.0) * 100.0),
+        let mut c = super::by_interval(
+            Estimate::GeometricMeanRatio,
+            (mean.exp(), low.exp(), high.exp()),
+            lower_is_better,
+            equivalence,
             rule,
-        }
+        );
+        c.p_value = Some(p);
+        c
     }
 }
 
@@ -140,6 +108,7 @@ fn rule(n: usize, confidence: f64, equivalence: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::Verdict;
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance * b.abs().max(1e-300)
