@@ -262,7 +262,13 @@ impl BenchMeta {
             workloads: workloads.iter().map(|w| (*w).to_owned()).collect(),
             training_workloads: Vec::new(),
             workload_sets: std::collections::BTreeMap::new(),
-            environment: crate::env::capture(),
+            // Captured once per process: it runs a dozen probes, and the
+            // conformance suite builds a meta per trial.
+            environment: {
+                static ONCE: std::sync::OnceLock<crate::env::Environment> =
+                    std::sync::OnceLock::new();
+                ONCE.get_or_init(crate::env::capture).clone()
+            },
             revision: None,
             sequential: None,
             stopped: None,

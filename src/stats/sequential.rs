@@ -47,8 +47,27 @@ const PATHS_SEED: u64 = 0x5e9_0e47_1a15;
 
 /// The nominal two-sided level of each look in `looks` (ascending rounds,
 /// the last at most `max`) such that a null path first crosses at look k
-/// with probability α(tₖ) − α(tₖ₋₁).
+/// with probability α(tₖ) − α(tₖ₋₁); simulated once per (α, max, looks)
+/// in a process (a plan is rebuilt at every look of a budgeted run, and
+/// by every replay of one), then remembered.
 fn nominal_levels(alpha: f64, max: u32, looks: &[u32]) -> Vec<f64> {
+    type Key = (u64, u32, Vec<u32>);
+    static KNOWN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<Key, Vec<f64>>>> =
+        std::sync::OnceLock::new();
+    let key = (alpha.to_bits(), max, looks.to_vec());
+    let known = KNOWN.get_or_init(Default::default);
+    if let Some(levels) = known.lock().ok().and_then(|k| k.get(&key).cloned()) {
+        return levels;
+    }
+    let levels = simulate_levels(alpha, max, looks);
+    if let Ok(mut k) = known.lock() {
+        k.insert(key, levels.clone());
+    }
+    levels
+}
+
+/// [`nominal_levels`], simulated: [`PATHS`] null paths from [`PATHS_SEED`].
+fn simulate_levels(alpha: f64, max: u32, looks: &[u32]) -> Vec<f64> {
     let mut rng = crate::rng::Rng::new(PATHS_SEED);
     let mut sums = vec![0.0_f64; PATHS];
     let mut alive: Vec<usize> = (0..PATHS).collect();
