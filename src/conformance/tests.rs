@@ -256,11 +256,27 @@ fn regenerate_docs_table() {
             *m = again;
         }
     }
-    let revision = std::process::Command::new("git")
-        .args(["describe", "--always", "--dirty"])
-        .output()
+    // The commit, "-dirty" when the code (not the docs this writes)
+    // differs from it.
+    let git = |args: &[&str]| std::process::Command::new("git").args(args).output().ok();
+    let commit = git(&["rev-parse", "--short", "HEAD"])
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default();
+    let clean = git(&[
+        "diff",
+        "--quiet",
+        "HEAD",
+        "--",
+        "src",
+        "Cargo.toml",
+        "Cargo.lock",
+    ])
+    .is_some_and(|o| o.status.success());
+    let revision = if clean {
+        commit
+    } else {
+        format!("{commit}-dirty")
+    };
     let table = table::render(&rows, &measured, &revision);
     println!("{table}");
     let path = measuring_md();
