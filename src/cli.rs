@@ -896,10 +896,15 @@ fn history(args: &HistoryArgs) -> Result<()> {
             anyhow::bail!("`history show` needs a run id\nhint: `afterburner history` lists them")
         }
         _ => {
-            crate::stdout::print(format_args!(
-                "{}",
-                crate::store::render(&crate::store::list(root)?)
-            ))?;
+            let entries = crate::store::list(root)?;
+            if entries.is_empty() {
+                crate::stdout::print(format_args!(
+                    "no runs stored in {} yet: `afterburner run` (or `bench` and `report`) stores each\n",
+                    root.join(crate::store::HISTORY_FILE).display()
+                ))?;
+                return Ok(());
+            }
+            crate::stdout::print(format_args!("{}", crate::store::render(&entries)))?;
             Ok(())
         }
     }

@@ -59,6 +59,19 @@ fn open(workdir: &Path) -> Result<Connection> {
     Ok(db)
 }
 
+/// The history for reading only: `None` when there is none yet (a read
+/// creates no file and no directory).
+fn open_to_read(workdir: &Path) -> Result<Option<Connection>> {
+    let path = workdir.join(HISTORY_FILE);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let db = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .with_context(|| format!("opening {}", path.display()))?;
+    db.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(Some(db))
+}
+
 /// Store (or refresh) a run's row.
 pub fn record(workdir: &Path, results: &Results, run_dir: &Path) -> Result<()> {
     let mut db = open(workdir)?;
@@ -140,10 +153,9 @@ pub fn latest_calibration(
     target: &str,
     machine_class: &str,
 ) -> Result<Option<PathBuf>> {
-    if !workdir.join(HISTORY_FILE).is_file() {
+    let Some(db) = open_to_read(workdir)? else {
         return Ok(None);
-    }
-    let db = open(workdir)?;
+    };
     let found = db
         .query_row(
             "SELECT run_dir FROM calibrations WHERE target = ?1 AND machine_class = ?2
@@ -170,9 +182,11 @@ fn entry(row: &rusqlite::Row) -> rusqlite::Result<Entry> {
 
 const COLUMNS: &str = "run_id, created, experiment, target, revision, variants, headline, run_dir";
 
-/// Every stored run, oldest first.
+/// Every stored run, oldest first (none without a history).
 pub fn list(workdir: &Path) -> Result<Vec<Entry>> {
-    let db = open(workdir)?;
+    let Some(db) = open_to_read(workdir)? else {
+        return Ok(Vec::new());
+    };
     let mut query = db.prepare(&format!("SELECT {COLUMNS} FROM runs ORDER BY run_id"))?;
     let rows = query
         .query_map([], entry)?
@@ -180,9 +194,11 @@ pub fn list(workdir: &Path) -> Result<Vec<Entry>> {
     Ok(rows)
 }
 
-/// One stored run by id.
+/// One stored run by id (none without a history).
 pub fn find(workdir: &Path, run_id: &str) -> Result<Option<Entry>> {
-    let db = open(workdir)?;
+    let Some(db) = open_to_read(workdir)? else {
+        return Ok(None);
+    };
     let found = db
         .query_row(
             &format!("SELECT {COLUMNS} FROM runs WHERE run_id = ?1"),
@@ -227,6 +243,23 @@ mod tests {
              VALUES (?1, 'now', 'e.toml', 't', NULL, 'baseline,pgo', 'w pgo wall 0.9 faster', '/r')",
             [run_id],
         )
+    }
+
+    /// Reading a history that does not exist yet answers "none" and
+    /// creates neither the file nor its directory.
+    #[test]
+    fn reading_no_history_creates_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let workdir = tmp.path().join(".afterburner");
+        assert!(list(&workdir).unwrap().is_empty());
+        assert!(find(&workdir, "20261129-000000").unwrap().is_none());
+        assert!(latest_calibration(&workdir, "t", "class")
+            .unwrap()
+            .is_none());
+        assert!(!workdir.exists(), "a read created {}", workdir.display());
+        std::fs::create_dir(&workdir).unwrap();
+        assert!(list(&workdir).unwrap().is_empty());
+        assert!(!workdir.join(HISTORY_FILE).exists());
     }
 
     /// A writer killed with SIGKILL inside its transaction leaves the

@@ -20,6 +20,20 @@ pub struct Row<'a> {
     /// "faster", e.g. "timed out 10.0% of requests against 0.0%
     /// (`timeout_rate` slower)".
     pub failed_more: Option<String>,
+    /// Whether a ratio below 1 is the better way for the row's metric
+    /// (time) or above 1 (throughput, a rate under an SLA).
+    pub lower_is_better: bool,
+}
+
+impl Row<'_> {
+    /// Which way is better, in words: "lower is better".
+    pub fn direction(&self) -> &'static str {
+        if self.lower_is_better {
+            "lower is better"
+        } else {
+            "higher is better"
+        }
+    }
 }
 
 /// The judged shares of failed requests, and how a row names each.
@@ -84,11 +98,17 @@ pub fn rows(results: &Results) -> Vec<Row<'_>> {
                     })
                 })
                 .flatten();
+            let lower_is_better = results
+                .measurements
+                .iter()
+                .find(|m| m.workload == workload && m.metric.name == metric)
+                .is_none_or(|m| m.metric.lower_is_better);
             out.push(Row {
                 workload,
                 comparison: c,
                 work,
                 failed_more: failed_more(results, workload, &c.variant, &c.baseline),
+                lower_is_better,
             });
         }
     }

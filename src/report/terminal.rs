@@ -56,7 +56,17 @@ impl Exporter for Terminal {
         let mut last = (String::new(), String::new());
         for m in &results.measurements {
             if (m.workload.clone(), m.metric.name.clone()) != last {
-                let _ = writeln!(out, "\n{} / {}:", m.workload, m.metric.name);
+                let _ = writeln!(
+                    out,
+                    "\n{} / {} ({}):",
+                    m.workload,
+                    m.metric.name,
+                    if m.metric.lower_is_better {
+                        "lower is better"
+                    } else {
+                        "higher is better"
+                    }
+                );
                 last = (m.workload.clone(), m.metric.name.clone());
             }
             let scale = scale_for(&m.metric.unit, m.summary.mean);

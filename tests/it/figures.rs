@@ -169,7 +169,11 @@ fn history_lists_every_reported_run_and_redraws_one() {
     assert!(text.contains("tps o3 wall "), "{text}");
     let shown = sandbox.afterburner(&["history", "show", &ids[0]]);
     shown.assert_ok();
-    assert!(shown.stdout().contains("tps / tps:"), "{}", shown.stdout());
+    assert!(
+        shown.stdout().contains("tps / tps (higher is better):"),
+        "{}",
+        shown.stdout()
+    );
     sandbox
         .afterburner(&["history", "show", "nope"])
         .assert_fails_with("no run `nope`");

@@ -390,9 +390,10 @@ fn clients_that_cannot_connect_stop_the_load_before_the_clock() {
             "--timeout",
             "1s",
         ])
-        .assert_fails_with("only 0 of 2 clients could connect before the load's timeout")
+        .assert_fails_with("none of 2 clients could connect")
         .assert_fails_with("connect to 127.0.0.1")
-        .assert_fails_with("Connection refused");
+        .assert_fails_with("Connection refused")
+        .assert_fails_with("nothing listens there");
     // Retried for the 1 s timeout, not the 1 s duration on top.
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
@@ -458,7 +459,7 @@ fn a_counted_closed_load_against_no_server_fails_instead_of_hanging() {
             "--timeout",
             "1s",
         ])
-        .assert_fails_with("only 0 of 4 clients could connect")
+        .assert_fails_with("none of 4 clients could connect")
         .assert_fails_with("connect to 127.0.0.1");
     assert!(started.elapsed() < std::time::Duration::from_mins(1));
 }

@@ -132,6 +132,15 @@ impl<'w> Gate<'w> {
                 state.failed = Some(format!(
                     "the load could not start: the server refused a client's set-up: {why}"
                 ));
+            } else if let Some(why) = state
+                .why
+                .as_ref()
+                .filter(|w| state.made == 0 && w.contains("refused"))
+            {
+                state.failed = Some(format!(
+                    "none of {} clients could connect: {why}\nhint: nothing listens there: is the server started, and on this address and port?",
+                    state.wanted
+                ));
             } else if let Some(why) = &state.why {
                 state.failed = Some(format!(
                     "only {} of {} clients could connect before the load's timeout: {why}\nhint: the server may refuse connections past its own limit (Redis maxclients, memcached -c, PostgreSQL max_connections) or drop them past its listen backlog; give fewer clients, or a longer timeout",
@@ -291,6 +300,29 @@ mod tests {
             errors[0]
         );
         assert_eq!(gate.clock(), None);
+    }
+
+    /// Every attempt refused: nothing listens, and the error says so
+    /// rather than blaming the server's limits.
+    #[test]
+    fn no_client_connecting_for_refusal_says_nothing_listens() {
+        let gate = Gate::new(1, Duration::ZERO, None);
+        let refused = Arrival {
+            made: 0,
+            wanted: 4,
+            why: Some("connect to 127.0.0.1:1: refused".to_owned()),
+            fatal: false,
+        };
+        let error = gate
+            .arrive(refused, Duration::from_secs(10))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("none of 4 clients could connect"),
+            "{error}"
+        );
+        assert!(error.contains("nothing listens there"), "{error}");
+        assert!(!error.contains("maxclients"), "{error}");
     }
 
     #[test]

@@ -105,7 +105,7 @@ fn cells(r: &Row) -> [String; 6] {
     let (ratio, low, high) = c.interval();
     [
         r.workload.to_owned(),
-        c.metric.clone(),
+        format!("{} ({})", c.metric, r.direction()),
         c.variant.clone(),
         format!("{ratio:.3}"),
         format!("{low:.3}–{high:.3}"),
@@ -141,13 +141,15 @@ pub fn text(results: &Results) -> String {
         return String::new();
     }
     let width = |f: &dyn Fn(&Row) -> usize| rows.iter().map(f).max().unwrap_or(0);
+    let metric = |r: &Row| format!("{} ({})", r.comparison.metric, r.direction());
     let (w, m, v) = (
         width(&|r| r.workload.len()),
-        width(&|r| r.comparison.metric.len()),
+        width(&|r| metric(r).chars().count()),
         width(&|r| r.comparison.variant.len()),
     );
-    let mut out =
-        String::from("summary (time per workload, the work beside it; details follow):\n");
+    let mut out = String::from(
+        "summary (time per workload as variant / baseline, the work beside it; details follow):\n",
+    );
     for r in &rows {
         let c = r.comparison;
         let (ratio, low, high) = c.interval();
@@ -155,7 +157,7 @@ pub fn text(results: &Results) -> String {
             out,
             "  {:<w$}  {:<m$}  {:<v$}  {ratio:.3} [{low:.3}, {high:.3}]  {}",
             r.workload,
-            c.metric,
+            metric(r),
             c.variant,
             verdict(r),
         );
