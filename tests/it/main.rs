@@ -25,6 +25,7 @@ mod perf_around;
 mod pgo;
 mod profile;
 mod race;
+mod readme;
 mod rebuild;
 mod rundir;
 mod sequential;

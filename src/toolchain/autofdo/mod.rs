@@ -58,7 +58,7 @@ impl Optimize for Word {
     }
 
     fn qualifier(&self) -> Option<&'static str> {
-        Some("clang, gcc 12 to 16; needs a PMU")
+        Some("clang, gcc 12 to 16; a PMU, or timer samples with sample_event = \"cpu-clock\"")
     }
 
     fn supports(&self, compiler: Compiler) -> Result<(), String> {
