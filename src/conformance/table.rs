@@ -75,8 +75,9 @@ pub fn replace(doc: &str, table: &str) -> Option<String> {
     Some(format!("{}{table}{}", &doc[..start], &doc[end..]))
 }
 
-/// The keys of the table's lines in `doc` (its first four cells), in order.
-pub fn keys_in(doc: &str) -> Vec<String> {
+/// The table's row lines in `doc` (between the markers, the header left
+/// out); none without the markers.
+fn lines_in(doc: &str) -> Vec<&str> {
     let Some(start) = doc.find(BEGIN) else {
         return Vec::new();
     };
@@ -84,6 +85,13 @@ pub fn keys_in(doc: &str) -> Vec<String> {
     doc[start..end]
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| procedure"))
+        .collect()
+}
+
+/// The keys of the table's lines in `doc` (its first four cells), in order.
+pub fn keys_in(doc: &str) -> Vec<String> {
+    lines_in(doc)
+        .into_iter()
         .map(|l| l.split(" | ").take(4).collect::<Vec<_>>().join(" | ") + " |")
         .collect()
 }
@@ -91,13 +99,9 @@ pub fn keys_in(doc: &str) -> Vec<String> {
 /// The table's lines in `doc` whose "holds" cell says they did not (a
 /// pending row's "no: why" is not one of them).
 pub fn failing_in(doc: &str) -> Vec<String> {
-    let Some(start) = doc.find(BEGIN) else {
-        return Vec::new();
-    };
-    let end = doc[start..].find(END).map_or(doc.len(), |e| e + start);
-    doc[start..end]
-        .lines()
-        .filter(|l| l.starts_with("| ") && l.trim_end().ends_with("| **no** |"))
+    lines_in(doc)
+        .into_iter()
+        .filter(|l| l.trim_end().ends_with("| **no** |"))
         .map(str::to_owned)
         .collect()
 }
