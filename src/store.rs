@@ -156,6 +156,15 @@ pub fn latest_calibration(
     let Some(db) = open_to_read(workdir)? else {
         return Ok(None);
     };
+    // A history written before calibrations were kept has no such table.
+    let kept: bool = db.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'calibrations')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !kept {
+        return Ok(None);
+    }
     let found = db
         .query_row(
             "SELECT run_dir FROM calibrations WHERE target = ?1 AND machine_class = ?2
@@ -260,6 +269,20 @@ mod tests {
         std::fs::create_dir(&workdir).unwrap();
         assert!(list(&workdir).unwrap().is_empty());
         assert!(!workdir.join(HISTORY_FILE).exists());
+        // A history from before calibrations were kept: runs only.
+        let old = Connection::open(workdir.join(HISTORY_FILE)).unwrap();
+        old.execute_batch(
+            "CREATE TABLE runs (run_id TEXT PRIMARY KEY, created TEXT NOT NULL,
+             experiment TEXT NOT NULL, target TEXT NOT NULL, revision TEXT,
+             variants TEXT NOT NULL, headline TEXT NOT NULL, run_dir TEXT NOT NULL);",
+        )
+        .unwrap();
+        insert(&old, "20261129-000001").unwrap();
+        drop(old);
+        assert_eq!(list(&workdir).unwrap().len(), 1);
+        assert!(latest_calibration(&workdir, "t", "class")
+            .unwrap()
+            .is_none());
     }
 
     /// A writer killed with SIGKILL inside its transaction leaves the

@@ -28,11 +28,16 @@ pub struct Row<'a> {
 impl Row<'_> {
     /// Which way is better, in words: "lower is better".
     pub fn direction(&self) -> &'static str {
-        if self.lower_is_better {
-            "lower is better"
-        } else {
-            "higher is better"
-        }
+        direction(self.lower_is_better)
+    }
+}
+
+/// Which way is better for a metric, in words.
+pub fn direction(lower_is_better: bool) -> &'static str {
+    if lower_is_better {
+        "lower is better"
+    } else {
+        "higher is better"
     }
 }
 

@@ -99,11 +99,7 @@ fn table(
     let Some(first) = rows.first() else { return };
     let metric = &first.metric;
     let scale = scale_for(&metric.unit, first.summary.mean);
-    let direction = if metric.lower_is_better {
-        "lower is better"
-    } else {
-        "higher is better"
-    };
+    let direction = crate::analysis::headline::direction(metric.lower_is_better);
     let _ = writeln!(
         out,
         "### {} ({}, {direction})\n",

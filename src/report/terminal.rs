@@ -61,11 +61,7 @@ impl Exporter for Terminal {
                     "\n{} / {} ({}):",
                     m.workload,
                     m.metric.name,
-                    if m.metric.lower_is_better {
-                        "lower is better"
-                    } else {
-                        "higher is better"
-                    }
+                    crate::analysis::headline::direction(m.metric.lower_is_better)
                 );
                 last = (m.workload.clone(), m.metric.name.clone());
             }
