@@ -53,7 +53,10 @@ fn more_work_in_less_time_heads_with_time_and_says_they_disagree() {
     assert!(headline.contains(" wall "), "{stdout}");
     assert!(headline.contains("more instructions"), "{stdout}");
     let report = std::fs::read_to_string(only_run_dir(&sandbox).join("report.md")).unwrap();
-    assert!(report.contains("| loop | wall | adds |"), "{report}");
+    assert!(
+        report.contains("| loop | wall (lower is better) | adds |"),
+        "{report}"
+    );
     if wall["verdict"] == "faster" {
         assert!(
             headline.contains("faster, but") && headline.contains("work and time disagree"),
