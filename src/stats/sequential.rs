@@ -48,8 +48,9 @@ const PATHS_SEED: u64 = 0x5e9_0e47_1a15;
 /// The nominal two-sided level of each look in `looks` (ascending rounds,
 /// the last at most `max`) such that a null path first crosses at look k
 /// with probability α(tₖ) − α(tₖ₋₁); simulated once per (α, max, looks)
-/// in a process (a plan is rebuilt at every look of a budgeted run, and
-/// by every replay of one), then remembered.
+/// in a process, then remembered (a plan is built for every budgeted
+/// bench and every simulated one, and a run that stopped between looks
+/// has its levels recomputed whenever it is judged).
 fn nominal_levels(alpha: f64, max: u32, looks: &[u32]) -> Vec<f64> {
     type Key = (u64, u32, Vec<u32>);
     static KNOWN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<Key, Vec<f64>>>> =
