@@ -170,12 +170,12 @@ fn a_server_race_drops_the_slow_setting_and_keeps_both_builds() {
             r#"
             driver = "http"
             clients = 2
-            requests = 400
+            requests = 1500
             warmup = "0s"
             "#,
         ))
         .bench(crate::support::Bench {
-            repetitions: 10,
+            repetitions: 12,
             warmup: 1,
             metrics: &["wall"],
             // A race errs at 1 − confidence by design: at 0.999 a drop
@@ -190,7 +190,7 @@ optimize = [[], ["o3"]]
 params.us = [100, 300]
 
 [race]
-max = 9
+max = 12
 "#;
     let sandbox = Sandbox::with_fixture("slowserver");
     sandbox.write("afterburner.toml", &text);
