@@ -27,6 +27,10 @@ pub struct Cli {
 pub enum Command {
     /// The whole pipeline: build, train, bench, report.
     Run(PhaseArgs),
+    /// A dry run: validate the file, list the variants and the builds,
+    /// training runs, rounds and instruction runs a run would make (cached
+    /// builds said), and estimate its time. Builds and runs nothing.
+    Plan(PlanArgs),
     /// The whole pipeline with a race for a bench: after each look the
     /// variants decided slower than the leader are dropped (`[race]`).
     Race(PhaseArgs),
@@ -89,7 +93,8 @@ pub enum Command {
     /// Profile a running process without stopping it: sampled with perf, its
     /// instrumented counters dumped, or a Go service's pprof endpoint.
     Profile(crate::capture::ProfileArgs),
-    /// Build `SQLite`'s speedtest1 as baseline, PGO and LTO variants, and benchmark them.
+    /// Build Lua's interpreter from Debian's source as baseline, PGO, LTO and
+    /// PGO+LTO variants (and BOLT where installed), train and benchmark them.
     Demo(DemoArgs),
     /// Print the manifests the experiment's cluster run would have on
     /// another scheduler (`--engine kubernetes --dry-run`: Indexed Jobs
@@ -461,17 +466,30 @@ pub struct ShipArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The experiment file.
+    #[arg(default_value = "afterburner.toml")]
+    pub file: PathBuf,
+    /// Plan the run with the file's [quick] overrides.
+    #[arg(long)]
+    pub quick: bool,
+    /// Plan `afterburner race`: up to [race]'s most rounds, as candidates drop.
+    #[arg(long)]
+    pub race: bool,
+    /// Work directory (default: .afterburner/ beside the experiment file).
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// A short version: baseline and pgo only, small inputs, 5 repetitions.
+    /// A short version: baseline and pgo only, the two trained scripts, smaller inputs.
     #[arg(long)]
     pub quick: bool,
     /// Where the demo's experiment file and work directory go.
     #[arg(long, default_value = "afterburner-demo")]
     pub dir: PathBuf,
 }
-
-/// The `SQLite` recipe the demo runs.
-pub const SQLITE_RECIPE: &str = include_str!("../recipes/sqlite.toml");
 
 /// `--run DIR`, or the work directory's latest run.
 fn run_dir_or_latest(cx: &Context, run: Option<PathBuf>) -> Result<PathBuf> {
@@ -622,45 +640,12 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Explain(a) => explain(&a),
         Command::Load(a) => crate::load::command::main(&a),
         Command::Schema => crate::stdout::print(format_args!("{}", crate::report::schema())),
-        Command::Compare { a, b } => {
-            let (ra, rb) = (
-                crate::analysis::read::read_run(&a)?,
-                crate::analysis::read::read_run(&b)?,
-            );
-            let table = crate::report::compare::compare_runs(
-                &ra,
-                &rb,
-                &a.display().to_string(),
-                &b.display().to_string(),
-            )?;
-            crate::stdout::print(format_args!("{table}"))?;
-            Ok(())
-        }
-        Command::Env { json } => {
-            let env = crate::env::capture();
-            if json {
-                crate::stdout::line(format_args!("{}", serde_json::to_string_pretty(&env)?))?;
-            } else {
-                crate::stdout::print(format_args!("{}", env.render_text()))?;
-            }
-            Ok(())
-        }
-        Command::Doctor { fix } => {
-            let env = crate::env::capture();
-            let sections = crate::doctor::diagnose(&env);
-            if fix {
-                crate::doctor::fix(&env)?;
-                crate::stdout::print(format_args!(
-                    "{}",
-                    crate::doctor::render(&crate::doctor::diagnose(&crate::env::capture()))
-                ))?;
-            } else {
-                crate::stdout::print(format_args!("{}", crate::doctor::render(&sections)))?;
-            }
-            Ok(())
-        }
+        Command::Compare { a, b } => compare(&a, &b),
+        Command::Env { json } => env(json),
+        Command::Doctor { fix } => doctor(fix),
         Command::Calibrate(a) => calibrate(&a),
         Command::Demo(a) => demo(&a),
+        Command::Plan(a) => plan(a),
         Command::Export(a) => ship(&a),
         Command::LoadStep(a) => crate::bench::load_step(&a),
         Command::Cluster(a) => {
@@ -669,6 +654,51 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Profile(a) => crate::capture::main(&a),
     }
+}
+
+fn compare(a: &Path, b: &Path) -> Result<()> {
+    let (ra, rb) = (
+        crate::analysis::read::read_run(a)?,
+        crate::analysis::read::read_run(b)?,
+    );
+    let table = crate::report::compare::compare_runs(
+        &ra,
+        &rb,
+        &a.display().to_string(),
+        &b.display().to_string(),
+    )?;
+    crate::stdout::print(format_args!("{table}"))
+}
+
+fn env(json: bool) -> Result<()> {
+    let env = crate::env::capture();
+    if json {
+        crate::stdout::line(format_args!("{}", serde_json::to_string_pretty(&env)?))
+    } else {
+        crate::stdout::print(format_args!("{}", env.render_text()))
+    }
+}
+
+fn doctor(fix: bool) -> Result<()> {
+    let env = crate::env::capture();
+    let sections = if fix {
+        crate::doctor::fix(&env)?;
+        crate::doctor::diagnose(&crate::env::capture())
+    } else {
+        crate::doctor::diagnose(&env)
+    };
+    crate::stdout::print(format_args!("{}", crate::doctor::render(&sections)))
+}
+
+fn plan(args: PlanArgs) -> Result<()> {
+    crate::stdout::unless_closed(pipeline::plan(
+        &args.file,
+        &pipeline::PlanOptions {
+            quick: args.quick,
+            race: args.race,
+            workdir: args.workdir,
+        },
+    ))
 }
 
 /// The Kubernetes manifests of the experiment's cluster run, as YAML.
@@ -928,28 +958,7 @@ fn calibrate(args: &CalibrateArgs) -> Result<()> {
 }
 
 fn demo(args: &DemoArgs) -> Result<()> {
-    fs_err::create_dir_all(&args.dir)?;
-    let file = args.dir.join("afterburner.toml");
-    write_if_changed(&file, SQLITE_RECIPE)?;
-    crate::progress::info(format_args!("demo experiment: {}", file.display()));
-    let cx = Context::open(
-        &file,
-        &Options {
-            quick: args.quick,
-            workdir: None,
-            variant: None,
-        },
-    )?;
-    pipeline::run(&cx)?;
-    Ok(())
-}
-
-fn write_if_changed(path: &Path, text: &str) -> Result<()> {
-    if fs_err::read_to_string(path).is_ok_and(|old| old == text) {
-        return Ok(());
-    }
-    fs_err::write(path, text)?;
-    Ok(())
+    crate::stdout::unless_closed(pipeline::demo::demo(&args.dir, args.quick))
 }
 
 #[cfg(test)]

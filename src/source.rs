@@ -47,6 +47,17 @@ pub fn fetch(source: &Source, workdir: &Path) -> Result<PathBuf> {
     Ok(dest)
 }
 
+/// The directory of `source` if a complete earlier fetch is there (a path
+/// source's own directory), without fetching: `None` where a run would
+/// fetch it first.
+pub fn fetched(source: &Source, workdir: &Path) -> Option<PathBuf> {
+    if let Source::Path(path) = source {
+        return path.is_dir().then(|| path.clone());
+    }
+    let dest = workdir.join("src").join(slug(source));
+    dest.join(MARKER).exists().then_some(dest)
+}
+
 /// What revision of the source a run measured: the git commit of a path or
 /// git source, the package version from `debian/changelog`, or
 /// the start of a tarball's checksum.

@@ -470,6 +470,8 @@ pub struct RawQuick {
     pub instruction_repetitions: Option<Spanned<u32>>,
     /// Only these variants run with `--quick`.
     pub variants: Option<Vec<Spanned<String>>>,
+    /// Only these workloads run with `--quick`.
+    pub workloads: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     pub params: BTreeMap<String, Spanned<toml::Value>>,
 }

@@ -79,7 +79,10 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         variants = cx.quick_variants(variants, &quick_section)?;
     }
     shares::assign(&mut variants);
-    let workloads = cx.workloads(&raw_workloads, &target, &params, &dir)?;
+    let mut workloads = cx.workloads(&raw_workloads, &target, &params, &dir)?;
+    if quick {
+        workloads = cx.quick_workloads(workloads, &quick_section)?;
+    }
     let bench = cx.bench(&raw.bench, quick.then_some(&quick_section))?;
     let cluster = raw
         .cluster
@@ -427,6 +430,32 @@ impl Cx<'_> {
             .filter(|v| names.iter().any(|n| n.get_ref() == &v.name))
             .collect();
         Ok(keep)
+    }
+
+    fn quick_workloads(
+        &self,
+        workloads: Vec<Workload>,
+        quick: &RawQuick,
+    ) -> Result<Vec<Workload>, ExperimentError> {
+        let Some(names) = &quick.workloads else {
+            return Ok(workloads);
+        };
+        for name in names {
+            if !workloads.iter().any(|w| &w.name == name.get_ref()) {
+                return Err(self.invalid(
+                    name.span(),
+                    format!(
+                        "[quick] names workload `{}`, which is not defined",
+                        name.get_ref()
+                    ),
+                    "list names of [[workload]] entries",
+                ));
+            }
+        }
+        Ok(workloads
+            .into_iter()
+            .filter(|w| names.iter().any(|n| n.get_ref() == &w.name))
+            .collect())
     }
 
     fn workloads(

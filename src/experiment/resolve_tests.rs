@@ -59,6 +59,35 @@ fn quick_overrides_repetitions_params_and_variants() {
     assert_eq!(e.variants.len(), 1);
 }
 
+#[test]
+fn quick_keeps_only_the_workloads_it_names_and_refuses_an_unknown_one() {
+    let two = GOOD.replace(
+        "[params]",
+        "[[workload]]\nname = \"cold\"\nrun = \"{bin.app} 1\"\n\n[params]",
+    );
+    let only_cold = two.replace("[quick]\n", "[quick]\nworkloads = [\"cold\"]\n");
+    let names = |e: &Experiment| {
+        e.workloads
+            .iter()
+            .map(|w| w.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&load_text(&only_cold, true).unwrap()), ["cold"]);
+    assert_eq!(
+        names(&load_text(&only_cold, false).unwrap()),
+        ["hot", "cold"]
+    );
+    let unknown = two.replace("[quick]\n", "[quick]\nworkloads = [\"warm\"]\n");
+    let err = load_text(&unknown, true).unwrap_err().to_string();
+    for words in [
+        "workload `warm`",
+        "not defined",
+        "hint: list names of [[workload]]",
+    ] {
+        assert!(err.contains(words), "no {words:?} in: {err}");
+    }
+}
+
 fn error_of(text: &str) -> String {
     load_text(text, false).unwrap_err().to_string()
 }

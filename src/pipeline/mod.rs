@@ -15,8 +15,11 @@ use crate::toolchain::{self, Stage};
 use race::OnFailure;
 
 mod calibrate;
+pub mod demo;
+mod plan;
 mod race;
 pub use calibrate::{calibrate, CalibrateOptions, DEFAULT_SUBSAMPLES};
+pub use plan::{plan, PlanOptions};
 pub use race::race;
 
 /// Write a run's reports ([`crate::report::report`]) and record it in the

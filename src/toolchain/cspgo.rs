@@ -30,7 +30,11 @@ impl Optimize for Word {
     }
 
     fn supports(&self, compiler: Compiler) -> Result<(), String> {
-        clang_only(self.word(), "clang's context-sensitive PGO (-fcs-profile-generate)", compiler)
+        clang_only(
+            self.word(),
+            "clang's context-sensitive PGO (-fcs-profile-generate)",
+            compiler,
+        )
     }
 
     fn is_compiler_profile(&self) -> bool {

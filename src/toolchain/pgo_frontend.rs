@@ -25,7 +25,11 @@ impl Optimize for Word {
     }
 
     fn supports(&self, compiler: Compiler) -> Result<(), String> {
-        clang_only(self.word(), "clang's source-level instrumentation (-fprofile-instr-generate)", compiler)
+        clang_only(
+            self.word(),
+            "clang's source-level instrumentation (-fprofile-instr-generate)",
+            compiler,
+        )
     }
 
     fn is_compiler_profile(&self) -> bool {

@@ -461,3 +461,42 @@ fn the_code_map_names_every_module() {
         "ARCHITECTURE.md does not name: {missing:?}"
     );
 }
+
+/// Every `.rs` file of src/, tests/ and benches/ is as rustfmt writes it,
+/// those that `cargo fmt` cannot reach included (a module declared by a
+/// macro: the exporters, drivers and techniques).
+#[test]
+fn every_rust_file_is_formatted() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    if !crate::support::tools_or_skip(&["rustfmt"]) {
+        return;
+    }
+    let root = src().join("..");
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "benches"] {
+        if root.join(dir).is_dir() {
+            walk(&root.join(dir), &mut files);
+        }
+    }
+    assert!(files.len() > 100, "found only {} files", files.len());
+    let out = std::process::Command::new("rustfmt")
+        .args(["--edition", "2021", "--check", "-l"])
+        .args(&files)
+        .output()
+        .unwrap();
+    let unformatted = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && unformatted.trim().is_empty(),
+        "not as rustfmt writes them (run `rustfmt --edition 2021` on each):\n{unformatted}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

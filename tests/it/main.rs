@@ -23,6 +23,7 @@ mod load;
 mod outputs;
 mod perf_around;
 mod pgo;
+mod plan;
 mod profile;
 mod race;
 mod readme;

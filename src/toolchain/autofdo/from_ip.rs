@@ -38,10 +38,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
 
+use crate::process::{capture_command, quote_output};
 use crate::toolchain::formats::gcov_afdo::{gcc_name, Instance};
 use crate::toolchain::formats::perf_script;
 use crate::toolchain::symbolize::{self, Frame, Segment};
-use crate::process::{capture_command, quote_output};
 
 /// gcc keeps 16 bits for a line offset.
 const MAX_LINE_OFFSET: i64 = 0xffff;
@@ -87,7 +87,10 @@ pub fn convert(
         addresses.len(),
         cut
     ));
-    fs_err::write(out, crate::toolchain::formats::gcov_afdo::write_llvm_text(&functions))?;
+    fs_err::write(
+        out,
+        crate::toolchain::formats::gcov_afdo::write_llvm_text(&functions),
+    )?;
     Ok(Some(out.to_path_buf()))
 }
 

@@ -167,10 +167,7 @@ impl Round for GccAutoFdo {
         let mut merged = gcov_afdo::merge(profiles);
         reader.prepare(&mut merged);
         let staging = dirs.profile.join("merging.tmp");
-        fs_err::write(
-            &staging,
-            gcov_afdo::write_layout(&merged, reader.layout()),
-        )?;
+        fs_err::write(&staging, gcov_afdo::write_layout(&merged, reader.layout()))?;
         Ok(vec![store_merged(
             &dirs.profile,
             &staging,
@@ -187,4 +184,3 @@ impl Round for GccAutoFdo {
         );
     }
 }
-

@@ -106,20 +106,35 @@ impl Optimize for Word {
         // (LBR ranges); timer samples are converted by afterburner.
         let converter = Requirement::tool("create_llvm_prof", "autofdo")
             .note("converts recordings with branch stacks (LBR)");
-        needs.push(if env.lbr { converter } else { converter.optional() });
+        needs.push(if env.lbr {
+            converter
+        } else {
+            converter.optional()
+        });
         if gcc {
             let served = check_gcc();
-            let note = served.as_ref().err().map(|e| format!("{e:#}")).unwrap_or_default();
+            let note = served
+                .as_ref()
+                .err()
+                .map(|e| format!("{e:#}"))
+                .unwrap_or_default();
             let need = Requirement::fact(
                 &match &served {
-                    Ok(reader) => format!("the installed gcc's AutoFDO reader ({})", reader.describe()),
-                    Err(_) => "a gcc whose AutoFDO reader afterburner writes for (gcc 12 to 16)".to_owned(),
+                    Ok(reader) => {
+                        format!("the installed gcc's AutoFDO reader ({})", reader.describe())
+                    }
+                    Err(_) => "a gcc whose AutoFDO reader afterburner writes for (gcc 12 to 16)"
+                        .to_owned(),
                 },
                 served.is_ok(),
                 &note,
             );
             // Only a gcc variant needs it; `doctor` alone shows it as optional.
-            needs.push(if variant.is_some() { need } else { need.optional() });
+            needs.push(if variant.is_some() {
+                need
+            } else {
+                need.optional()
+            });
         }
         if !gcc_only {
             needs.push(llvm::llvm_profdata_requirement().note("clang's autofdo merges with it"));

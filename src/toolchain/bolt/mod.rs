@@ -143,9 +143,9 @@ impl Optimize for Word {
     fn supports(&self, compiler: Compiler) -> Result<(), String> {
         match compiler {
             Compiler::Gcc | Compiler::Clang => Ok(()),
-            Compiler::Go => {
-                Err("BOLT on Go binaries is not supported here; use optimize = [\"pgo\"]".to_owned())
-            }
+            Compiler::Go => Err(
+                "BOLT on Go binaries is not supported here; use optimize = [\"pgo\"]".to_owned(),
+            ),
         }
     }
 
@@ -299,4 +299,3 @@ fn optimize(binaries: &[PathBuf], dirs: &StageDirs) -> Result<()> {
     }
     Ok(())
 }
-

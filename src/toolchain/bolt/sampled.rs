@@ -114,13 +114,7 @@ impl Round for BoltPerf {
 
     fn merge(&self, dirs: &StageDirs, binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
         let hint = format!("the training workloads must run the profiled binaries ({{bin.NAME}}) long enough to be sampled; perf2bolt also finds none when the binaries changed after training (its message: \"{NOT_RECORDED}\")");
-        let converted = convert_recordings(
-            dirs,
-            binaries,
-            (RAW_EXTENSION, FDATA),
-            convert,
-            &hint,
-        )?;
+        let converted = convert_recordings(dirs, binaries, (RAW_EXTENSION, FDATA), convert, &hint)?;
         let mut merged = Vec::new();
         for c in converted {
             let path = merged_path(&dirs.profile, &c.binary);

@@ -32,7 +32,7 @@ impl Optimize for Word {
 #[cfg(test)]
 mod tests {
     use crate::toolchain::{
-        optimization_flags, ProfileSources, Compiler, Optimization, Stage, VariantDirs,
+        optimization_flags, Compiler, Optimization, ProfileSources, Stage, VariantDirs,
     };
 
     #[test]
@@ -45,8 +45,13 @@ mod tests {
         };
         for compiler in [Compiler::Gcc, Compiler::Clang] {
             for stage in [Stage::FIRST, Stage::Instrumented(1), Stage::Final] {
-                let f =
-                    optimization_flags(compiler, &stack, ProfileSources::INSTRUMENTED, stage, &dirs);
+                let f = optimization_flags(
+                    compiler,
+                    &stack,
+                    ProfileSources::INSTRUMENTED,
+                    stage,
+                    &dirs,
+                );
                 assert!(f.cflags.contains(&"-fno-plt".to_owned()), "{f:?}");
             }
         }

@@ -36,7 +36,9 @@ impl Optimize for Word {
 #[cfg(test)]
 mod tests {
     use crate::toolchain::optimize::VariantSetup;
-    use crate::toolchain::{optimization_flags, BoltProfile, ProfileSources, Compiler, Optimization, Stage, VariantDirs};
+    use crate::toolchain::{
+        optimization_flags, BoltProfile, Compiler, Optimization, ProfileSources, Stage, VariantDirs,
+    };
 
     #[test]
     fn every_stage_of_a_c_build_gets_it_and_go_is_refused() {
@@ -48,13 +50,25 @@ mod tests {
         };
         for compiler in [Compiler::Gcc, Compiler::Clang] {
             for stage in [Stage::FIRST, Stage::Final] {
-                let f = optimization_flags(compiler, &stack, ProfileSources::INSTRUMENTED, stage, &dirs);
+                let f = optimization_flags(
+                    compiler,
+                    &stack,
+                    ProfileSources::INSTRUMENTED,
+                    stage,
+                    &dirs,
+                );
                 for flags in [&f.cflags, &f.ldflags] {
-                    assert!(flags.contains(&"-fno-semantic-interposition".to_owned()), "{flags:?}");
+                    assert!(
+                        flags.contains(&"-fno-semantic-interposition".to_owned()),
+                        "{flags:?}"
+                    );
                 }
             }
         }
-        assert!(nosi.supports(Compiler::Go).unwrap_err().contains("C and C++"));
+        assert!(nosi
+            .supports(Compiler::Go)
+            .unwrap_err()
+            .contains("C and C++"));
         let setup = VariantSetup {
             compiler: Compiler::Gcc,
             bolt_profile: BoltProfile::Instrumented,

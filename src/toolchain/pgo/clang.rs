@@ -167,7 +167,8 @@ impl Round for ClangPgo {
 /// clang is, the one apt would install); `clang` itself too for a
 /// clang-only optimization.
 fn profile_requirements(clang_only: bool) -> Vec<Requirement> {
-    let runtime = llvm::clang_major_installed_or_candidate().map(|m| format!("libclang-rt-{m}-dev"));
+    let runtime =
+        llvm::clang_major_installed_or_candidate().map(|m| format!("libclang-rt-{m}-dev"));
     let clang = clang_only.then(|| Requirement::tool("clang", "clang"));
     let profile = [
         llvm::llvm_profdata_requirement(),
