@@ -87,6 +87,8 @@ enum State {
 struct Step {
     what: String,
     state: State,
+    /// A build (else a training step).
+    build: bool,
     /// Training runs this step makes (0 for a build).
     training: usize,
 }
@@ -127,9 +129,16 @@ impl VariantPlan {
             let rounds = variant.rounds();
             for (round, kind) in rounds.iter().enumerate() {
                 let stale = first_stale.is_some_and(|r| round >= r);
+                // The first stale round's training build may be here
+                // (`afterburner build` makes it); a later one's key waits
+                // on this round's profile.
+                let training_build_here = first_stale == Some(round)
+                    && source_dir
+                        .is_some_and(|dir| training_build_is_current(cx, variant, round, dir));
                 let build = match (&variant.profile_donor, round, stale) {
                     (_, _, false) => State::Cached,
                     (Some(donor), 0, true) => State::Shared(donor.clone()),
+                    _ if training_build_here => State::Cached,
                     (_, _, true) => State::ToDo(last(Stage::Instrumented(round))),
                 };
                 // A shared profile is the donor's: trained by its runs.
@@ -139,13 +148,15 @@ impl VariantPlan {
                     _ => (State::Cached, 0),
                 };
                 steps.push(Step {
-                    what: format!("instrumented build ({})", kind.name()),
+                    what: format!("training build ({})", kind.name()),
                     state: build,
+                    build: true,
                     training: 0,
                 });
                 steps.push(Step {
                     what: format!("training ({}): {trainers} run(s)", kind.name()),
                     state: training_state,
+                    build: false,
                     training,
                 });
             }
@@ -157,6 +168,7 @@ impl VariantPlan {
             steps.push(Step {
                 what: "final build".to_owned(),
                 state: final_state,
+                build: true,
                 training: 0,
             });
         } else {
@@ -167,6 +179,7 @@ impl VariantPlan {
                 } else {
                     State::ToDo(last(Stage::Final))
                 },
+                build: true,
                 training: 0,
             });
         }
@@ -176,6 +189,17 @@ impl VariantPlan {
             steps,
         }
     }
+}
+
+fn training_build_is_current(
+    cx: &Context,
+    variant: &Variant,
+    round: usize,
+    source_dir: &Path,
+) -> bool {
+    crate::build::current(&cx.workdir, &variant.name, Stage::Instrumented(round)).is_some_and(|r| {
+        super::instrumented_key(cx, variant, round, source_dir).is_ok_and(|k| k == r.key)
+    })
 }
 
 fn final_is_current(cx: &Context, variant: &Variant, source_dir: &Path) -> bool {
@@ -296,9 +320,13 @@ impl Costs {
                 continue;
             };
             let per_count = history.median(&workload.name, true).map_or(
-                match counter {
-                    InstructionCounter::Callgrind => (timed.0 * CALLGRIND_SLOWDOWN, "50× a run"),
-                    InstructionCounter::Perf => (timed.0, "a run"),
+                match (counter, load_seconds(workload)) {
+                    // A load of a set time counts over that time.
+                    (_, Some(s)) => (s, "the load's duration"),
+                    (InstructionCounter::Callgrind, None) => {
+                        (timed.0 * CALLGRIND_SLOWDOWN, "50× a run")
+                    }
+                    (InstructionCounter::Perf, None) => (timed.0, "a run"),
                 },
                 |s| (s, "as in earlier runs"),
             );
@@ -366,7 +394,7 @@ impl Tally {
             self.trainings += 1;
             return;
         }
-        if step.what.starts_with("training") {
+        if !step.build {
             return;
         }
         match step.state {
@@ -524,7 +552,7 @@ impl<'a> Work<'a> {
             tally.to_do, tally.cached
         ));
         out.push(format!(
-            "  training runs: {} (on instrumented builds, each training workload once)",
+            "  training runs: {} (each training workload once on each training build)",
             tally.training_runs
         ));
         out.push(format!(

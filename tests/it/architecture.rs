@@ -11,8 +11,9 @@
 //!    `super::`, `self::` and child-module paths, `use` trees with nested
 //!    groups included.
 //!
-//! Test code (`tests.rs`, `*_tests.rs`, `tests/` folders, the
-//! `#[cfg(test)]` tail of a file) is left out: tests may reach anywhere.
+//! Test code (`tests.rs`, `*_tests.rs`, `tests/` folders, each item that
+//! `#[cfg(test)]` marks, found by parsing the file with `syn`) is left out:
+//! tests may reach anywhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,85 @@ const DEPTH: usize = 3;
 /// Source files by path relative to src/ ("bench/served/count.rs"),
 /// test code left out.
 type Sources = BTreeMap<PathBuf, String>;
+
+/// `text` with exactly the items marked `#[cfg(test)]` blanked (their
+/// lines left empty), found by parsing it as Rust: a module, an impl's
+/// function, anything that attribute marks, wherever it stands in the file,
+/// and nothing after it.
+fn production(text: &str) -> syn::Result<String> {
+    let file = syn::parse_file(text)?;
+    let mut cut = Vec::new();
+    test_items(&file.items, &mut cut);
+    let mut lines: Vec<&str> = text.lines().collect();
+    for (first, last) in cut {
+        for line in &mut lines[first - 1..last] {
+            *line = "";
+        }
+    }
+    Ok(lines.join("\n"))
+}
+
+/// Whether `attrs` hold `#[cfg(test)]`.
+fn marked_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
+}
+
+/// The line ranges (first, last; from 1) of the items in `items` marked
+/// `#[cfg(test)]`, looking inside inline modules and impl blocks.
+fn test_items(items: &[syn::Item], cut: &mut Vec<(usize, usize)>) {
+    use syn::spanned::Spanned as _;
+    let lines = |span: proc_macro2::Span| (span.start().line, span.end().line);
+    for item in items {
+        let attrs = match item {
+            syn::Item::Const(i) => &i.attrs,
+            syn::Item::Enum(i) => &i.attrs,
+            syn::Item::ExternCrate(i) => &i.attrs,
+            syn::Item::Fn(i) => &i.attrs,
+            syn::Item::ForeignMod(i) => &i.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Macro(i) => &i.attrs,
+            syn::Item::Mod(i) => &i.attrs,
+            syn::Item::Static(i) => &i.attrs,
+            syn::Item::Struct(i) => &i.attrs,
+            syn::Item::Trait(i) => &i.attrs,
+            syn::Item::TraitAlias(i) => &i.attrs,
+            syn::Item::Type(i) => &i.attrs,
+            syn::Item::Union(i) => &i.attrs,
+            syn::Item::Use(i) => &i.attrs,
+            _ => continue,
+        };
+        if marked_test(attrs) {
+            cut.push(lines(item.span()));
+            continue;
+        }
+        match item {
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    test_items(inner, cut);
+                }
+            }
+            syn::Item::Impl(block) => {
+                for member in &block.items {
+                    let attrs = match member {
+                        syn::ImplItem::Const(i) => &i.attrs,
+                        syn::ImplItem::Fn(i) => &i.attrs,
+                        syn::ImplItem::Type(i) => &i.attrs,
+                        syn::ImplItem::Macro(i) => &i.attrs,
+                        _ => continue,
+                    };
+                    if marked_test(attrs) {
+                        cut.push(lines(member.span()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
 
 fn read_sources(src: &Path) -> Sources {
     fn walk(src: &Path, dir: &Path, out: &mut Sources) {
@@ -37,11 +117,10 @@ fn read_sources(src: &Path) -> Sources {
                 && name != "tests.rs"
                 && !name.ends_with("_tests.rs")
             {
-                let mut text = std::fs::read_to_string(&path).unwrap();
-                if let Some(cut) = text.find("#[cfg(test)]") {
-                    text.truncate(cut);
-                }
-                out.insert(path.strip_prefix(src).unwrap().to_path_buf(), text);
+                let text = std::fs::read_to_string(&path).unwrap();
+                let production =
+                    production(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                out.insert(path.strip_prefix(src).unwrap().to_path_buf(), production);
             }
         }
     }
@@ -499,4 +578,21 @@ fn every_rust_file_is_formatted() {
         "not as rustfmt writes them (run `rustfmt --edition 2021` on each):\n{unformatted}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Only what `#[cfg(test)]` marks is left out: production code after a
+/// test module, or after a test-only function in an impl, is read.
+#[test]
+fn production_code_after_test_code_is_read() {
+    let text = "use crate::a;\n#[cfg(test)]\nmod tests {\n    use crate::b;\n}\nuse crate::c;\nimpl X {\n    #[cfg(test)]\n    pub fn for_tests() { crate::d::f(); }\n    pub fn real() { crate::e::f(); }\n}\n";
+    let kept = production(text).unwrap();
+    for (path, read) in [
+        ("crate::a", true),
+        ("crate::b", false),
+        ("crate::c", true),
+        ("crate::d", false),
+        ("crate::e", true),
+    ] {
+        assert_eq!(kept.contains(path), read, "{path} in:\n{kept}");
+    }
 }

@@ -1,7 +1,8 @@
 //! `afterburner plan`: a dry run. Before anything is built it lists the
 //! variants and the work (builds to do, training runs, timed and counted
-//! runs) and builds, fetches and writes nothing; after a run it says the
-//! builds are cached and estimates from that run's records. A bad file is
+//! runs) and builds, fetches and writes nothing; after `build` it sees the
+//! builds made; after a run it says every build is cached and estimates
+//! from that run's records. A bad file is
 //! refused as `run` refuses it, naming the line.
 
 use crate::support::Sandbox;
@@ -43,7 +44,7 @@ fn a_plan_counts_the_work_builds_nothing_and_then_sees_the_cache() {
         "the file is valid",
         "baseline",
         "pgo",
-        "instrumented build (gcc-pgo)",
+        "training build (gcc-pgo)",
         // baseline's build, pgo's instrumented and final builds.
         "builds: 3 to do, 0 cached",
         "training runs: 1",
@@ -56,6 +57,16 @@ fn a_plan_counts_the_work_builds_nothing_and_then_sees_the_cache() {
         !sandbox.path().join(".afterburner").exists(),
         "plan wrote a work directory"
     );
+
+    // `build` makes the baseline and pgo's training build; the final
+    // build waits for training.
+    sandbox.afterburner(&["build"]).assert_ok();
+    let built = sandbox.afterburner(&["plan"]);
+    built.assert_ok();
+    let out = built.stdout();
+    for words in ["builds: 1 to do, 2 cached", "training runs: 1"] {
+        assert!(out.contains(words), "no {words:?} in:\n{out}");
+    }
 
     sandbox.afterburner(&["run"]).assert_ok();
     let after = sandbox.afterburner(&["plan"]);
