@@ -13,7 +13,7 @@ use super::raw::{
 };
 use super::{
     resolve_path, Bench, Experiment, ExperimentError, Figure, MetricKind, Race, Role, Sequential,
-    Source, Target, Template, Variant, Workload,
+    Source, Target, Template, Workload,
 };
 use crate::toolchain::{weights, Compiler};
 use crate::units::parse_duration;
@@ -76,12 +76,19 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
     let mut variants = cx.variants(&raw_variants, &target, &params, &dir, trains_with_profile)?;
     let variants_before_quick: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     if quick {
-        variants = cx.quick_variants(variants, &quick_section)?;
+        variants = cx.quick_keep(variants, quick_section.variants.as_ref(), "variant", |v| {
+            &v.name
+        })?;
     }
     shares::assign(&mut variants);
     let mut workloads = cx.workloads(&raw_workloads, &target, &params, &dir)?;
     if quick {
-        workloads = cx.quick_workloads(workloads, &quick_section)?;
+        workloads = cx.quick_keep(
+            workloads,
+            quick_section.workloads.as_ref(),
+            "workload",
+            |w| &w.name,
+        )?;
     }
     let bench = cx.bench(&raw.bench, quick.then_some(&quick_section))?;
     let cluster = raw
@@ -404,57 +411,34 @@ impl Cx<'_> {
         })
     }
 
-    fn quick_variants(
+    /// The entries `names` (a `[quick]` list) keeps, in file order (the
+    /// baseline stays first); every name must be one of them. `what` is
+    /// the entry's kind ("variant"), `name` reads an entry's name.
+    fn quick_keep<T>(
         &self,
-        variants: Vec<Variant>,
-        quick: &RawQuick,
-    ) -> Result<Vec<Variant>, ExperimentError> {
-        let Some(names) = &quick.variants else {
-            return Ok(variants);
+        entries: Vec<T>,
+        names: Option<&Vec<Spanned<String>>>,
+        what: &str,
+        name: impl Fn(&T) -> &str,
+    ) -> Result<Vec<T>, ExperimentError> {
+        let Some(names) = names else {
+            return Ok(entries);
         };
-        for name in names {
-            if !variants.iter().any(|v| &v.name == name.get_ref()) {
+        for wanted in names {
+            if !entries.iter().any(|e| name(e) == wanted.get_ref()) {
                 return Err(self.invalid(
-                    name.span(),
+                    wanted.span(),
                     format!(
-                        "[quick] names variant `{}`, which is not defined",
-                        name.get_ref()
+                        "[quick] names {what} `{}`, which is not defined",
+                        wanted.get_ref()
                     ),
-                    "list names of [[variant]] entries",
+                    format!("list names of [[{what}]] entries"),
                 ));
             }
         }
-        // Keep file order, so the baseline stays first.
-        let keep: Vec<Variant> = variants
+        Ok(entries
             .into_iter()
-            .filter(|v| names.iter().any(|n| n.get_ref() == &v.name))
-            .collect();
-        Ok(keep)
-    }
-
-    fn quick_workloads(
-        &self,
-        workloads: Vec<Workload>,
-        quick: &RawQuick,
-    ) -> Result<Vec<Workload>, ExperimentError> {
-        let Some(names) = &quick.workloads else {
-            return Ok(workloads);
-        };
-        for name in names {
-            if !workloads.iter().any(|w| &w.name == name.get_ref()) {
-                return Err(self.invalid(
-                    name.span(),
-                    format!(
-                        "[quick] names workload `{}`, which is not defined",
-                        name.get_ref()
-                    ),
-                    "list names of [[workload]] entries",
-                ));
-            }
-        }
-        Ok(workloads
-            .into_iter()
-            .filter(|w| names.iter().any(|n| n.get_ref() == &w.name))
+            .filter(|e| names.iter().any(|n| n.get_ref() == name(e)))
             .collect())
     }
 
