@@ -28,9 +28,8 @@ pub struct PlanOptions {
     pub workdir: Option<PathBuf>,
 }
 
-/// Callgrind's cost over a native run where no record says (valgrind's
-/// manual: "a slowdown of 20–100×"; about 50× on the programs measured
-/// here).
+/// Callgrind's cost over a native run where no record says: about 50× on
+/// the demo's Lua scripts here (0.1-s runs took about 5 s under callgrind).
 const CALLGRIND_SLOWDOWN: f64 = 50.0;
 /// An instrumented training run's cost over a bench run of its workload.
 const TRAINING_SLOWDOWN: f64 = 2.0;
