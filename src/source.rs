@@ -20,19 +20,16 @@ const MARKER: &str = ".afterburner-fetched";
 /// Return the directory holding the source tree, fetching it into
 /// `<workdir>/src/` unless a complete earlier fetch is there.
 pub fn fetch(source: &Source, workdir: &Path) -> Result<PathBuf> {
+    if let Some(dir) = fetched(source, workdir) {
+        return Ok(dir);
+    }
     if let Source::Path(path) = source {
-        if !path.is_dir() {
-            bail!(
-                "source path {} is not a directory\nhint: set source = {{ path = \"…\" }} relative to the experiment file",
-                path.display()
-            );
-        }
-        return Ok(path.clone());
+        bail!(
+            "source path {} is not a directory\nhint: set source = {{ path = \"…\" }} relative to the experiment file",
+            path.display()
+        );
     }
     let dest = workdir.join("src").join(slug(source));
-    if dest.join(MARKER).exists() {
-        return Ok(dest);
-    }
     if dest.exists() {
         fs_err::remove_dir_all(&dest)?;
     }

@@ -126,10 +126,7 @@ fn build_variant(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<(
             )),
             _ => build_one(cx, variant, Stage::Instrumented(round), source_dir)?,
         }
-    } else if build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
-        build::stage_key(e, variant, Stage::Final, source_dir, &cx.workdir)
-            .is_ok_and(|k| k == r.key)
-    }) {
+    } else if final_is_current(cx, variant, source_dir) {
         progress::info(format_args!(
             "building {} (final) … up to date",
             variant.name
@@ -142,6 +139,21 @@ fn build_variant(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<(
         ));
     }
     Ok(())
+}
+
+/// Whether the variant's build directory holds the final build its
+/// current inputs would make.
+fn final_is_current(cx: &Context, variant: &Variant, source_dir: &Path) -> bool {
+    build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
+        build::stage_key(
+            &cx.experiment,
+            variant,
+            Stage::Final,
+            source_dir,
+            &cx.workdir,
+        )
+        .is_ok_and(|k| k == r.key)
+    })
 }
 
 /// Marker: the instrumented build's key the profile was trained with.

@@ -118,7 +118,7 @@ impl VariantPlan {
         // fetch it to compute its keys: not looked at.
         let own_tree = variant.source.is_none() && variant.profile_from.is_none();
         let source_dir = source_dir.filter(|_| own_tree);
-        let final_current = source_dir.is_some_and(|dir| final_is_current(cx, variant, dir));
+        let final_current = source_dir.is_some_and(|dir| super::final_is_current(cx, variant, dir));
         if variant.needs_profile() {
             let trainers = training_workloads(&cx.experiment).len();
             let first_stale = match source_dir {
@@ -201,19 +201,6 @@ fn training_build_is_current(
     })
 }
 
-fn final_is_current(cx: &Context, variant: &Variant, source_dir: &Path) -> bool {
-    crate::build::current(&cx.workdir, &variant.name, Stage::Final).is_some_and(|r| {
-        crate::build::stage_key(
-            &cx.experiment,
-            variant,
-            Stage::Final,
-            source_dir,
-            &cx.workdir,
-        )
-        .is_ok_and(|k| k == r.key)
-    })
-}
-
 /// "gcc pgo+lto", "clang -O2".
 fn describe(variant: &Variant) -> String {
     let what = if variant.optimize.is_empty() {
@@ -284,10 +271,14 @@ impl History {
     }
 
     fn median(&self, workload: &str, counted: bool) -> Option<f64> {
-        let mut values = self.costs.get(&(workload.to_owned(), counted))?.clone();
-        values.sort_by(f64::total_cmp);
-        values.get(values.len() / 2).copied()
+        median(self.costs.get(&(workload.to_owned(), counted))?.clone())
     }
+}
+
+/// The middle value (the upper one of an even count); `None` when empty.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied()
 }
 
 /// What one run of each bench workload costs, and where that figure came
@@ -419,7 +410,7 @@ impl Tally {
 /// here is timed as one of them.
 fn typical_build(workdir: &Workdir) -> Option<f64> {
     let entries = fs_err::read_dir(workdir.root.join("variants")).ok()?;
-    let mut seconds: Vec<f64> = entries
+    let seconds: Vec<f64> = entries
         .flatten()
         .filter_map(|e| fs_err::read_dir(e.path()).ok())
         .flat_map(|files| files.flatten().map(|f| f.path()))
@@ -428,8 +419,7 @@ fn typical_build(workdir: &Workdir) -> Option<f64> {
         .filter(|r| r.shared_from.is_none())
         .map(|r| r.seconds)
         .collect();
-    seconds.sort_by(f64::total_cmp);
-    seconds.get(seconds.len() / 2).copied()
+    median(seconds)
 }
 
 /// The plan as text.

@@ -104,29 +104,37 @@ fn test_items(items: &[syn::Item], cut: &mut Vec<(usize, usize)>) {
     }
 }
 
-fn read_sources(src: &Path) -> Sources {
-    fn walk(src: &Path, dir: &Path, out: &mut Sources) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                if name != "tests" {
-                    walk(src, &path, out);
-                }
-            } else if path.extension().is_some_and(|e| e == "rs")
-                && name != "tests.rs"
-                && !name.ends_with("_tests.rs")
-            {
-                let text = std::fs::read_to_string(&path).unwrap();
-                let production =
-                    production(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                out.insert(path.strip_prefix(src).unwrap().to_path_buf(), production);
+/// Every `.rs` file under `dir`, descending into the folders `descend`
+/// accepts (by name).
+fn rust_files(dir: &Path, descend: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if descend(&entry.file_name().to_string_lossy()) {
+                rust_files(&path, descend, out);
             }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
         }
     }
-    let mut out = Sources::new();
-    walk(src, src, &mut out);
-    out
+}
+
+fn read_sources(src: &Path) -> Sources {
+    let mut files = Vec::new();
+    rust_files(src, &|folder| folder != "tests", &mut files);
+    files
+        .into_iter()
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name != "tests.rs" && !name.ends_with("_tests.rs")
+        })
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let production =
+                production(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (path.strip_prefix(src).unwrap().to_path_buf(), production)
+        })
+        .collect()
 }
 
 /// The layers of src/lib.rs's drawing, top first: each a name and its
@@ -546,16 +554,6 @@ fn the_code_map_names_every_module() {
 /// macro: the exporters, drivers and techniques).
 #[test]
 fn every_rust_file_is_formatted() {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
     if !crate::support::tools_or_skip(&["rustfmt"]) {
         return;
     }
@@ -563,7 +561,7 @@ fn every_rust_file_is_formatted() {
     let mut files = Vec::new();
     for dir in ["src", "tests", "benches"] {
         if root.join(dir).is_dir() {
-            walk(&root.join(dir), &mut files);
+            rust_files(&root.join(dir), &|_| true, &mut files);
         }
     }
     assert!(files.len() > 100, "found only {} files", files.len());
