@@ -30,8 +30,15 @@ use crate::rng::Rng;
 use crate::runs::{self, BenchMeta, StopReason};
 use crate::toolchain::{tools, Stage};
 
-/// A run already in `raw.jsonl`: (round, workload, variant, kind).
-type Slot = (u32, String, String, RunKind);
+/// A run already in `raw.jsonl`, by its place in the plan: a resumed
+/// bench skips it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct DoneRun {
+    round: u32,
+    workload: String,
+    variant: String,
+    kind: RunKind,
+}
 
 /// A bench stopped by Ctrl-C or SIGTERM: every finished run is in its run
 /// directory, which a caller can still report on (as partial).
@@ -122,10 +129,10 @@ pub fn bench_block(cx: &Context, run_id: &str, k: u32) -> Result<PathBuf> {
         })?
     };
     let load_path = remote.as_ref().map(|r| r.path.clone());
-    if started.0.load_path != load_path {
+    if started.meta.load_path != load_path {
         // Where this block's load runs now (a resumed block's may differ).
-        started.0.load_path = load_path;
-        started.1.rewrite_meta(&started.0)?;
+        started.meta.load_path = load_path;
+        started.writer.rewrite_meta(&started.meta)?;
     }
     run_plan(cx, bindings, started, resume, remote.as_ref(), None)
 }
@@ -181,7 +188,12 @@ fn run_plan(
     budget: Option<std::time::Duration>,
 ) -> Result<PathBuf> {
     let e = &cx.experiment;
-    let (meta, writer, done, notes) = started;
+    let Started {
+        meta,
+        writer,
+        done,
+        notes,
+    } = started;
     let run_dir = writer.dir().to_owned();
     // Each variant's services keep their state (a database a setup step
     // made) across the variant's runs of this bench.
@@ -314,9 +326,17 @@ fn stopped_or(error: anyhow::Error, run_dir: PathBuf) -> anyhow::Error {
     }
 }
 
-/// What a bench starts from: its plan, the writer of its run directory,
-/// the runs already done and what reading them back left out.
-type Started = (BenchMeta, runs::Writer, HashSet<Slot>, Vec<String>);
+/// What a bench starts from.
+struct Started {
+    /// Its plan.
+    meta: BenchMeta,
+    /// The writer of its run directory.
+    writer: runs::Writer,
+    /// The runs already done.
+    done: HashSet<DoneRun>,
+    /// What reading them back left out.
+    notes: Vec<String>,
+}
 
 /// Create a new run directory and its `meta.json`.
 fn start_run(cx: &Context, lock: crate::lockfile::Held) -> Result<Started> {
@@ -336,7 +356,12 @@ fn start_in(
     let mut meta = bench_meta(cx, environment, counter)?;
     let dir = place(&mut meta);
     let writer = runs::Writer::create(&dir, &meta, lock)?;
-    Ok((meta, writer, HashSet::new(), Vec::new()))
+    Ok(Started {
+        meta,
+        writer,
+        done: HashSet::new(),
+        notes: Vec::new(),
+    })
 }
 
 /// Reopen the latest run, if it is a run of this same plan.
@@ -403,9 +428,19 @@ fn resume_at(cx: &Context, run_dir: &Path, lock: crate::lockfile::Held) -> Resul
         .runs
         .into_iter()
         .filter(|r| r.success)
-        .map(|r| (r.round, r.workload, r.variant, r.kind))
+        .map(|r| DoneRun {
+            round: r.round,
+            workload: r.workload,
+            variant: r.variant,
+            kind: r.kind,
+        })
         .collect();
-    Ok((resumed.meta, resumed.writer, done, resumed.notes))
+    Ok(Started {
+        meta: resumed.meta,
+        writer: resumed.writer,
+        done,
+        notes: resumed.notes,
+    })
 }
 
 /// Turn address-space randomization off for every process afterburner

@@ -62,7 +62,7 @@ pub struct BuildRecord {
 
 /// Whether `build_stage` ran the build command, and why.
 #[derive(Debug, Clone)]
-pub enum Outcome {
+pub enum BuildOutcome {
     /// Built, for the reason given ("first build", "src/foo.c changed",
     /// "flags changed", …).
     Built(BuildRecord, String),
@@ -72,10 +72,10 @@ pub enum Outcome {
     Shared(BuildRecord, String),
 }
 
-impl Outcome {
+impl BuildOutcome {
     pub fn record(&self) -> &BuildRecord {
         match self {
-            Outcome::Built(r, _) | Outcome::UpToDate(r) | Outcome::Shared(r, _) => r,
+            BuildOutcome::Built(r, _) | BuildOutcome::UpToDate(r) | BuildOutcome::Shared(r, _) => r,
         }
     }
 }
@@ -298,11 +298,11 @@ pub fn build_stage(
     stage: Stage,
     source_dir: &Path,
     workdir: &Workdir,
-) -> Result<Outcome> {
+) -> Result<BuildOutcome> {
     let flags = plan(experiment, variant, stage, source_dir, workdir)?;
     if let Some(record) = current(workdir, &variant.name, stage) {
         if record.key == flags.key {
-            return Ok(Outcome::UpToDate(record));
+            return Ok(BuildOutcome::UpToDate(record));
         }
     }
     if stage == Stage::Final {
@@ -318,7 +318,7 @@ pub fn build_stage(
                 workdir.build_dir(&variant.name).join(BUILT_MARKER),
                 &flags.key,
             )?;
-            return Ok(Outcome::Shared(record, donor));
+            return Ok(BuildOutcome::Shared(record, donor));
         }
     }
     let reason = flags
@@ -342,7 +342,7 @@ pub fn build_stage(
         serde_json::to_vec_pretty(&record)?,
     )?;
     fs_err::write(workdir.build_dir(&variant.name).join(BUILT_MARKER), key)?;
-    Ok(Outcome::Built(record, reason))
+    Ok(BuildOutcome::Built(record, reason))
 }
 
 struct BuildFlags {

@@ -84,8 +84,8 @@ pub enum Command {
         #[arg(long)]
         fix: bool,
     },
-    /// Load a running server (redis, memcached, http, postgres, mysql, exec): closed loop, fixed rate, or an SLA search.
-    #[command(after_help = crate::load::command::request_syntax())]
+    /// Load a running server with any driver and model (both listed below).
+    #[command(after_help = crate::load::command::help())]
     Load(crate::load::command::LoadArgs),
     /// Ship a variant's final build: its binaries stripped (debug info in
     /// `.debug` files), its merged profiles and a manifest.json, in one archive.

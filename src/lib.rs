@@ -4,7 +4,9 @@
 //! The modules stand in layers; each imports only from its own layer or the
 //! ones below, and no modules import each other in a circle, inside folders
 //! too (`tests/it/architecture.rs` reads this drawing and keeps it so;
-//! ARCHITECTURE.md says what each module owns):
+//! ARCHITECTURE.md says what each module owns). `load`, `stats` and the
+//! leaves are crates of their own (crates/), re-exported below by these
+//! names: the compiler keeps them from importing upward.
 //!
 //! ```text
 //! CLI        cli
@@ -39,36 +41,30 @@ pub mod cluster;
 #[cfg(test)]
 pub(crate) mod conformance;
 pub mod context;
-pub mod cpustat;
-pub mod digest;
 pub mod doctor;
 pub mod env;
 pub mod experiment;
 pub mod explain;
-pub mod guardian;
-pub mod handle;
-pub mod interrupt;
-pub mod load;
-pub mod lockfile;
 pub mod measure;
-pub mod pinning;
 pub mod pipeline;
-pub mod process;
 pub mod profiles;
-pub mod progress;
 pub mod report;
-pub mod rng;
 pub mod runs;
 pub mod service;
 pub mod ship;
 pub mod source;
-pub mod stats;
-pub mod stdout;
 pub mod step;
 pub mod store;
-pub mod system;
-#[cfg(test)]
-pub(crate) mod test_skips;
 pub mod toolchain;
-pub mod units;
 pub mod workdir;
+
+// The crates below the rest (crates/): the compiler keeps them from
+// importing upward. Each is re-exported by its module's old name.
+#[cfg(test)]
+pub(crate) use afterburner_leaves::test_skips;
+pub use afterburner_leaves::{
+    cpustat, digest, guardian, handle, interrupt, lockfile, named_handle, pinning, process,
+    progress, rng, stdout, system, units,
+};
+pub use afterburner_load as load;
+pub use afterburner_stats as stats;

@@ -342,7 +342,7 @@ fn ping(driver: load::Driver, request: &str, host: std::net::IpAddr, port: u16) 
         driver,
         address: Some(std::net::SocketAddr::new(host, port).to_string()),
         requests: load::RequestMix::one(request),
-        model: Model::Iterations { requests: 1 },
+        model: Model::iterations(1),
         warmup: Duration::ZERO,
         timeout: Duration::from_millis(500),
         depth: 1,

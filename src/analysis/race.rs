@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::{RunKind, RunRecord};
 use crate::runs::BenchMeta;
-use crate::stats::race::{replay_among, Interval, Outcome, Race, RacePlan, Screened};
+use crate::stats::race::{replay_among, Interval, Race, RaceEnd, RacePlan, Screened};
 use crate::stats::tidy;
 
 /// A race's outcome in `results.json`.
@@ -272,9 +272,9 @@ pub fn race(meta: &BenchMeta, runs: &[RunRecord]) -> Option<RaceResult> {
     let name = |i: usize| meta.variants[i].name.clone();
     let leader = race.last.as_ref().map(|l| l.leader);
     let (outcome, survivors) = match &race.outcome {
-        Outcome::Winner(w) => ("winner", vec![*w]),
-        Outcome::Tie(set) => ("tie", set.clone()),
-        Outcome::Undecided(set) => ("undecided", set.clone()),
+        RaceEnd::Winner(w) => ("winner", vec![*w]),
+        RaceEnd::Tie(set) => ("tie", set.clone()),
+        RaceEnd::Undecided(set) => ("undecided", set.clone()),
     };
     let standings = standings(meta, runs, &race, (outcome, &survivors, leader));
     let alive_by_round = (1..=rounds)

@@ -6,7 +6,7 @@
 
 use crate::experiment::Experiment;
 use crate::measure::InstructionCounter;
-use crate::stats::race::{Outcome, Race};
+use crate::stats::race::{Race, RaceEnd};
 
 /// The work screen in a line: who it put out, and who races on time.
 pub fn screened(e: &Experiment, race: &Race, counter: InstructionCounter) -> String {
@@ -59,14 +59,14 @@ pub fn describe(e: &Experiment, race: &Race) -> String {
         );
     }
     let _ = match &race.outcome {
-        Outcome::Winner(w) => write!(line, "; {} wins", name(*w)),
-        Outcome::Tie(tied) => write!(
+        RaceEnd::Winner(w) => write!(line, "; {} wins", name(*w)),
+        RaceEnd::Tie(tied) => write!(
             line,
             "; a tie: {} the same within ±{}%",
             names(tied),
             crate::stats::tidy(100.0 * e.race.equivalence)
         ),
-        Outcome::Undecided(alive) => write!(line, "; {} left", names(alive)),
+        RaceEnd::Undecided(alive) => write!(line, "; {} left", names(alive)),
     };
     line
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context as _, Result};
 
-use super::{sequential, served, Slot};
+use super::{sequential, served, DoneRun};
 use crate::context::Context;
 use crate::experiment::{Bindings, MetricKind};
 use crate::measure::{self, InstructionCounter, RunKind, RunRecord, RunSetup, RunSlot};
@@ -25,7 +25,7 @@ pub(super) struct Runner<'a> {
     pub(super) scratch: PathBuf,
     pub(super) raw: runs::Writer,
     /// Runs that finished before a resume; skipped.
-    pub(super) done: HashSet<Slot>,
+    pub(super) done: HashSet<DoneRun>,
     /// Runs made by this bench (not skipped as done).
     pub(super) made: u64,
     pub(super) progress: crate::progress::Runs,
@@ -121,7 +121,7 @@ impl Runner<'_> {
             runner
                 .progress
                 .line(super::race::describe(&runner.cx.experiment, &so_far));
-            let done = !matches!(so_far.outcome, crate::stats::race::Outcome::Undecided(_));
+            let done = !matches!(so_far.outcome, crate::stats::race::RaceEnd::Undecided(_));
             Ok(Some(Looked {
                 decided: so_far.out().count(),
                 comparisons: candidates,
@@ -356,12 +356,12 @@ impl Runner<'_> {
 
     /// Run one slot unless it is done; returns what the round's line shows.
     fn run(&mut self, slot: &RunSlot, index: usize) -> Result<Option<String>> {
-        let key = (
-            slot.round,
-            slot.workload.name.clone(),
-            slot.variant.to_owned(),
-            slot.kind,
-        );
+        let key = DoneRun {
+            round: slot.round,
+            workload: slot.workload.name.clone(),
+            variant: slot.variant.to_owned(),
+            kind: slot.kind,
+        };
         if self.done.contains(&key) {
             return Ok(None);
         }

@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use crate::experiment::{Experiment, LoadModel, Workload};
+use crate::experiment::{Experiment, Workload};
+use crate::load::models::Headline;
 use crate::measure::{Metric, RunKind, RunRecord};
 use crate::runs::SequentialMeta;
 use crate::stats::gate::{default_threshold_pct, paired_looks, PairedGate, Status};
@@ -30,10 +31,10 @@ pub fn primary_metric<'m>(workload: &Workload, metrics: &'m [Metric]) -> Option<
     if let Some(f) = workload.figures.iter().find(|f| f.primary) {
         return metrics.iter().find(|m| m.name == f.name);
     }
-    let name = match workload.load.as_ref().map(|l| &l.model) {
-        Some(LoadModel::Sla { .. }) => "sla_rate",
-        Some(LoadModel::Run(crate::load::Model::Rate { .. })) => "p99",
-        Some(LoadModel::Run(_)) => "throughput",
+    let name = match workload.load.as_ref().map(|l| l.model.pacing.headline()) {
+        Some(Headline::SlaRate) => "sla_rate",
+        Some(Headline::P99) => "p99",
+        Some(Headline::Throughput) => "throughput",
         None => "wall",
     };
     metrics.iter().find(|m| m.name == name).or_else(|| {

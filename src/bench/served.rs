@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
-use crate::experiment::{
-    Bindings, Experiment, Load, LoadModel, Recorded, Service, Variant, Workload,
-};
+use crate::experiment::{Bindings, Experiment, Load, Recorded, Service, Variant, Workload};
 use crate::load;
 use crate::measure::{
     self, log_stem, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot,
@@ -57,7 +55,7 @@ pub fn load_metrics(load: &Load) -> Vec<Metric> {
         share(ERROR_RATE),
         share(TIMEOUT_RATE),
     ];
-    if matches!(load.model, LoadModel::Sla { .. }) {
+    if load.model.sla.is_some() {
         out.push(metric("sla_rate", "req/s", false));
     }
     if load
@@ -126,9 +124,7 @@ pub fn service_metrics(e: &Experiment) -> Vec<Metric> {
 /// reporting tps: more transactions in the same ten seconds).
 pub fn fixed_duration(workload: &Workload) -> bool {
     match workload.load.as_ref().map(|l| &l.model) {
-        Some(LoadModel::Run(load::Model::Iterations { .. })) => false,
-        Some(LoadModel::Run(load::Model::Closed { requests, .. })) => requests.is_none(),
-        Some(LoadModel::Run(load::Model::Rate { .. }) | LoadModel::Sla { .. }) => true,
+        Some(model) => model.fixed_duration(),
         None => workload
             .figures
             .iter()
@@ -155,11 +151,7 @@ fn units_of_work(record: &RunRecord, workload: &Workload) -> Option<f64> {
 /// Whether a run of this workload can count instructions meaningfully:
 /// the work must be a fixed amount, not a duration.
 pub fn countable(load: Option<&Load>) -> bool {
-    match load.map(|l| &l.model) {
-        None | Some(LoadModel::Run(load::Model::Iterations { .. })) => true,
-        Some(LoadModel::Run(load::Model::Closed { requests, .. })) => requests.is_some(),
-        Some(_) => false,
-    }
+    load.is_none_or(|l| !l.model.fixed_duration())
 }
 
 /// Whether instruction runs of this workload count: a fixed amount of work
@@ -174,12 +166,7 @@ pub fn counted(load: Option<&Load>, counter: InstructionCounter) -> bool {
 /// counted over its measured window: not a rate load (a server slowed 50×
 /// by callgrind cannot keep a rate) nor an SLA search.
 fn windowable(load: Option<&Load>) -> bool {
-    matches!(
-        load.map(|l| &l.model),
-        Some(LoadModel::Run(
-            load::Model::Closed { .. } | load::Model::Iterations { .. }
-        ))
-    )
+    load.is_some_and(|l| !l.model.open_loop())
 }
 
 /// The figure of a service's instructions per request answered, counted
@@ -461,16 +448,7 @@ fn add_usages(
 /// duration (ten minutes for a load of a set count), and two minutes for
 /// srun to place it and the process to start.
 fn step_timeout(load: &Load) -> Duration {
-    let length = match &load.model {
-        LoadModel::Run(
-            load::Model::Closed {
-                duration: Some(d), ..
-            }
-            | load::Model::Rate { duration: d, .. },
-        ) => *d,
-        LoadModel::Sla { duration, .. } => *duration,
-        LoadModel::Run(_) => Duration::from_mins(10),
-    };
+    let length = load.model.duration.unwrap_or(Duration::from_mins(10));
     load.warmup + length + Duration::from_mins(2)
 }
 
@@ -695,17 +673,7 @@ impl Window<'_> {
 fn train_load(load: &Load, bindings: &Bindings, window: &Window) -> Result<()> {
     let address = load.address.expand(bindings)?;
     let mut spec = load.spec(address, 1, &window.e.dir);
-    if let LoadModel::Sla {
-        clients, duration, ..
-    } = &load.model
-    {
-        // Training needs traffic, not the search: a closed loop.
-        spec.model = load::Model::Closed {
-            clients: *clients,
-            duration: Some(*duration),
-            requests: None,
-        };
-    }
+    spec.model = load.model.pacing.for_training(&load.model);
     if window.attach.is_some() && !spec.warmup.is_zero() {
         load::run(&spec.clone().warmup_only()).context("the load's warmup")?;
         spec.warmup = Duration::ZERO;

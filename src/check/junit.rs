@@ -8,10 +8,10 @@ use anyhow::Result;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 use quick_xml::Writer;
 
-use super::{Inconclusive, Outcome, Status, Suite};
+use super::{Findings, Inconclusive, Status, Suite};
 
 /// The outcome as a JUnit XML document.
-pub fn render(outcome: &Outcome) -> Result<Vec<u8>> {
+pub fn render(outcome: &Findings) -> Result<Vec<u8>> {
     let mut writer = Writer::new_with_indent(Vec::new(), b' ', 2);
     writer.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
     let total = outcome.suites.iter().map(|s| s.cases.len()).sum::<usize>();
@@ -44,7 +44,7 @@ pub fn render(outcome: &Outcome) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn write_suite(w: &mut Writer<Vec<u8>>, outcome: &Outcome, suite: &Suite) -> std::io::Result<()> {
+fn write_suite(w: &mut Writer<Vec<u8>>, outcome: &Findings, suite: &Suite) -> std::io::Result<()> {
     let count = |status| suite.cases.iter().filter(|c| c.status == status).count();
     w.create_element("testsuite")
         .with_attributes([
@@ -126,7 +126,7 @@ fn clean(text: &str) -> String {
 
 /// JUnit's failures: the failed cases, and the inconclusive ones under
 /// `--inconclusive fail`.
-fn failures(outcome: &Outcome, count: impl Fn(Status) -> usize) -> usize {
+fn failures(outcome: &Findings, count: impl Fn(Status) -> usize) -> usize {
     count(Status::Failed)
         + match outcome.inconclusive {
             Inconclusive::Fail => count(Status::Inconclusive),
@@ -136,7 +136,7 @@ fn failures(outcome: &Outcome, count: impl Fn(Status) -> usize) -> usize {
 
 /// JUnit's skipped: the skipped cases, and the inconclusive ones (with
 /// their reason) under `--inconclusive pass`.
-fn skipped(outcome: &Outcome, count: impl Fn(Status) -> usize) -> usize {
+fn skipped(outcome: &Findings, count: impl Fn(Status) -> usize) -> usize {
     count(Status::Skipped)
         + match outcome.inconclusive {
             Inconclusive::Fail => 0,

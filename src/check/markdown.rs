@@ -4,10 +4,10 @@
 
 use std::fmt::Write as _;
 
-use super::{Case, Gate, Inconclusive, Outcome, Status};
+use super::{Case, Findings, Gate, Inconclusive, Status};
 
 /// The outcome in one line: "passed: 4 cases" / "FAILED: 1 of 4 cases".
-pub fn verdict(outcome: &Outcome) -> String {
+pub fn verdict(outcome: &Findings) -> String {
     let total: usize = outcome.suites.iter().map(|s| s.cases.len()).sum();
     let skipped = match outcome.count(Status::Skipped) {
         0 => String::new(),
@@ -44,7 +44,7 @@ fn mark(status: Status) -> &'static str {
 }
 
 /// Markdown: a heading with the verdict, a table per rule, the rules, notes.
-pub fn render(outcome: &Outcome) -> String {
+pub fn render(outcome: &Findings) -> String {
     let mut out = format!(
         "## afterburner check: {} {}\n\nRun `{}` of `{}`.\n\n",
         match outcome.gate() {
@@ -82,7 +82,7 @@ fn cell(text: &str) -> String {
 }
 
 /// The terminal's view: the verdict, and a line per case with its figures.
-pub fn text(outcome: &Outcome) -> String {
+pub fn text(outcome: &Findings) -> String {
     let mut out = format!("check {}: {}\n", outcome.run_id, verdict(outcome));
     for suite in &outcome.suites {
         let _ = writeln!(out, "{}:", suite.name);

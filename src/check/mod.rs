@@ -139,7 +139,7 @@ pub struct Suite {
 
 /// Everything a check found.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct Findings {
     /// The checked run's id and target.
     pub run_id: String,
     pub target: String,
@@ -181,7 +181,7 @@ impl Gate {
     }
 }
 
-impl Outcome {
+impl Findings {
     /// Cases with this status, over every suite.
     pub fn count(&self, status: Status) -> usize {
         self.suites
@@ -276,7 +276,7 @@ pub fn check_revision(
     cx: &mut crate::context::Context,
     rev: &str,
     options: &Options,
-) -> Result<Outcome> {
+) -> Result<Findings> {
     let (source, short) = revision::source_at(&cx.experiment.target.source, rev, &cx.workdir.root)?;
     let pairs = revision::grow(&mut cx.experiment, &source, &short);
     if let Some(budget) = options.budget {
@@ -322,7 +322,7 @@ pub fn check_revision(
     for keep in &options.keep_gain {
         suites.push(gain::suite(&results, keep)?);
     }
-    Ok(Outcome {
+    Ok(Findings {
         run_id: results.run_id.clone(),
         target: results.target.clone(),
         suites,
@@ -335,7 +335,7 @@ pub fn check_revision(
 const LOOKBACK: usize = 20;
 
 /// Judge the run `options` names by its rules.
-pub fn check(options: &Options) -> Result<Outcome> {
+pub fn check(options: &Options) -> Result<Findings> {
     let workdir = crate::workdir::Workdir::new(options.workdir.clone());
     let run = match &options.run {
         Some(path) => path.clone(),
@@ -377,7 +377,7 @@ fn judge(
     against: Option<(&Results, &Path)>,
     options: &Options,
     mut notes: Vec<String>,
-) -> Result<Outcome> {
+) -> Result<Findings> {
     let mut suites = Vec::new();
     match against {
         Some((baseline, path)) => {
@@ -417,7 +417,7 @@ fn judge(
     for rule in &options.keep_gain {
         suites.push(gain::suite(current, rule)?);
     }
-    Ok(Outcome {
+    Ok(Findings {
         run_id: current.run_id.clone(),
         target: current.target.clone(),
         suites,
@@ -430,7 +430,7 @@ fn judge(
 /// without it, the file `$GITHUB_STEP_SUMMARY` names (appended to, as
 /// GitHub Actions expects of each step).
 pub fn write_reports(
-    outcome: &Outcome,
+    outcome: &Findings,
     junit: Option<&Path>,
     markdown: Option<&Path>,
 ) -> Result<()> {

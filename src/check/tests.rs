@@ -53,7 +53,7 @@ fn options(threshold: f64, keep_gain: Vec<KeepGain>) -> Options {
     }
 }
 
-fn against(current: &Results, baseline: &Results, threshold: f64) -> Outcome {
+fn against(current: &Results, baseline: &Results, threshold: f64) -> Findings {
     judge(
         current,
         Some((baseline, Path::new("baseline.json"))),

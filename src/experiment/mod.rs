@@ -331,7 +331,8 @@ pub struct Load {
     pub address: Template,
     /// The request, or a mix of them (`request = [A, B]`, `mix = [9, 1]`).
     pub request: crate::load::RequestMix,
-    pub model: LoadModel,
+    /// How its requests are paced (`model = "…"`, one of the load's `models!`).
+    pub model: crate::load::Model,
     pub warmup: Duration,
     pub timeout: Duration,
     pub pipeline: usize,
@@ -342,39 +343,14 @@ pub struct Load {
     pub instances: usize,
 }
 
-/// The load model of a workload.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LoadModel {
-    Run(crate::load::Model),
-    /// Search the highest rate meeting the bound, then confirm it.
-    Sla {
-        clients: usize,
-        duration: Duration,
-        sla: crate::load::models::sla::Sla,
-    },
-}
-
 impl Load {
     /// The run's plan against `address`.
     pub fn spec(&self, address: String, seed: u64, cwd: &Path) -> crate::load::LoadSpec {
-        let model = match &self.model {
-            LoadModel::Run(m) => m.clone(),
-            LoadModel::Sla {
-                clients,
-                duration,
-                sla,
-            } => crate::load::Model::Rate {
-                clients: *clients,
-                rate: sla.start_rps,
-                duration: *duration,
-            },
-        };
         crate::load::LoadSpec {
             driver: self.driver,
             address: Some(address),
             requests: self.request.clone(),
-            model,
+            model: self.model.clone(),
             warmup: self.warmup,
             timeout: self.timeout,
             depth: self.pipeline,
@@ -439,7 +415,7 @@ pub struct Variant {
     pub system: Vec<crate::system::Setting>,
     /// A profile brought from elsewhere (`profile =`): its files, which
     /// stand in for training; empty when the variant trains.
-    pub brought: Vec<crate::toolchain::formats::kind::BroughtFile>,
+    pub brought: Vec<crate::toolchain::formats::brought::BroughtFile>,
     /// The axis values of a variant a `[[matrix]]` made (`compiler`,
     /// `optimize`, `params.KEY`, `env.KEY` → value); empty otherwise.
     pub axes: BTreeMap<String, String>,

@@ -1,7 +1,7 @@
 //! Validation tests: good files load, bad ones name file, line and fix.
 
 use super::*;
-use crate::experiment::{LoadModel, Ready, ReportSettings};
+use crate::experiment::{Ready, ReportSettings};
 use crate::toolchain::Optimization;
 
 const GOOD: &str = r#"
@@ -219,12 +219,12 @@ fn services_and_loads_resolve() {
     assert!(matches!(services[1].ready, Ready::Tcp));
     let load = e.workloads[0].load.as_ref().unwrap();
     assert_eq!(load.address.text, "127.0.0.1:{port.db}");
-    match &load.model {
-        LoadModel::Sla { sla, clients, .. } => {
-            assert_eq!((sla.percentile, sla.max_ms, *clients), (99.0, 5.0, 10));
-        }
-        other @ LoadModel::Run(_) => panic!("{other:?}"),
-    }
+    assert_eq!(load.model.pacing.name(), "sla");
+    let sla = load.model.sla.as_ref().unwrap();
+    assert_eq!(
+        (sla.percentile, sla.max_ms, load.model.clients),
+        (99.0, 5.0, 10)
+    );
     assert!(e.workloads[0].run.is_none());
 }
 
@@ -257,6 +257,25 @@ fn service_and_load_mistakes_name_their_line() {
     );
     error_saying(&no_service, &["the target starts no service"]);
     error_saying(&served("p99<5ms", "p97<5ms"), &[":29: percentile 97"]);
+}
+
+/// `model = "poisson"` (a model of the load's `models!` list) reads its
+/// rate, and refuses at the `model` line without one, as `rate` does; an
+/// unknown model's hint lists the models.
+#[test]
+fn a_poisson_load_reads_its_rate_and_names_its_line_without_one() {
+    let poisson = SERVED.replace("model = \"sla\"\nsla = \"p99<5ms\"", "model = \"poisson\"");
+    let with_rate = poisson.replace("model = \"poisson\"", "model = \"poisson\"\nrate = 400");
+    let e = load_text(&with_rate, false).unwrap();
+    let model = &e.workloads[0].load.as_ref().unwrap().model;
+    assert_eq!(model.pacing.name(), "poisson");
+    assert_eq!((model.rate, model.clients), (Some(400.0), 10));
+    assert!(model.open_loop() && model.fixed_duration());
+    error_saying(&poisson, &[":28: the poisson model needs rate"]);
+    error_saying(
+        &poisson.replace("\"poisson\"", "\"burst\""),
+        &[":28: unknown load model `burst`", "\"poisson\""],
+    );
 }
 
 /// A list of requests with `mix` weights resolves to a mix; a count that

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
 
-use crate::build::{self, build_stage, Outcome};
+use crate::build::{self, build_stage, BuildOutcome};
 pub use crate::context::{Context, Options};
 use crate::experiment::{Experiment, Variant, Workload};
 use crate::profiles::shared;
@@ -255,9 +255,11 @@ fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -
         }
     };
     match &outcome {
-        Outcome::Built(r, why) => step.finish(format_args!("done in {:.1} s ({why})", r.seconds)),
-        Outcome::UpToDate(_) => step.finish("up to date"),
-        Outcome::Shared(_, donor) => step.finish(format_args!(
+        BuildOutcome::Built(r, why) => {
+            step.finish(format_args!("done in {:.1} s ({why})", r.seconds));
+        }
+        BuildOutcome::UpToDate(_) => step.finish("up to date"),
+        BuildOutcome::Shared(_, donor) => step.finish(format_args!(
             "the same build as {donor}'s (it differs only in how it runs): its binaries"
         )),
     }

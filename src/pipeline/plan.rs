@@ -329,18 +329,9 @@ impl Costs {
 
 /// A load that runs for a set time: its warmup and duration.
 fn load_seconds(workload: &Workload) -> Option<f64> {
-    use crate::experiment::LoadModel;
-    use crate::load::Model;
     let load = workload.load.as_ref()?;
-    let duration = match &load.model {
-        LoadModel::Run(
-            Model::Closed {
-                duration: Some(d), ..
-            }
-            | Model::Rate { duration: d, .. },
-        ) => *d,
-        _ => return None,
-    };
+    // An SLA search's probes are as many as its bound needs: unknown.
+    let duration = load.model.duration.filter(|_| load.model.sla.is_none())?;
     Some((duration + load.warmup).as_secs_f64())
 }
 

@@ -15,8 +15,7 @@ use super::{round_dirs, ProfileSource};
 use crate::context::Context;
 use crate::experiment::Variant;
 use crate::progress;
-use crate::toolchain::formats::kind::{self, BroughtFile, Kind};
-use crate::toolchain::formats::{gcov_afdo_read, untrusted_tar};
+use crate::toolchain::formats::brought::{self, BroughtFile, Format};
 use crate::toolchain::round::Round;
 use crate::toolchain::{self, Stage};
 
@@ -41,7 +40,7 @@ impl ProfileSource for Brought {
         let mut hasher = Sha256::new();
         hasher.update(instrumented_key.as_bytes());
         hasher.update(b"\nbrought\n");
-        hasher.update(kind::digest(&variant.brought)?.as_bytes());
+        hasher.update(brought::digest(&variant.brought)?.as_bytes());
         Ok(crate::digest::hex(&hasher.finalize()))
     }
 
@@ -77,7 +76,11 @@ impl ProfileSource for Brought {
             variant.name,
             dirs.profile.display()
         ));
-        for file in variant.brought.iter().filter(|f| f.kind == Kind::PerfData) {
+        for file in variant
+            .brought
+            .iter()
+            .filter(|f| f.format == Format::PERF_DATA)
+        {
             warn_on_other_builds(file, &binaries);
         }
         Ok(binaries)
@@ -139,104 +142,45 @@ fn build_id(binary: &Path) -> Option<String> {
         .map(|id| id.trim().to_owned())
 }
 
-/// Copy (or unpack) one brought entry into `into`, each usable file named
-/// with the round's raw extension; returns how many are usable.
+/// Copy (or unpack) one brought entry into `into`, each usable file where
+/// its format lays it out; returns how many are usable.
 fn lay_out(file: &BroughtFile, into: &Path, extension: &str) -> Result<usize> {
     fs_err::create_dir_all(into)?;
-    let (tree, parts): (Option<PathBuf>, Vec<PathBuf>) = match file.kind {
-        Kind::GcdaArchive => {
-            let unpacked = into.join("unpacked.tmp");
-            untrusted_tar::unpack(&file.path, &unpacked)?;
-            (Some(unpacked.clone()), kind::files_in(&unpacked))
-        }
-        _ if file.path.is_dir() => (Some(file.path.clone()), kind::files_in(&file.path)),
-        _ => (None, vec![file.path.clone()]),
-    };
+    let scratch = into.join("unpacked.tmp");
+    let parts = file.format.parts(&file.path, &scratch)?;
     let mut usable = 0;
-    for (j, part) in parts.iter().enumerate() {
-        let kind = if matches!(file.kind, Kind::Gcda | Kind::GcdaArchive) {
-            if part.extension().is_none_or(|e| e != "gcda") {
-                continue;
-            }
-            Kind::Gcda
-        } else {
-            file.kind
+    for (j, part) in parts.files.iter().enumerate() {
+        let Some(format) = file.format.part_format(part) else {
+            continue;
         };
-        if let Err(why) = readable(kind, part) {
+        if let Err(why) = readable(format, part) {
             progress::warn(format_args!(
                 "brought profile {} is left out: {why}",
                 part.display()
             ));
             continue;
         }
-        // A .gcda keeps its place in the tree (gcc finds it by its
-        // name); the others are renamed for the round's merge, which
-        // reads them by content.
-        let target = match (&tree, kind) {
-            (Some(root), Kind::Gcda) => into.join(part.strip_prefix(root).unwrap_or(part)),
-            (None, Kind::Gcda) => into.join(part.file_name().unwrap_or_default()),
-            // A gcc AutoFDO profile is merged as it is, not converted.
-            (_, Kind::GccAfdo) => {
-                into.join(format!("{j}.{}", toolchain::autofdo::GCC_BROUGHT_EXTENSION))
-            }
-            _ => into.join(format!("{j}.{extension}")),
-        };
+        let target = format.target(into, parts.tree.as_deref(), part, j, extension);
         if let Some(parent) = target.parent() {
             fs_err::create_dir_all(parent)?;
         }
         fs_err::copy(part, &target)?;
         usable += 1;
     }
-    if file.kind == Kind::GcdaArchive {
-        fs_err::remove_dir_all(into.join("unpacked.tmp"))?;
+    if scratch.exists() {
+        fs_err::remove_dir_all(&scratch)?;
     }
     Ok(usable)
 }
 
 /// Whether the tool that will read `path` can: `Err` says why not.
-fn readable(kind: Kind, path: &Path) -> Result<(), String> {
+fn readable(format: Format, path: &Path) -> Result<(), String> {
     let size = fs_err::metadata(path).map_err(|e| e.to_string())?.len();
-    if size > kind::MAX_FILE_BYTES {
-        return Err(format!("{size} bytes, more than {}", kind::MAX_FILE_BYTES));
+    if size > brought::MAX_FILE_BYTES {
+        return Err(format!(
+            "{size} bytes, more than {}",
+            brought::MAX_FILE_BYTES
+        ));
     }
-    let text = path.to_string_lossy();
-    let run = |program: &str, args: &[&str]| -> Result<(), String> {
-        match crate::process::capture(program, args, Duration::from_mins(2)) {
-            Ok(out) if out.success() && !out.stderr.contains("ERROR") => Ok(()),
-            Ok(out) => Err(format!(
-                "`{program}` cannot read it: {}",
-                out.stderr
-                    .lines()
-                    .chain(out.stdout.lines())
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("no reason given")
-                    .trim()
-            )),
-            Err(e) => Err(format!("`{program}` did not run: {e}")),
-        }
-    };
-    match kind {
-        Kind::Profraw | Kind::Profdata => {
-            let tool = toolchain::find_llvm_profdata().map_err(|e| format!("{e:#}"))?;
-            run(&tool, &["show", &text])
-        }
-        Kind::Gcda => run("gcov-dump", &["-l", &text]),
-        Kind::PerfData => {
-            if kind::detect(path) != Ok(Kind::PerfData) || size < 104 {
-                return Err("not a perf.data file (no PERFILE2 header)".to_owned());
-            }
-            Ok(())
-        }
-        Kind::GccAfdo => {
-            let bytes = fs_err::read(path).map_err(|e| e.to_string())?;
-            gcov_afdo_read::read(&bytes).map(|_| ())
-        }
-        Kind::Pprof | Kind::Fdata | Kind::GcdaArchive => {
-            if size == 0 {
-                Err("the file is empty".to_owned())
-            } else {
-                Ok(())
-            }
-        }
-    }
+    format.readable(path, size)
 }

@@ -10,9 +10,9 @@ use crate::toolchain::pgo::clang;
 use crate::toolchain::round::Round;
 use crate::toolchain::{Compiler, ProfileSources};
 
-pub struct Word;
+pub struct Cspgo;
 
-impl Optimize for Word {
+impl Optimize for Cspgo {
     fn word(&self) -> &'static str {
         "cspgo"
     }

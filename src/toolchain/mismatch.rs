@@ -84,17 +84,17 @@ pub fn count(text: &str) -> ProfileMismatch {
         let Some(kind) = classify(line) else { continue };
         warnings += 1;
         match kind {
-            Kind::Changed(name) => {
+            Mismatch::Changed(name) => {
                 changed.insert(name);
             }
-            Kind::Moved(name) => {
+            Mismatch::Moved(name) => {
                 moved.insert(name);
             }
-            Kind::Missing(name) => {
+            Mismatch::Missing(name) => {
                 missing.insert(name);
             }
-            Kind::ChangedCount(n) => summarized_changed += n,
-            Kind::MissingCount(n) => summarized_missing += n,
+            Mismatch::ChangedCount(n) => summarized_changed += n,
+            Mismatch::MissingCount(n) => summarized_missing += n,
         }
     }
     let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
@@ -109,7 +109,7 @@ pub fn count(text: &str) -> ProfileMismatch {
     }
 }
 
-enum Kind {
+enum Mismatch {
     Changed(String),
     Moved(String),
     Missing(String),
@@ -117,42 +117,42 @@ enum Kind {
     MissingCount(u32),
 }
 
-fn classify(line: &str) -> Option<Kind> {
+fn classify(line: &str) -> Option<Mismatch> {
     if line.contains("[-Wcoverage-mismatch]") {
         let name = quoted_function(line)?;
         // gcc keeps using the profile of a function that only moved:
         // coverage.cc's get_coverage_counts returns its counts after this
         // warning, and none after the control-flow and counter ones.
         return Some(if line.contains("source locations for function") {
-            Kind::Moved(name)
+            Mismatch::Moved(name)
         } else {
-            Kind::Changed(name)
+            Mismatch::Changed(name)
         });
     }
     if line.contains("[-Wmissing-profile]") {
         // "profile for function ‘f’ not found", or a whole unit:
         // "‘m.c’ profile count data file not found".
-        return Some(Kind::Missing(
+        return Some(Mismatch::Missing(
             quoted_function(line).unwrap_or_else(|| line.trim().to_owned()),
         ));
     }
     if let Some((_, name)) = line.split_once("(hash mismatch) ") {
         let name = name.split_whitespace().next()?;
-        return Some(Kind::Changed(name.to_owned()));
+        return Some(Mismatch::Changed(name.to_owned()));
     }
     if let Some((_, name)) = line.split_once("no profile data available for function ") {
         let name = name.split_whitespace().next()?;
-        return Some(Kind::Missing(name.to_owned()));
+        return Some(Mismatch::Missing(name.to_owned()));
     }
     if line.contains("[-Wprofile-instr-out-of-date]") {
-        return Some(Kind::ChangedCount(summary_count(line)?));
+        return Some(Mismatch::ChangedCount(summary_count(line)?));
     }
     if line.contains("[-Wprofile-instr-missing]") {
-        return Some(Kind::MissingCount(summary_count(line)?));
+        return Some(Mismatch::MissingCount(summary_count(line)?));
     }
     if line.contains("[-Wprofile-instr-unprofiled]") {
         // "no profile data available for file \"m.c\"".
-        return Some(Kind::Missing(line.trim().to_owned()));
+        return Some(Mismatch::Missing(line.trim().to_owned()));
     }
     None
 }

@@ -38,10 +38,13 @@ pub use round::Round;
 
 /// Declares each optimization's module and lists them, in the order
 /// `doctor`, `--help` and the schema show them: the one list of them. A
-/// technique is a folder of its own (`toolchain/<word>/`, its `Word` and
+/// technique is a folder of its own (`toolchain/<word>/`, its word's struct and
 /// its rounds), a flag-only word a file under `toolchain/flags/`.
 macro_rules! optimizations {
-    (techniques: [$($technique:ident),* $(,)?], flags: [$($flag:ident),* $(,)?] $(,)?) => {
+    (
+        techniques: [$($technique:ident :: $tword:ident),* $(,)?],
+        flags: [$($flag:ident :: $fword:ident),* $(,)?] $(,)?
+    ) => {
         $(pub mod $technique;)*
 
         /// The words that only add flags, a file each.
@@ -51,25 +54,38 @@ macro_rules! optimizations {
 
         /// Every optimization a variant can name.
         pub const ALL: &[Optimization] = &[
-            $(Optimization(&$technique::Word),)*
-            $(Optimization(&flags::$flag::Word),)*
+            $(Optimization(&$technique::$tword),)*
+            $(Optimization(&flags::$flag::$fword),)*
         ];
     };
 }
 
 optimizations! {
-    techniques: [pgo, pgo_frontend, cspgo, autofdo, bolt, split_functions],
-    flags: [lto, march, o3, nosi, noplt],
+    techniques: [
+        pgo::Pgo,
+        pgo_frontend::PgoFrontend,
+        cspgo::Cspgo,
+        autofdo::AutoFdo,
+        bolt::Bolt,
+        split_functions::SplitFunctions,
+    ],
+    flags: [
+        lto::Lto,
+        march::March,
+        o3::O3,
+        nosi::NoSemanticInterposition,
+        noplt::NoPlt,
+    ],
 }
 
 /// The optimizations other parts ask for by name (a variant option that
 /// belongs to one of them).
 impl Optimization {
-    pub const PGO: Optimization = Optimization(&pgo::Word);
-    pub const BOLT: Optimization = Optimization(&bolt::Word);
-    pub const MARCH: Optimization = Optimization(&flags::march::Word);
-    pub const LTO: Optimization = Optimization(&flags::lto::Word);
-    pub const O3: Optimization = Optimization(&flags::o3::Word);
+    pub const PGO: Optimization = Optimization(&pgo::Pgo);
+    pub const BOLT: Optimization = Optimization(&bolt::Bolt);
+    pub const MARCH: Optimization = Optimization(&flags::march::March);
+    pub const LTO: Optimization = Optimization(&flags::lto::Lto);
+    pub const O3: Optimization = Optimization(&flags::o3::O3);
 }
 
 /// The toolchain an experiment builds with.

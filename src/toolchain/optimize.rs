@@ -7,10 +7,10 @@
 //! come).
 //!
 //! To add one: a flag-only word is `toolchain/flags/<word>.rs`, a
-//! profile-based technique a folder `toolchain/<word>/` (its `Word` and
-//! its rounds); either has `pub struct Word;` implementing [`Optimize`],
-//! and its module's name goes into the list in `optimizations!`
-//! (`toolchain/mod.rs`). Nothing else names it, unless another part needs
+//! profile-based technique a folder `toolchain/<word>/` (its word's struct
+//! and its rounds); either has a unit struct named for it (`pub struct
+//! Pgo;`) implementing [`Optimize`], and `module::Struct` goes into the
+//! list in `optimizations!` (`toolchain/mod.rs`). Nothing else names it, unless another part needs
 //! to ask for it by name (a variant option that belongs to it, such as
 //! `bolt_profile`): then give it a constant on [`Optimization`].
 
@@ -19,7 +19,7 @@ use std::fmt::{self, Write as _};
 
 use anyhow::Result;
 
-use super::formats::kind::Kind;
+use super::formats::brought::Format;
 use super::recorded::Switch;
 use super::round::Round;
 use super::{tools, BoltProfile, Compiler, Flags, GoPgoSource, ProfileSources, ALL};
@@ -197,7 +197,7 @@ impl Optimization {
     pub fn brought_sources(
         self,
         compiler: Compiler,
-        kind: Kind,
+        format: Format,
         chosen: ProfileSources,
     ) -> Result<ProfileSources, String> {
         let single = |sources: ProfileSources| match self.rounds(compiler, sources).as_slice() {
@@ -210,7 +210,7 @@ impl Optimization {
                 continue;
             };
             let accepts = round.accepts();
-            if accepts.kinds.contains(&kind) {
+            if accepts.formats.contains(&format) {
                 // A choice the round does not depend on stays the variant's.
                 let same =
                     |other: ProfileSources| single(other).is_some_and(|r| r.name() == round.name());

@@ -9,9 +9,9 @@ use crate::toolchain::pgo::clang;
 use crate::toolchain::round::Round;
 use crate::toolchain::{Compiler, ProfileSources};
 
-pub struct Word;
+pub struct PgoFrontend;
 
-impl Optimize for Word {
+impl Optimize for PgoFrontend {
     fn word(&self) -> &'static str {
         "pgo-frontend"
     }

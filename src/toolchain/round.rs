@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::formats::kind::Kind;
+use super::formats::brought::Format;
 use super::matching::{self, Counts, Matched};
 use super::recorded::Switch;
 use super::sampling::{self, Sampler};
@@ -21,8 +21,8 @@ use super::{require_merged, stash_raw, Flags, Phase, StageDirs};
 /// collected elsewhere, `profile =` on a variant).
 #[derive(Debug, Clone, Copy)]
 pub struct Accepts {
-    /// The kinds of file its merge reads.
-    pub kinds: &'static [Kind],
+    /// The formats of file its merge reads.
+    pub formats: &'static [Format],
     /// How they are said in a refusal ("a .gcda tree or a tar archive of
     /// one").
     pub said: &'static str,
@@ -31,7 +31,7 @@ pub struct Accepts {
 impl Accepts {
     /// A round that takes no brought profile.
     pub const NOTHING: Accepts = Accepts {
-        kinds: &[],
+        formats: &[],
         said: "",
     };
 }

@@ -137,6 +137,46 @@ fn read_sources(src: &Path) -> Sources {
         .collect()
 }
 
+/// The whole house as one tree of modules, as `afterburner` re-exports it:
+/// src/ and each crate of crates/ in the place of the module it was
+/// (crates/stats/src/race.rs is stats/race.rs; crates/leaves/src/process.rs,
+/// the leaves, is process.rs), its paths written as src/ would write them
+/// (`crate::x` in crates/stats is `crate::stats::x`; `afterburner_leaves::x`
+/// is `crate::x`).
+fn read_house() -> Sources {
+    let mut sources = read_sources(&src());
+    for entry in std::fs::read_dir(src().join("../crates"))
+        .unwrap()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let module = if name == "leaves" { "" } else { name.as_str() };
+        for (path, text) in read_sources(&entry.path().join("src")) {
+            let root = path == Path::new("lib.rs");
+            if root && module.is_empty() {
+                continue; // the leaves' lib.rs only declares them
+            }
+            let place = if root {
+                Path::new(module).join("mod.rs")
+            } else {
+                Path::new(module).join(path)
+            };
+            let own = if module.is_empty() {
+                "crate::".to_owned()
+            } else {
+                format!("crate::{module}::")
+            };
+            let text = text
+                .replace("crate::", &own)
+                .replace("afterburner_leaves::", "crate::")
+                .replace("afterburner_stats::", "crate::stats::")
+                .replace("afterburner_load::", "crate::load::");
+            sources.insert(place, text);
+        }
+    }
+    sources
+}
+
 /// The layers of src/lib.rs's drawing, top first: each a name and its
 /// modules. A line that starts at the margin opens a layer; an indented
 /// one continues it; modules are the first word of each `·` part.
@@ -459,10 +499,13 @@ fn src() -> PathBuf {
 
 #[test]
 fn modules_import_down_the_layers_and_never_in_a_circle() {
-    let sources = read_sources(&src());
+    let sources = read_house();
     // The check sees imports at all: bench uses the run records, and the
     // drawing has its layers.
     assert!(graph(&sources, 1)["bench"].contains("runs"));
+    // The crates are read in their modules' places: load (crates/load)
+    // uses the leaves' interrupt (crates/leaves) by its crate's name.
+    assert!(graph(&sources, 1)["load"].contains("interrupt"));
     assert!(layers(&sources[Path::new("lib.rs")]).len() >= 5);
     let found = breaches(&sources);
     assert!(
@@ -476,7 +519,7 @@ fn modules_import_down_the_layers_and_never_in_a_circle() {
 /// rule: `stats` (a probe, near the bottom) importing `cluster` (a phase).
 #[test]
 fn an_import_up_a_layer_is_named() {
-    let mut sources = read_sources(&src());
+    let mut sources = read_house();
     sources.insert(
         PathBuf::from("stats/upward.rs"),
         "use crate::cluster::Options;\n".to_owned(),
@@ -533,7 +576,7 @@ fn a_circle_inside_a_folder_and_a_module_outside_the_drawing_are_named() {
 /// ARCHITECTURE.md's code map names every top-level module of src/.
 #[test]
 fn the_code_map_names_every_module() {
-    let sources = read_sources(&src());
+    let sources = read_house();
     let map = std::fs::read_to_string(src().join("../ARCHITECTURE.md")).unwrap();
     let missing: Vec<String> = sources
         .keys()
@@ -559,7 +602,7 @@ fn every_rust_file_is_formatted() {
     }
     let root = src().join("..");
     let mut files = Vec::new();
-    for dir in ["src", "tests", "benches"] {
+    for dir in ["src", "crates", "tests", "benches"] {
         if root.join(dir).is_dir() {
             rust_files(&root.join(dir), &|_| true, &mut files);
         }

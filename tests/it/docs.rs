@@ -414,6 +414,61 @@ fn every_command_and_option_is_documented_and_every_documented_one_exists() {
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
 
+/// The load models' table in docs/services-and-load.md names exactly the
+/// models of the load's `models!` list.
+#[test]
+fn the_load_models_table_names_every_model() {
+    let text = doc("services-and-load.md");
+    let documented: BTreeSet<String> = section(&text, "### Load models")
+        .into_iter()
+        .filter_map(cells)
+        .filter(|c| c[0] != "model")
+        .filter_map(|c| code(c[0]).map(str::to_owned))
+        .collect();
+    let models: BTreeSet<String> = afterburner::load::models::MODELS
+        .iter()
+        .map(|m| m.name().to_owned())
+        .collect();
+    assert_eq!(documented, models, "docs/services-and-load.md, Load models");
+}
+
+/// scripts/fresh-root.sh builds a variant of every optimization word with
+/// each compiler that has it: its `words` are `optimizations!`'s (Go's
+/// alone aside) and its `clang_only` those gcc refuses.
+#[test]
+fn the_fresh_root_check_tries_every_optimization_word() {
+    use afterburner::toolchain::{Compiler, ALL};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fresh-root.sh");
+    let script = std::fs::read_to_string(&path).unwrap();
+    let list = |name: &str| -> BTreeSet<String> {
+        let line = script
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("{name}=\"")))
+            .unwrap_or_else(|| panic!("scripts/fresh-root.sh: no `{name}=\"…\"`"));
+        line.trim_end_matches('"')
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    let has = |o: &afterburner::toolchain::Optimization, c| o.supports(c).is_ok();
+    let c_words: BTreeSet<String> = ALL
+        .iter()
+        .filter(|o| has(o, Compiler::Gcc) || has(o, Compiler::Clang))
+        .map(|o| o.word().to_owned())
+        .collect();
+    let clang_only: BTreeSet<String> = ALL
+        .iter()
+        .filter(|o| !has(o, Compiler::Gcc) && has(o, Compiler::Clang))
+        .map(|o| o.word().to_owned())
+        .collect();
+    assert_eq!(list("words"), c_words, "scripts/fresh-root.sh: words");
+    assert_eq!(
+        list("clang_only"),
+        clang_only,
+        "scripts/fresh-root.sh: clang_only"
+    );
+}
+
 /// docs/README.md links every page under docs/ (and every case study).
 #[test]
 fn the_docs_index_links_every_page() {

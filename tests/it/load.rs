@@ -318,6 +318,71 @@ fn rate_load_counts_from_the_intended_start_so_a_stall_shows_in_the_tail() {
     }
 }
 
+/// The index of dispersion (variance over mean) of the requests counted
+/// in each interval of a load's series: about 1 for Poisson arrivals,
+/// near 0 for evenly spaced ones.
+fn dispersion(out: &serde_json::Value) -> f64 {
+    let counts: Vec<f64> = out["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| f(&row["requests"]))
+        .collect();
+    let n = counts.len() as f64;
+    let mean = counts.iter().sum::<f64>() / n;
+    let var = counts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    var / mean
+}
+
+/// `--model poisson` sends at the mean rate asked, its requests arriving
+/// as a Poisson process: the counts per 100 ms interval scatter as
+/// Poisson counts do (variance = mean), where the `rate` model's barely
+/// scatter; and at half a server's capacity its random bunches queue, so
+/// its mean latency (from each request's intended start) is above the
+/// evenly paced load's.
+#[test]
+fn poisson_load_arrives_at_random_around_its_mean_rate() {
+    let _serial = exclusive();
+    let sandbox = Sandbox::with_fixture("slowserver");
+    // 2 ms per request, one at a time: capacity 500/s; 250/s is half.
+    let server = slowserver(&sandbox, &["2000"]);
+    let url = server.url("http");
+    let paced = Load::default()
+        .c(8)
+        .arg("-R", "250")
+        .d("6s")
+        .arg("--interval", "100ms");
+    let even = paced.load(&sandbox, &url);
+    let random = paced.clone().arg("--model", "poisson").load(&sandbox, &url);
+    for out in [&even, &random] {
+        let rps = f(&out["summary"]["achieved_rps"]);
+        assert!(rps <= 280.0, "asked 250/s on average, got {rps}");
+        assert_eq!(out["series"].as_array().unwrap().len(), 60, "{out}");
+    }
+    // 60 intervals of 25 requests: a Poisson count's dispersion index is
+    // 1 with a standard error of about 0.18.
+    let (d_even, d_random) = (dispersion(&even), dispersion(&random));
+    assert!(d_random > 0.45, "Poisson counts' dispersion {d_random}");
+    match busy() {
+        None => {
+            let rps = f(&random["summary"]["achieved_rps"]);
+            assert!(rps >= 225.0, "asked 250/s on average, got {rps}");
+            assert!(d_random < 1.7, "Poisson counts' dispersion {d_random}");
+            assert!(d_even < 0.3, "even counts' dispersion {d_even}");
+            let mean = |o: &serde_json::Value| f(&o["summary"]["latency_ms"]["mean"]);
+            assert!(
+                mean(&random) > 1.15 * mean(&even),
+                "queueing at half the capacity: Poisson mean {} ms, even {} ms",
+                mean(&random),
+                mean(&even)
+            );
+        }
+        Some(why) => crate::support::skip_part(&format!(
+            "{why}: the Poisson rate's floor, both dispersions' bounds and the queueing (dispersion {d_random}, even {d_even})"
+        )),
+    }
+}
+
 #[test]
 fn sla_search_finds_the_capacity_within_ten_percent() {
     let _serial = exclusive();

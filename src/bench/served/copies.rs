@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::experiment::{Bindings, Load, LoadModel};
+use crate::experiment::{Bindings, Load};
 use crate::load::models::sla;
 use crate::load::{self, Outcome};
 use crate::measure::{nanos, RunRecord};
@@ -60,15 +60,12 @@ pub(super) fn run_copies(
                         return Ok((outcome?, None, None));
                     }
                     let spec = load.spec(address, seed, &s.experiment.dir);
-                    match &load.model {
-                        LoadModel::Sla { sla: bound, .. } => {
-                            let found = load::search_sla(&spec, bound, |_| {}, Some(&watch))?;
-                            Ok((found.confirm.clone(), Some(found), None))
-                        }
-                        LoadModel::Run(_) => {
-                            let recorded = load::run_watched(&spec, Some(&watch))?;
-                            Ok((recorded.outcome.clone(), None, Some(recorded)))
-                        }
+                    if let Some(bound) = &load.model.sla {
+                        let found = load::search_sla(&spec, bound, |_| {}, Some(&watch))?;
+                        Ok((found.confirm.clone(), Some(found), None))
+                    } else {
+                        let recorded = load::run_watched(&spec, Some(&watch))?;
+                        Ok((recorded.outcome.clone(), None, Some(recorded)))
                     }
                 })
             })
@@ -147,7 +144,7 @@ pub(super) fn drive(
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
-    if matches!(load.model, LoadModel::Sla { .. }) {
+    if load.model.sla.is_some() {
         figures.insert(
             "sla_rate".to_owned(),
             outcomes.iter().filter_map(|(_, r)| *r).sum(),

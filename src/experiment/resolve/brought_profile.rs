@@ -11,7 +11,7 @@ use super::super::raw::{RawProfile, RawProfileFile, RawVariant};
 use super::super::resolve_path;
 use super::Cx;
 use crate::experiment::ExperimentError;
-use crate::toolchain::formats::kind::{detect, BroughtFile};
+use crate::toolchain::formats::brought::{detect, BroughtFile, Format};
 use crate::toolchain::{weights, Compiler, Optimization, ProfileSources};
 
 impl Cx<'_> {
@@ -68,16 +68,16 @@ impl Cx<'_> {
         // files, an archive with a tree are one).
         if let Some(odd) = files
             .iter()
-            .find(|f| f.kind.family() != files[0].kind.family())
+            .find(|f| f.format.family() != files[0].format.family())
         {
             return Err(self.invalid(
                 raw.span(),
                 format!(
                     "brought profile `{}` is a {}, and `{}` a {}: one round merges one kind",
                     odd.path.display(),
-                    odd.kind.describe(),
+                    odd.format.describe(),
                     files[0].path.display(),
-                    files[0].kind.describe()
+                    files[0].format.describe()
                 ),
                 "bring files of one kind for this variant",
             ));
@@ -114,23 +114,30 @@ impl Cx<'_> {
                     ),
                 )
             })?;
-        let kind = detect(&path).map_err(|why| {
+        let format = detect(&path).map_err(|why| {
             self.invalid(
                 raw.span(),
                 format!("brought profile `{written}`: {why}"),
-                "bring a .profraw/.profdata (clang), a .gcda tree or its tar archive (gcc), a perf.data (AutoFDO, BOLT), an .fdata (BOLT) or a .pprof (Go)",
+                format!(
+                    "bring one of the formats afterburner reads: {}",
+                    Format::all_described()
+                ),
             )
         })?;
         optimization
-            .brought_sources(compiler, kind, ProfileSources::INSTRUMENTED)
+            .brought_sources(compiler, format, ProfileSources::INSTRUMENTED)
             .map_err(|why| {
             self.invalid(
                 raw.span(),
-                format!("brought profile `{written}` is a {}, and {why}", kind.describe()),
+                format!("brought profile `{written}` is a {}, and {why}", format.describe()),
                 "bring the kind the variant's optimization reads, or change `optimize` to one that reads it",
             )
         })?;
-        Ok(BroughtFile { path, weight, kind })
+        Ok(BroughtFile {
+            path,
+            weight,
+            format,
+        })
     }
 }
 
@@ -149,9 +156,9 @@ pub(super) fn sources(
     else {
         return chosen;
     };
-    // `brought` checked that the kind fits.
+    // `brought` checked that the format fits.
     optimization
-        .brought_sources(compiler, file.kind, chosen)
+        .brought_sources(compiler, file.format, chosen)
         .unwrap_or(chosen)
 }
 

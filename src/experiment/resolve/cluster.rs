@@ -6,7 +6,7 @@ use std::path::Path;
 use super::super::raw::RawCluster;
 use super::Cx;
 use crate::experiment::{
-    Bench, Cluster, ClusterEngine, ExperimentError, LoadModel, LoadPlacement, Target, Workload,
+    Bench, Cluster, ClusterEngine, ExperimentError, LoadPlacement, Target, Workload,
 };
 use crate::load::drivers::network_names;
 
@@ -112,7 +112,7 @@ impl Cx<'_> {
                 ));
             };
             let local = !load.driver.over_network();
-            if local || matches!(load.model, LoadModel::Sla { .. }) {
+            if local || load.model.sla.is_some() {
                 let what = if local {
                     format!("{} driver", load.driver.name())
                 } else {

@@ -4,7 +4,7 @@
 use toml::Spanned;
 
 use super::super::raw::RawRace;
-use super::super::{Bench, LoadModel, MetricKind, Race, Workload};
+use super::super::{Bench, MetricKind, Race, Workload};
 use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::load::Model;
@@ -90,13 +90,8 @@ impl Cx<'_> {
 /// Whether a workload's instructions can be counted by some counter: a
 /// command, a set number of requests or iterations (any counter), or a
 /// closed load's window (callgrind's); the bench checks its counter again.
-fn may_count(model: Option<&LoadModel>) -> bool {
-    matches!(
-        model,
-        None | Some(LoadModel::Run(
-            Model::Closed { .. } | Model::Iterations { .. }
-        ))
-    )
+fn may_count(model: Option<&Model>) -> bool {
+    model.is_none_or(|m| !m.open_loop())
 }
 
 #[cfg(test)]

@@ -7,14 +7,13 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::super::raw::{RawLoad, RawService};
-use super::super::{
-    resolve_path, Load, LoadModel, Ready, Recorded, RunAs, Service, Target, Template,
-};
+use super::super::{resolve_path, Load, Ready, Recorded, RunAs, Service, Target, Template};
 use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::load::command::parse_sla;
 use crate::load::drivers::ready_forms;
 use crate::load::models::sla::Sla;
+use crate::load::models::{Given, Pacing};
 use crate::load::{request_template, Driver, MixError, Model, RequestMix, Source};
 
 const SIGNALS: [(&str, i32); 5] = [
@@ -236,69 +235,7 @@ impl Cx<'_> {
             ));
         }
         let duration = self.duration(l.duration.as_ref(), Duration::from_secs(10))?;
-        let model_word = l.model.as_ref().map_or("closed", |m| m.get_ref().as_str());
-        let model_span = l.model.as_ref().map_or(l.driver.span(), Spanned::span);
-        let need_rate = || {
-            l.rate
-                .as_ref()
-                .map(|r| (*r.get_ref(), r.span()))
-                .filter(|(r, _)| *r > 0.0 && r.is_finite())
-                .map(|(r, _)| r)
-                .ok_or_else(|| {
-                    self.invalid(
-                        l.rate.as_ref().map_or(model_span.clone(), Spanned::span),
-                        "the rate model needs rate = REQUESTS_PER_SECOND (positive)",
-                        "add rate = 1000, say",
-                    )
-                })
-        };
-        let model = match model_word {
-            "iterations" => LoadModel::Run(Model::Iterations {
-                requests: l.requests.as_ref().map_or(1000, |r| *r.get_ref()),
-            }),
-            "closed" => LoadModel::Run(Model::Closed {
-                clients,
-                duration: l.requests.is_none().then_some(duration),
-                requests: l.requests.as_ref().map(|r| *r.get_ref()),
-            }),
-            "rate" => LoadModel::Run(Model::Rate {
-                clients,
-                rate: need_rate()?,
-                duration,
-            }),
-            "sla" => {
-                let bound = l.sla.as_ref().ok_or_else(|| {
-                    self.invalid(
-                        model_span.clone(),
-                        "the sla model needs sla = \"pXX<BOUND\"",
-                        "add sla = \"p99<5ms\", say",
-                    )
-                })?;
-                let (percentile, max_ms) = parse_sla(bound.get_ref()).map_err(|e| {
-                    let text = format!("{e:#}");
-                    let (m, h) = text.split_once("\nhint: ").unwrap_or((text.as_str(), ""));
-                    self.invalid(bound.span(), m.to_owned(), h.to_owned())
-                })?;
-                LoadModel::Sla {
-                    clients,
-                    duration,
-                    sla: Sla {
-                        percentile,
-                        max_ms,
-                        start_rps: l.start_rate.as_ref().map_or(100.0, |r| *r.get_ref()),
-                        probe: self.duration(l.probe.as_ref(), Duration::from_secs(3))?,
-                        precision: 0.05,
-                    },
-                }
-            }
-            other => {
-                return Err(self.invalid(
-                    model_span,
-                    format!("unknown load model `{other}`"),
-                    "use model = \"iterations\", \"closed\", \"rate\" or \"sla\"",
-                ))
-            }
-        };
+        let model = self.model(l, clients, duration)?;
         let load = Load {
             driver,
             address,
@@ -357,34 +294,62 @@ impl Cx<'_> {
         })
     }
 
+    /// The load's model (`model = "…"`, one of the load's `models!`) read
+    /// from the keys it needs, a missing one named at `model`.
+    fn model(
+        &self,
+        l: &RawLoad,
+        clients: usize,
+        duration: Duration,
+    ) -> Result<Model, ExperimentError> {
+        let model_span = l.model.as_ref().map_or(l.driver.span(), Spanned::span);
+        let word = l.model.as_ref().map_or("closed", |m| m.get_ref().as_str());
+        let pacing = Pacing::from_name(word).ok_or_else(|| {
+            self.invalid(
+                model_span.clone(),
+                format!("unknown load model `{word}`"),
+                format!("use model = {}", Pacing::names()),
+            )
+        })?;
+        let sla = match &l.sla {
+            Some(bound) => {
+                let (percentile, max_ms) = parse_sla(bound.get_ref()).map_err(|e| {
+                    let text = format!("{e:#}");
+                    let (m, h) = text.split_once("\nhint: ").unwrap_or((text.as_str(), ""));
+                    self.invalid(bound.span(), m.to_owned(), h.to_owned())
+                })?;
+                Some(Sla {
+                    percentile,
+                    max_ms,
+                    start_rps: l.start_rate.as_ref().map_or(100.0, |r| *r.get_ref()),
+                    probe: self.duration(l.probe.as_ref(), Duration::from_secs(3))?,
+                    precision: 0.05,
+                })
+            }
+            None => None,
+        };
+        let given = Given {
+            clients,
+            duration,
+            requests: l.requests.as_ref().map(|r| *r.get_ref()),
+            rate: l.rate.as_ref().map(|r| *r.get_ref()),
+            sla,
+        };
+        pacing.read(&given).map_err(|r| {
+            let at = match r.setting {
+                "rate" => l.rate.as_ref().map(Spanned::span),
+                _ => None,
+            };
+            self.invalid(at.unwrap_or(model_span), r.message, r.hint)
+        })
+    }
+
     /// Every number of the load within its range ([`crate::load::limits`]),
     /// the refusal pointing at the key that is out of it.
     fn check_limits(&self, l: &RawLoad, load: &Load) -> Result<(), ExperimentError> {
-        let model = match &load.model {
-            LoadModel::Run(m) => m.clone(),
-            LoadModel::Sla {
-                clients,
-                duration,
-                sla,
-            } => {
-                if let Err(r) = crate::load::limits::check_search(sla.start_rps, sla.probe) {
-                    let span = match r.setting {
-                        "probe" => l.probe.as_ref().map(Spanned::span),
-                        _ => l.start_rate.as_ref().map(Spanned::span),
-                    };
-                    return Err(self.invalid(span.unwrap_or(l.driver.span()), r.message, r.hint));
-                }
-                // Its probes and the confirming run are rate loads.
-                Model::Rate {
-                    clients: *clients,
-                    rate: sla.start_rps,
-                    duration: *duration,
-                }
-            }
-        };
         crate::load::limits::check(&crate::load::limits::Settings {
             driver: load.driver,
-            model,
+            model: load.model.clone(),
             warmup: load.warmup,
             timeout: load.timeout,
             pipeline: load.pipeline,
@@ -403,6 +368,8 @@ impl Cx<'_> {
                 "clients" => l.clients.as_ref().map(Spanned::span),
                 "pipeline" => l.pipeline.as_ref().map(Spanned::span),
                 "threads" => l.threads.as_ref().map(Spanned::span),
+                "probe" => l.probe.as_ref().map(Spanned::span),
+                "start_rate" => l.start_rate.as_ref().map(Spanned::span),
                 _ => None,
             };
             self.invalid(span.unwrap_or(l.driver.span()), r.message, r.hint)

@@ -478,7 +478,7 @@ struct ProfileOptions {
 /// services are recorded over each workload's window has them attached
 /// to in sampled rounds.
 fn origin(
-    brought: &[crate::toolchain::formats::kind::BroughtFile],
+    brought: &[crate::toolchain::formats::brought::BroughtFile],
     profile_from: Option<&ProfileFrom>,
     target: &Target,
 ) -> ProfileOrigin {

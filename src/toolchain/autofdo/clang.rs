@@ -12,8 +12,8 @@ use anyhow::{bail, Context as _, Result};
 use super::from_ip::Dialect;
 use super::{create_llvm_prof, use_merged, NO_SAMPLES_HINT, SAMPLER};
 use crate::process::{capture, quote_output};
+use crate::toolchain::formats::brought::Format;
 use crate::toolchain::formats::gcov_afdo;
-use crate::toolchain::formats::kind::Kind;
 use crate::toolchain::matching::Counts;
 use crate::toolchain::merge::{self, Convert};
 use crate::toolchain::round::{Accepts, Round};
@@ -76,7 +76,7 @@ impl Round for AutoFdo {
 
     fn accepts(&self) -> Accepts {
         Accepts {
-            kinds: &[Kind::PerfData],
+            formats: &[Format::PERF_DATA],
             said: "perf recordings (perf.data)",
         }
     }

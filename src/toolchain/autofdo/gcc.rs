@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use super::create_llvm_prof::{self, read_lossy};
 use super::from_ip::Dialect;
 use super::{use_merged, NO_SAMPLES_HINT, SAMPLER};
-use crate::toolchain::formats::kind::Kind;
+use crate::toolchain::formats::brought::Format;
 use crate::toolchain::formats::{gcov_afdo, gcov_afdo_read};
 use crate::toolchain::matching::Counts;
 use crate::toolchain::merge::{self, Convert};
@@ -50,9 +50,10 @@ const GCC_DEBUG_FLAGS: &[&str] = &["-g", "-gdwarf-4"];
 /// The per-recording text profiles of gcc's round, and its merged file.
 const GCC_TEXT_EXTENSION: &str = "txt";
 const GCC_MERGED_EXTENSION: &str = "gcov";
-/// gcc AutoFDO profiles brought as they are (`profile = "x.afdo"`), laid
-/// out under the round's raw directory and merged without conversion.
-pub const GCC_BROUGHT_EXTENSION: &str = "afdo";
+// gcc AutoFDO profiles brought as they are (`profile = "x.afdo"`), laid
+// out under the round's raw directory by their format and merged without
+// conversion.
+use crate::toolchain::formats::brought::gcc_afdo::EXTENSION as GCC_BROUGHT_EXTENSION;
 
 /// gcc's round: as clang's, keyed for gcc ([`super::from_ip`] names every
 /// inlined callee, which `create_llvm_prof` 0.19 garbles).
@@ -118,7 +119,7 @@ impl Round for GccAutoFdo {
 
     fn accepts(&self) -> Accepts {
         Accepts {
-            kinds: &[Kind::PerfData, Kind::GccAfdo],
+            formats: &[Format::PERF_DATA, Format::GCC_AFDO],
             said: "perf recordings (perf.data) or gcc AutoFDO profiles (.afdo)",
         }
     }

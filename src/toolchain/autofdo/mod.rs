@@ -16,7 +16,7 @@
 //! (`sample_event = "cpu-clock"`): timer samples give a weaker profile with
 //! no branch or call-target data, but exercise the whole path.
 //!
-//! The word `autofdo` is this folder's [`Word`].
+//! The word `autofdo` is this folder's [`AutoFdo`].
 
 pub mod clang;
 mod create_llvm_prof;
@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-pub use gcc::{check_gcc, GCC_BROUGHT_EXTENSION};
+pub use gcc::check_gcc;
 
 use crate::env::Environment;
 use crate::toolchain::formats::gcov_afdo::Instance;
@@ -42,9 +42,9 @@ use crate::toolchain::{llvm, merged_profiles, Compiler, Flags, ProfileSources, S
 /// How long one conversion may take.
 const TIMEOUT: Duration = Duration::from_mins(10);
 
-pub struct Word;
+pub struct AutoFdo;
 
-impl Optimize for Word {
+impl Optimize for AutoFdo {
     fn word(&self) -> &'static str {
         "autofdo"
     }

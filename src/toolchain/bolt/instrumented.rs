@@ -11,7 +11,7 @@ use anyhow::Result;
 use super::{
     file_name, find_tool, keep_relocations, merge_fdata, merged_path, optimize, rewrite, FDATA,
 };
-use crate::toolchain::formats::kind::Kind;
+use crate::toolchain::formats::brought::Format;
 use crate::toolchain::matching::Counts;
 use crate::toolchain::round::{Accepts, Round};
 use crate::toolchain::{find_files, no_profile_error, raw_dir, weights, Flags, Phase, StageDirs};
@@ -34,7 +34,7 @@ impl Round for Bolt {
 
     fn accepts(&self) -> Accepts {
         Accepts {
-            kinds: &[Kind::Fdata],
+            formats: &[Format::FDATA],
             said: "an .fdata file",
         }
     }

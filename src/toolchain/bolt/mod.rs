@@ -129,9 +129,9 @@ fn file_name(binary: &Path) -> String {
         .unwrap_or_default()
 }
 
-pub struct Word;
+pub struct Bolt;
 
-impl Optimize for Word {
+impl Optimize for Bolt {
     fn word(&self) -> &'static str {
         "bolt"
     }

@@ -19,8 +19,8 @@ use anyhow::{bail, Context, Result};
 
 use super::{find_tool, keep_relocations, merge_fdata, merged_path, optimize, FDATA, TIMEOUT};
 use crate::process::{capture_command, quote_output};
+use crate::toolchain::formats::brought::Format;
 use crate::toolchain::formats::fdata::{has_samples, sum_no_lbr};
-use crate::toolchain::formats::kind::Kind;
 use crate::toolchain::matching::Counts;
 use crate::toolchain::merge::convert_recordings;
 use crate::toolchain::round::{Accepts, Round};
@@ -95,7 +95,7 @@ impl Round for BoltPerf {
 
     fn accepts(&self) -> Accepts {
         Accepts {
-            kinds: &[Kind::PerfData],
+            formats: &[Format::PERF_DATA],
             said: "a perf recording",
         }
     }

@@ -6,9 +6,9 @@ use crate::toolchain::optimize::{c_and_cpp_only, Optimize};
 use crate::toolchain::recorded::Switch;
 use crate::toolchain::{Compiler, Flags};
 
-pub struct Word;
+pub struct Lto;
 
-impl Optimize for Word {
+impl Optimize for Lto {
     fn word(&self) -> &'static str {
         "lto"
     }

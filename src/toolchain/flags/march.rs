@@ -6,9 +6,9 @@
 use crate::toolchain::optimize::{c_and_cpp_only, Optimize};
 use crate::toolchain::Compiler;
 
-pub struct Word;
+pub struct March;
 
-impl Optimize for Word {
+impl Optimize for March {
     fn word(&self) -> &'static str {
         "march"
     }

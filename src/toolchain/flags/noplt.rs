@@ -8,9 +8,9 @@
 use crate::toolchain::optimize::{c_and_cpp_only, Optimize};
 use crate::toolchain::{Compiler, Flags};
 
-pub struct Word;
+pub struct NoPlt;
 
-impl Optimize for Word {
+impl Optimize for NoPlt {
     fn word(&self) -> &'static str {
         "noplt"
     }

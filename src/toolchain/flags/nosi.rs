@@ -12,9 +12,9 @@
 use crate::toolchain::optimize::{c_and_cpp_only, Optimize};
 use crate::toolchain::{Compiler, Flags};
 
-pub struct Word;
+pub struct NoSemanticInterposition;
 
-impl Optimize for Word {
+impl Optimize for NoSemanticInterposition {
     fn word(&self) -> &'static str {
         "nosi"
     }

@@ -6,9 +6,9 @@
 use crate::toolchain::optimize::{c_and_cpp_only, Optimize};
 use crate::toolchain::{Compiler, Flags};
 
-pub struct Word;
+pub struct O3;
 
-impl Optimize for Word {
+impl Optimize for O3 {
     fn word(&self) -> &'static str {
         "o3"
     }

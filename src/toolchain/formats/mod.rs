@@ -4,7 +4,8 @@
 //! them). They know nothing of techniques or rounds: a technique's folder
 //! uses them.
 //!
-//! - [`kind`]: what kind of profile a file is (magic numbers, names);
+//! - [`brought`]: the formats of a profile brought from elsewhere, one file
+//!   each in `brought/` and one list (`formats!`);
 //! - [`gcov_afdo`]: gcc's AutoFDO profile written from an LLVM text sample
 //!   profile (which it parses and writes too), [`gcov_afdo_read`] reading
 //!   it back;
@@ -14,10 +15,10 @@
 //!   perf;
 //! - [`untrusted_tar`]: tar archives from elsewhere, unpacked safely.
 
+pub mod brought;
 pub mod fdata;
 pub mod gcov_afdo;
 pub mod gcov_afdo_read;
-pub mod kind;
 pub mod perf_script;
 pub mod pprof;
 pub mod untrusted_tar;

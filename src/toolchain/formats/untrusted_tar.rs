@@ -4,7 +4,7 @@
 //! fixed modes (no owners, no set-id bits); an entry whose name is
 //! absolute or climbs out with `..`, a link of any kind, a device or a
 //! FIFO refuses the whole archive, and so does more than
-//! [`super::kind::MAX_FILE_BYTES`] of content. Reads ustar and GNU
+//! [`super::brought::MAX_FILE_BYTES`] of content. Reads ustar and GNU
 //! archives (long names), plain or gzip-compressed.
 
 use std::io::Read;
@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 
-use super::kind::MAX_FILE_BYTES;
+use super::brought::MAX_FILE_BYTES;
 
 const BLOCK: usize = 512;
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use crate::process::{capture_command, quote_output};
-use crate::toolchain::formats::kind::Kind;
+use crate::toolchain::formats::brought::Format;
 use crate::toolchain::matching::Counts;
 use crate::toolchain::round::{Accepts, Round};
 use crate::toolchain::{
@@ -45,7 +45,7 @@ impl Round for GoPgo {
 
     fn accepts(&self) -> Accepts {
         Accepts {
-            kinds: &[Kind::Pprof],
+            formats: &[Format::PPROF],
             said: "a Go CPU profile (.pprof)",
         }
     }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::toolchain::formats::kind::Kind as ProfileKind;
+use crate::toolchain::formats::brought::Format;
 use crate::toolchain::matching::Matched;
 use crate::toolchain::optimize::{Requirement, VariantSetup};
 use crate::toolchain::round::{Accepts, Round};
@@ -25,7 +25,7 @@ use crate::toolchain::{
 
 /// One of clang's instrumentations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Instrumentation {
     /// `-fprofile-generate` / `-fprofile-use=`.
     Ir,
     /// `-fprofile-instr-generate` / `-fprofile-instr-use=`.
@@ -36,18 +36,20 @@ pub enum Kind {
 
 /// clang's instrumented PGO of one kind.
 pub struct ClangPgo {
-    pub kind: Kind,
+    pub kind: Instrumentation,
 }
 
 /// IR-level instrumentation (`optimize = ["pgo"]` with clang).
-pub static CLANG_IR_PGO: ClangPgo = ClangPgo { kind: Kind::Ir };
+pub static CLANG_IR_PGO: ClangPgo = ClangPgo {
+    kind: Instrumentation::Ir,
+};
 /// Front-end instrumentation (`optimize = ["pgo-frontend"]`).
 pub static CLANG_FRONTEND_PGO: ClangPgo = ClangPgo {
-    kind: Kind::Frontend,
+    kind: Instrumentation::Frontend,
 };
 /// The second round of `optimize = ["cspgo"]`.
 pub static CLANG_CS_PGO: ClangPgo = ClangPgo {
-    kind: Kind::ContextSensitive,
+    kind: Instrumentation::ContextSensitive,
 };
 
 const RAW_EXTENSION: &str = "profraw";
@@ -56,9 +58,9 @@ const MERGED_EXTENSION: &str = "profdata";
 impl Round for ClangPgo {
     fn name(&self) -> &'static str {
         match self.kind {
-            Kind::Ir => "clang-pgo",
-            Kind::Frontend => "clang-pgo-frontend",
-            Kind::ContextSensitive => "cspgo",
+            Instrumentation::Ir => "clang-pgo",
+            Instrumentation::Frontend => "clang-pgo-frontend",
+            Instrumentation::ContextSensitive => "cspgo",
         }
     }
 
@@ -69,9 +71,9 @@ impl Round for ClangPgo {
 
     fn instrument(&self, flags: &mut Flags, _dirs: &StageDirs) {
         let generate = match self.kind {
-            Kind::Ir => "-fprofile-generate",
-            Kind::Frontend => "-fprofile-instr-generate",
-            Kind::ContextSensitive => "-fcs-profile-generate",
+            Instrumentation::Ir => "-fprofile-generate",
+            Instrumentation::Frontend => "-fprofile-instr-generate",
+            Instrumentation::ContextSensitive => "-fcs-profile-generate",
         };
         flags.cflags.push(generate.to_owned());
         flags.cflags.push("-fprofile-update=atomic".to_owned());
@@ -92,25 +94,25 @@ impl Round for ClangPgo {
 
     fn accepts(&self) -> Accepts {
         match self.kind {
-            Kind::ContextSensitive => Accepts::NOTHING,
-            Kind::Ir | Kind::Frontend => Accepts {
-                kinds: &[ProfileKind::Profraw, ProfileKind::Profdata],
+            Instrumentation::ContextSensitive => Accepts::NOTHING,
+            Instrumentation::Ir | Instrumentation::Frontend => Accepts {
+                formats: &[Format::PROFRAW, Format::PROFDATA],
                 said: ".profraw or .profdata files",
             },
         }
     }
 
     fn matched(&self, files: &[PathBuf], binaries: &[PathBuf]) -> Result<Option<Matched>> {
-        let hashes = self.kind != Kind::ContextSensitive;
+        let hashes = self.kind != Instrumentation::ContextSensitive;
         super::clang_match::matched(files, binaries, hashes).map(Some)
     }
 
     fn instruments_final_code(&self) -> bool {
-        self.kind == Kind::ContextSensitive
+        self.kind == Instrumentation::ContextSensitive
     }
 
     fn replaces_earlier(&self) -> bool {
-        self.kind == Kind::ContextSensitive
+        self.kind == Instrumentation::ContextSensitive
     }
 
     fn training_env(&self, dirs: &StageDirs) -> Vec<(String, String)> {
@@ -127,7 +129,7 @@ impl Round for ClangPgo {
             return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
         }
         let mut inputs = Vec::new();
-        if self.kind == Kind::ContextSensitive {
+        if self.kind == Instrumentation::ContextSensitive {
             // The IR round's profile, beside this round's directory.
             let ir = dirs.profile.with_file_name(CLANG_IR_PGO.name());
             inputs.extend(require_merged(&ir, MERGED_EXTENSION)?);
@@ -151,7 +153,7 @@ impl Round for ClangPgo {
             dirs.profile
                 .join(format!("merged-missing.{MERGED_EXTENSION}"))
         });
-        let option = if self.kind == Kind::Frontend {
+        let option = if self.kind == Instrumentation::Frontend {
             "-fprofile-instr-use"
         } else {
             "-fprofile-use"

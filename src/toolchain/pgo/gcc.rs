@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use crate::process::{capture_command, quote_output};
-use crate::toolchain::formats::kind::Kind;
+use crate::toolchain::formats::brought::Format;
 use crate::toolchain::matching::Matched;
 use crate::toolchain::round::{Accepts, Round};
 use crate::toolchain::{find_files, no_profile_error, raw_dir, weights, Flags, StageDirs, RAW_DIR};
@@ -146,7 +146,7 @@ impl Round for GccPgo {
 
     fn accepts(&self) -> Accepts {
         Accepts {
-            kinds: &[Kind::Gcda, Kind::GcdaArchive],
+            formats: &[Format::GCDA, Format::GCDA_ARCHIVE],
             said: "a .gcda tree or a tar archive of one",
         }
     }

@@ -21,9 +21,9 @@ use crate::toolchain::optimize::{Optimize, Requirement, VariantSetup};
 use crate::toolchain::round::Round;
 use crate::toolchain::{go, Compiler, GoPgoSource, ProfileSources};
 
-pub struct Word;
+pub struct Pgo;
 
-impl Optimize for Word {
+impl Optimize for Pgo {
     fn word(&self) -> &'static str {
         "pgo"
     }

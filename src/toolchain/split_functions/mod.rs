@@ -29,9 +29,9 @@ use crate::toolchain::{Compiler, Flags, ProfileSources, StageDirs};
 /// The flag of the final build.
 const FLAG: &str = "-fsplit-machine-functions";
 
-pub struct Word;
+pub struct SplitFunctions;
 
-impl Optimize for Word {
+impl Optimize for SplitFunctions {
     fn word(&self) -> &'static str {
         "split-functions"
     }
@@ -65,7 +65,7 @@ impl Optimize for Word {
     }
 
     fn rounds(&self, _compiler: Compiler, _sources: ProfileSources) -> Vec<&'static dyn Round> {
-        vec![&SplitFunctions]
+        vec![&SplittingRound]
     }
 
     fn requirements(&self, _env: &Environment, variant: Option<&VariantSetup>) -> Vec<Requirement> {
@@ -95,9 +95,9 @@ impl Optimize for Word {
 
 /// clang's IR PGO round whose final build also splits: its training,
 /// merge, brought files and profile check are IR PGO's.
-pub struct SplitFunctions;
+pub struct SplittingRound;
 
-impl Round for SplitFunctions {
+impl Round for SplittingRound {
     fn name(&self) -> &'static str {
         "clang-pgo-mfs"
     }
