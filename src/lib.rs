@@ -23,6 +23,7 @@
 //!            capture (`afterburner profile`: a running process's profile)
 //! model      experiment (the validated experiment file)
 //! vocabulary load (drivers, load models) · toolchain (compilers, techniques, profile formats)
+//!            metric (what a run is judged on: the metrics, a run's record)
 //! probes     env (the machine) · stats (verdicts)
 //! leaves     handle · units · digest · rng · pinning · process · guardian · interrupt · system
 //!            cpustat
@@ -51,6 +52,7 @@ pub mod interrupt;
 pub mod load;
 pub mod lockfile;
 pub mod measure;
+pub mod metric;
 pub mod pinning;
 pub mod pipeline;
 pub mod process;

@@ -6,6 +6,7 @@
 //! instructions head only where `[bench] primary = "instructions"` asked.
 
 use super::results::{ComparisonEntry, Results};
+use crate::metric::MetricId;
 
 /// One headline row: a comparison of a workload's primary metric, and the
 /// instruction count of the same variant where it was compared.
@@ -73,8 +74,13 @@ fn failed_more(results: &Results, workload: &str, variant: &str, baseline: &str)
     (!said.is_empty()).then(|| said.join(" and "))
 }
 
-/// Metrics that count executed work.
-pub const WORK: [&str; 2] = ["instructions", "instructions_per_request"];
+/// Metrics that count executed work, in the order a headline shows them.
+pub const WORK: [MetricId; 2] = [MetricId::INSTRUCTIONS, MetricId::InstructionsPerRequest];
+
+/// Whether `metric` names one that counts executed work.
+pub fn counts_work(metric: &str) -> bool {
+    MetricId::parse(metric).counts_work()
+}
 
 /// The headline rows, workloads in results order.
 pub fn rows(results: &Results) -> Vec<Row<'_>> {
@@ -94,11 +100,11 @@ pub fn rows(results: &Results) -> Vec<Row<'_>> {
             .iter()
             .filter(|c| c.workload == workload && c.metric == metric)
         {
-            let work = (!WORK.contains(&metric))
+            let work = (!counts_work(metric))
                 .then(|| {
                     WORK.iter().find_map(|w| {
                         results.comparisons.iter().find(|x| {
-                            x.workload == workload && x.variant == c.variant && x.metric == *w
+                            x.workload == workload && x.variant == c.variant && w.is(&x.metric)
                         })
                     })
                 })

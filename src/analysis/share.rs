@@ -9,7 +9,7 @@
 //! is drawn, so a run benched before the file named one gets the section
 //! from `afterburner report`.
 
-use super::headline::WORK;
+use super::headline::counts_work;
 use super::results::{GainShares, Measurement, Results, ShareEntry, WarningEntry};
 use crate::stats::fieller::{share_of_gain, share_of_gain_paired, FiellerSet, GainShare, Group};
 
@@ -144,7 +144,7 @@ fn judged(results: &Results) -> Vec<(&str, Vec<&str>)> {
         metrics.sort_by_key(|m| {
             if Some(*m) == primary {
                 0
-            } else if WORK.contains(m) {
+            } else if counts_work(m) {
                 1
             } else {
                 2

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::experiment::{Experiment, LoadModel, Workload};
 use crate::measure::{Metric, RunKind, RunRecord};
+use crate::metric::{LoadMetric, MetricId};
 use crate::runs::SequentialMeta;
 use crate::stats::gate::{default_threshold_pct, paired_looks, PairedGate, Status};
 use crate::stats::sequential::Plan;
@@ -30,13 +31,13 @@ pub fn primary_metric<'m>(workload: &Workload, metrics: &'m [Metric]) -> Option<
     if let Some(f) = workload.figures.iter().find(|f| f.primary) {
         return metrics.iter().find(|m| m.name == f.name);
     }
-    let name = match workload.load.as_ref().map(|l| &l.model) {
-        Some(LoadModel::Sla { .. }) => "sla_rate",
-        Some(LoadModel::Run(crate::load::Model::Rate { .. })) => "p99",
-        Some(LoadModel::Run(_)) => "throughput",
-        None => "wall",
+    let id = match workload.load.as_ref().map(|l| &l.model) {
+        Some(LoadModel::Sla { .. }) => MetricId::Load(LoadMetric::SlaRate),
+        Some(LoadModel::Run(crate::load::Model::Rate { .. })) => MetricId::Load(LoadMetric::P99),
+        Some(LoadModel::Run(_)) => MetricId::Load(LoadMetric::Throughput),
+        None => MetricId::WALL,
     };
-    metrics.iter().find(|m| m.name == name).or_else(|| {
+    metrics.iter().find(|m| m.is(&id)).or_else(|| {
         workload
             .figures
             .first()

@@ -10,8 +10,9 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::headline::{rows, Row, WORK};
+use crate::analysis::headline::{counts_work, rows, Row};
 use crate::analysis::Results;
+use crate::metric::MetricId;
 use crate::report::format::improvement;
 use crate::runs::StopReason;
 use crate::stats::Verdict;
@@ -38,7 +39,7 @@ fn work_verdict(row: &Row) -> String {
     };
     let w = &work.outcome;
     let amount = (w.ratio - 1.0).abs() * 100.0;
-    let counted = if work.metric == "instructions" {
+    let counted = if MetricId::INSTRUCTIONS.is(&work.metric) {
         "instructions".to_owned()
     } else {
         "instructions per request".to_owned()
@@ -73,10 +74,7 @@ fn work_verdict(row: &Row) -> String {
 
 /// The sentence under a headline table: what decided it.
 fn note(results: &Results, rows: &[Row]) -> String {
-    let instructions = results
-        .judging
-        .values()
-        .any(|j| WORK.contains(&j.primary.as_str()));
+    let instructions = results.judging.values().any(|j| counts_work(&j.primary));
     if instructions {
         "The instruction count heads this report (`[bench] primary = \"instructions\"`): its verdict is tested at the stated level, and time is secondary.".to_owned()
     } else {
