@@ -230,7 +230,7 @@ pub(crate) mod tests {
         let pgo = against_o3
             .shares
             .iter()
-            .find(|s| s.metric == "instructions")
+            .find(|s| crate::metric::MetricId::INSTRUCTIONS.is(&s.metric))
             .unwrap();
         assert_eq!(
             (pgo.variant.as_str(), pgo.share, pgo.bounded),
@@ -250,7 +250,7 @@ pub(crate) mod tests {
         let wall = results
             .measurements
             .iter_mut()
-            .find(|m| m.metric.name == "wall" && m.variant == "o3")
+            .find(|m| m.metric.is(&crate::metric::MetricId::WALL) && m.variant == "o3")
             .unwrap();
         wall.rounds.pop();
         wall.samples.pop();

@@ -213,11 +213,11 @@ impl LoadMetric {
             LoadMetric::P90 => "p90",
             LoadMetric::P99 => "p99",
             LoadMetric::P999 => "p99.9",
-            LoadMetric::ErrorRate => crate::load::ERROR_RATE,
-            LoadMetric::TimeoutRate => crate::load::TIMEOUT_RATE,
+            LoadMetric::ErrorRate => "error_rate",
+            LoadMetric::TimeoutRate => "timeout_rate",
             LoadMetric::SlaRate => "sla_rate",
-            LoadMetric::HitRate => crate::load::HIT_RATE,
-            LoadMetric::ServerMean => crate::load::drivers::SERVER_MEAN,
+            LoadMetric::HitRate => "hit_rate",
+            LoadMetric::ServerMean => "server_mean",
         }
     }
 

@@ -234,13 +234,13 @@ mod tests {
         let wall = results
             .comparisons
             .iter_mut()
-            .find(|c| c.metric == "wall" && c.variant == "pgo")
+            .find(|c| MetricId::WALL.is(&c.metric) && c.variant == "pgo")
             .unwrap();
         wall.outcome.verdict = Verdict::Faster;
         let template = results.measurements[0].clone();
         for (variant, share) in [("baseline", 0.0), ("pgo", 0.1), ("o3", 0.0)] {
             let mut m = template.clone();
-            m.metric.name = crate::load::TIMEOUT_RATE.to_owned();
+            m.metric.name = crate::metric::LoadMetric::TimeoutRate.name().to_owned();
             m.metric.precision = crate::stats::Precision::Share;
             m.variant = variant.to_owned();
             m.summary.mean = share;
@@ -250,7 +250,9 @@ mod tests {
             let rows = rows(results);
             let row = rows
                 .iter()
-                .find(|r| r.comparison.metric == "wall" && r.comparison.variant == variant)
+                .find(|r| {
+                    MetricId::WALL.is(&r.comparison.metric) && r.comparison.variant == variant
+                })
                 .unwrap();
             verdict(row)
         };
@@ -264,7 +266,7 @@ mod tests {
         );
         assert!(!said(&results, "o3").contains("timed out"));
         let mut judged = results.comparisons[0].clone();
-        judged.metric = crate::load::TIMEOUT_RATE.to_owned();
+        judged.metric = crate::metric::LoadMetric::TimeoutRate.name().to_owned();
         judged.outcome.verdict = Verdict::Slower;
         results.comparisons.push(judged);
         let pgo = said(&results, "pgo");
