@@ -9,8 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::exporter::Exporter;
 use crate::analysis::results::{Instance, Instances};
-use crate::metric::LoadMetric;
 use crate::analysis::Results;
+use crate::metric::LoadMetric;
 
 pub struct Benchpress;
 
