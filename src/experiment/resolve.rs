@@ -637,6 +637,14 @@ impl Cx<'_> {
     }
 
     fn figure(&self, raw: &RawFigure) -> Result<Figure, ExperimentError> {
+        if let Some(builtin) = Builtin::from_name(raw.name.get_ref()) {
+            // Its runs' values would be the built-in's, not the figure's.
+            return Err(self.invalid(
+                raw.name.span(),
+                format!("a figure may not be named `{builtin:?}`: a built-in metric is"),
+                "name the figure otherwise, e.g. after the number it reads",
+            ));
+        }
         let regex = regex::Regex::new(raw.regex.get_ref()).map_err(|e| {
             self.invalid(
                 raw.regex.span(),
