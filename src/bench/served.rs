@@ -16,7 +16,7 @@ use crate::load;
 use crate::measure::{
     self, log_stem, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot,
 };
-use crate::metric::{LoadMetric, MetricId, ServiceMetric};
+use crate::metric::{LoadMetric, MetricId, ServiceMetric, Tally};
 use crate::process::{run_timed, TimedIo};
 use crate::runs::{copy_stem, write_cpu};
 use crate::service::{self, ServiceUsage};
@@ -116,7 +116,7 @@ pub fn fixed_duration(workload: &Workload) -> bool {
 /// load answered in the measured window, else (a command whose primary
 /// figure is a rate per second) that rate times the run's wall time.
 fn units_of_work(record: &RunRecord, workload: &Workload) -> Option<f64> {
-    if let Some(&requests) = record.figures.get(REQUESTS) {
+    if let Some(requests) = Tally::Requests.value(record) {
         return (requests > 0.0).then_some(requests);
     }
     let rate = workload
@@ -444,10 +444,6 @@ fn step_timeout(load: &Load) -> Duration {
     };
     load.warmup + length + Duration::from_mins(2)
 }
-
-/// The figure holding the requests answered in a load's measured window
-/// (recorded, not a metric of its own).
-const REQUESTS: &str = "requests";
 
 /// `bindings` with a free port for every service of this run, and each
 /// service's state directory under the variant's state root.

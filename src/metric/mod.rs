@@ -316,6 +316,35 @@ impl ServiceMetric {
     }
 }
 
+/// A figure a load's run records that is no metric of its own: what its
+/// metrics are counted from, and what the report's failed requests add up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tally {
+    /// The requests answered in the load's measured window: what every
+    /// per-request figure divides by.
+    Requests,
+    /// The requests that failed, and those left unanswered within the
+    /// timeout (their shares are the metrics `error_rate`, `timeout_rate`).
+    Errors,
+    Timeouts,
+}
+
+impl Tally {
+    /// The figure's name in a run's record.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tally::Requests => "requests",
+            Tally::Errors => "errors",
+            Tally::Timeouts => "timeouts",
+        }
+    }
+
+    /// Its count in `run`, if the run recorded it.
+    pub fn value(self, run: &RunRecord) -> Option<f64> {
+        run.figures.get(self.name()).copied()
+    }
+}
+
 /// A metric, by what it is. Its name (`Display`, and `FromStr` back) is
 /// what results, `raw.jsonl` and reports write.
 #[derive(Debug, Clone, PartialEq, Eq)]

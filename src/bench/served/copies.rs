@@ -15,8 +15,8 @@ use crate::runs::{copy_stem, write_load};
 
 use super::remote::{Part, Step};
 use super::window::ServiceWindow;
-use super::{countable, server_times, step_timeout, Served, ERRORS_OF, REQUESTS};
-use crate::metric::LoadMetric;
+use super::{countable, server_times, step_timeout, Served, ERRORS_OF};
+use crate::metric::{LoadMetric, Tally};
 
 /// Each copy of the load against its own services, in parallel, each
 /// copy's services' counters read at its measured window's edges.
@@ -80,11 +80,6 @@ pub(super) fn run_copies(
             .collect()
     })
 }
-
-/// The figures counting a load's failed and timed-out requests (recorded,
-/// not metrics: their shares are).
-const ERRORS: &str = "errors";
-const TIMEOUTS: &str = "timeouts";
 
 /// What one copy of a load gave: its outcome, the SLA search's finding,
 /// and its recorded latencies (not kept for an SLA search).
@@ -156,10 +151,13 @@ pub(super) fn drive(
     let mut figures: BTreeMap<String, f64> = measured
         .into_iter()
         .map(|(m, v)| (m.name().to_owned(), v))
-        .chain([(ERRORS.to_owned(), errors), (TIMEOUTS.to_owned(), timeouts)])
+        .chain(
+            [(Tally::Errors, errors), (Tally::Timeouts, timeouts)]
+                .map(|(t, v)| (t.name().to_owned(), v)),
+        )
         .collect();
     let requests = sum(&|s| s.requests as f64);
-    figures.insert(REQUESTS.to_owned(), requests);
+    figures.insert(Tally::Requests.name().to_owned(), requests);
     figures.extend(failure_figures(outcomes.iter().map(|(o, _)| &o.summary)));
     if let (Some(before), Some(after)) = (servers_before, servers_after) {
         let sum = |v: &[load::drivers::ServerTime]| {

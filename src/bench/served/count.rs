@@ -14,8 +14,8 @@ use crate::runs::copy_stem;
 use crate::service;
 
 use super::window::ServiceWindow;
-use super::{countable, drive, windowable, Served, REQUESTS};
-use crate::metric::MetricId;
+use super::{countable, drive, windowable, Served};
+use crate::metric::{MetricId, Tally};
 
 /// The instructions the counter wrote into scratch, and per request for a
 /// windowed count.
@@ -32,8 +32,8 @@ pub(super) fn add_count(record: &mut RunRecord, s: &Served, load: Option<&Load>,
             None
         }
     };
-    if let (true, Some(n), Some(&requests)) =
-        (windowed, record.instructions, record.figures.get(REQUESTS))
+    if let (true, Some(n), Some(requests)) =
+        (windowed, record.instructions, Tally::Requests.value(record))
     {
         if requests > 0.0 {
             record.figures.insert(
