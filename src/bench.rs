@@ -24,8 +24,9 @@ pub use simulate::simulate;
 
 use crate::context::Context;
 use crate::env;
-use crate::experiment::{Bindings, MetricKind};
+use crate::experiment::Bindings;
 use crate::measure::{InstructionCounter, RunKind};
+use crate::metric::Builtin;
 use crate::rng::Rng;
 use crate::runs::{self, BenchMeta, StopReason};
 use crate::toolchain::{tools, Stage};
@@ -205,7 +206,7 @@ fn run_plan(
             b
         })
         .collect();
-    if e.bench.metrics.contains(&MetricKind::Instructions)
+    if e.bench.metrics.contains(&Builtin::INSTRUCTIONS)
         && meta.instruction_counter == InstructionCounter::Callgrind
     {
         tools::ensure(&[tools::VALGRIND])?;

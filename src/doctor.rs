@@ -8,7 +8,8 @@ use std::path::Path;
 use anyhow::{bail, Result};
 
 use crate::env::Environment;
-use crate::experiment::{Experiment, MetricKind, Source, Variant};
+use crate::experiment::{Experiment, Source, Variant};
+use crate::metric::Builtin;
 use crate::toolchain::optimize::{Requirement, VariantSetup};
 use crate::toolchain::{go, tools, Compiler, ALL};
 
@@ -166,7 +167,7 @@ fn of_experiment(env: &Environment, e: &Experiment) -> Vec<Section> {
             checks: o.requirements(env, Some(&setup)),
         }));
     }
-    if e.bench.metrics.contains(&MetricKind::Instructions) && !env.perf_counters {
+    if e.bench.metrics.contains(&Builtin::INSTRUCTIONS) && !env.perf_counters {
         // Counted with callgrind where perf cannot count.
         sections.push(Section {
             title: "instructions metric (callgrind)".to_owned(),

@@ -25,6 +25,7 @@
 //!            capture (`afterburner profile`: a running process's profile)
 //! model      experiment (the validated experiment file)
 //! vocabulary load (drivers, load models) · toolchain (compilers, techniques, profile formats)
+//!            metric (what a run is judged on: the metrics, a run's record)
 //! probes     env (the machine) · stats (verdicts)
 //! leaves     handle · units · digest · rng · pinning · process · guardian · interrupt · system
 //!            cpustat
@@ -46,6 +47,7 @@ pub mod env;
 pub mod experiment;
 pub mod explain;
 pub mod measure;
+pub mod metric;
 pub mod pipeline;
 pub mod profiles;
 pub mod report;

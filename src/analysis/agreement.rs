@@ -6,22 +6,23 @@
 //! instructions and 6.2% more wall time than gcc -O2.)
 
 use super::results::{ComparisonEntry, WarningEntry};
+use crate::metric::MetricId;
 use crate::stats::Verdict;
 
 /// The metric counting executed work.
-const WORK: &str = "instructions";
+const WORK: MetricId = MetricId::INSTRUCTIONS;
 /// The metric a user feels.
-const TIME: &str = "wall";
+const TIME: MetricId = MetricId::WALL;
 
 /// A warning for each workload and variant whose instruction count and wall
 /// time were both called, in opposite directions.
 pub fn work_versus_time(comparisons: &[ComparisonEntry]) -> Vec<WarningEntry> {
     comparisons
         .iter()
-        .filter(|c| c.metric == WORK)
+        .filter(|c| WORK.is(&c.metric))
         .filter_map(|work| {
             let time = comparisons.iter().find(|t| {
-                t.metric == TIME && t.workload == work.workload && t.variant == work.variant
+                TIME.is(&t.metric) && t.workload == work.workload && t.variant == work.variant
             })?;
             let message = disagreement(work, time)?;
             Some(WarningEntry {
@@ -85,7 +86,7 @@ mod tests {
                 rule: String::new(),
             },
             paired: true,
-            primary: metric == TIME,
+            primary: TIME.is(metric),
             level: None,
         }
     }

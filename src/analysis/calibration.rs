@@ -353,9 +353,9 @@ mod tests {
     }
 
     fn calibrated_in(slowdown: f64, trial_rounds: u32) -> Calibration {
-        use crate::experiment::MetricKind;
         use crate::measure::{InstructionCounter, Metric};
-        let wall = Metric::builtin(MetricKind::Wall, InstructionCounter::Callgrind);
+        use crate::metric::Builtin;
+        let wall = Metric::builtin(Builtin::WALL, InstructionCounter::Callgrind);
         let meta = BenchMeta::for_tests(&["a", "a.aa"], &["w"], 25, vec![wall]);
         let mut rng = Rng::new(3);
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // ~1e9 ns

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use super::results::Failures;
 use crate::load::ERRORS_OF;
 use crate::measure::RunRecord;
+use crate::metric::Tally;
 use crate::runs::BenchMeta;
 
 /// Each load workload's requests per variant, from the counted runs'
@@ -22,7 +23,7 @@ pub fn tally(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<Failures> {
                     && !r.warmup
                     && r.workload == *workload
                     && r.variant == variant.name
-                    && r.figures.contains_key("errors")
+                    && Tally::Errors.value(r).is_some()
             });
             let mut f = Failures {
                 workload: workload.clone(),
@@ -37,10 +38,10 @@ pub fn tally(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<Failures> {
             let count = |v: f64| v.max(0.0).round() as u64;
             for r in counted {
                 f.runs += 1;
-                let figure = |name: &str| count(r.figures.get(name).copied().unwrap_or(0.0));
-                f.answered += figure("requests");
-                f.errors += figure("errors");
-                f.timeouts += figure("timeouts");
+                let figure = |tally: Tally| count(tally.value(r).unwrap_or(0.0));
+                f.answered += figure(Tally::Requests);
+                f.errors += figure(Tally::Errors);
+                f.timeouts += figure(Tally::Timeouts);
                 for (name, v) in &r.figures {
                     if let Some(kind) = name.strip_prefix(ERRORS_OF) {
                         *f.by_kind.entry(kind.to_owned()).or_default() += count(*v);

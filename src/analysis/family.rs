@@ -199,8 +199,8 @@ fn secondary_rule(_own: &str, n: usize, m: usize, alpha: f64, gate: f64) -> Stri
 
 #[cfg(test)]
 mod tests {
-    use crate::experiment::MetricKind;
     use crate::measure::{InstructionCounter, Metric, RunKind, RunRecord};
+    use crate::metric::Builtin;
     use crate::rng::Rng;
     use crate::runs::BenchMeta;
     use crate::stats::Verdict;
@@ -226,7 +226,7 @@ mod tests {
     ) -> bool {
         let names: Vec<String> = (0..variants).map(|v| format!("v{v}")).collect();
         let loads: Vec<String> = (0..workloads).map(|w| format!("w{w}")).collect();
-        let metrics = [MetricKind::Wall, MetricKind::User, MetricKind::Sys]
+        let metrics = [Builtin::WALL, Builtin::USER, Builtin::SYS]
             .into_iter()
             .map(|k| Metric::builtin(k, InstructionCounter::Callgrind))
             .collect();
@@ -273,8 +273,9 @@ mod tests {
         }
         let results = crate::analysis::analyze::analyze(&meta, &runs);
         results.comparisons.iter().any(|c| {
-            let truly_different =
-                (effect - 1.0).abs() > 1e-12 && c.variant == names[1] && c.metric != "sys";
+            let truly_different = (effect - 1.0).abs() > 1e-12
+                && c.variant == names[1]
+                && !Builtin::SYS.is(&c.metric);
             matches!(c.outcome.verdict, Verdict::Faster | Verdict::Slower) && !truly_different
         })
     }
@@ -322,7 +323,7 @@ mod tests {
             ..share("p90")
         };
         let metrics = vec![
-            Metric::builtin(MetricKind::Wall, InstructionCounter::Callgrind),
+            Metric::builtin(Builtin::WALL, InstructionCounter::Callgrind),
             share("timeout_rate"),
             share("error_rate"),
             p90,

@@ -6,6 +6,7 @@
 //! instructions head only where `[bench] primary = "instructions"` asked.
 
 use super::results::{ComparisonEntry, Results};
+use crate::metric::{LoadMetric, MetricId};
 
 /// One headline row: a comparison of a workload's primary metric, and the
 /// instruction count of the same variant where it was compared.
@@ -42,9 +43,9 @@ pub fn direction(lower_is_better: bool) -> &'static str {
 }
 
 /// The judged shares of failed requests, and how a row names each.
-const FAILURES: [(&str, &str); 2] = [
-    (crate::load::ERROR_RATE, "failed"),
-    (crate::load::TIMEOUT_RATE, "timed out"),
+const FAILURES: [(LoadMetric, &str); 2] = [
+    (LoadMetric::ErrorRate, "failed"),
+    (LoadMetric::TimeoutRate, "timed out"),
 ];
 
 /// What `variant` failed more than the baseline on `workload`, in words;
@@ -52,7 +53,8 @@ const FAILURES: [(&str, &str); 2] = [
 fn failed_more(results: &Results, workload: &str, variant: &str, baseline: &str) -> Option<String> {
     let said: Vec<String> = FAILURES
         .iter()
-        .filter_map(|(metric, verb)| {
+        .filter_map(|(id, verb)| {
+            let metric = id.name();
             let mine = results.mean(workload, variant, metric)?;
             let theirs = results.mean(workload, baseline, metric).unwrap_or(0.0);
             if mine <= theirs {
@@ -61,7 +63,7 @@ fn failed_more(results: &Results, workload: &str, variant: &str, baseline: &str)
             let judged = results
                 .comparisons
                 .iter()
-                .find(|c| c.workload == workload && c.variant == variant && c.metric == *metric)
+                .find(|c| c.workload == workload && c.variant == variant && c.metric == metric)
                 .map_or_else(|| "not judged".to_owned(), |c| c.outcome.verdict_text());
             Some(format!(
                 "{verb} {:.1}% of requests against {:.1}% ({metric} {judged})",
@@ -73,8 +75,13 @@ fn failed_more(results: &Results, workload: &str, variant: &str, baseline: &str)
     (!said.is_empty()).then(|| said.join(" and "))
 }
 
-/// Metrics that count executed work.
-pub const WORK: [&str; 2] = ["instructions", "instructions_per_request"];
+/// Metrics that count executed work, in the order a headline shows them.
+pub const WORK: [MetricId; 2] = [MetricId::INSTRUCTIONS, MetricId::InstructionsPerRequest];
+
+/// Whether `metric` names one that counts executed work.
+pub fn counts_work(metric: &str) -> bool {
+    MetricId::parse(metric).counts_work()
+}
 
 /// The headline rows, workloads in results order.
 pub fn rows(results: &Results) -> Vec<Row<'_>> {
@@ -94,11 +101,11 @@ pub fn rows(results: &Results) -> Vec<Row<'_>> {
             .iter()
             .filter(|c| c.workload == workload && c.metric == metric)
         {
-            let work = (!WORK.contains(&metric))
+            let work = (!counts_work(metric))
                 .then(|| {
                     WORK.iter().find_map(|w| {
                         results.comparisons.iter().find(|x| {
-                            x.workload == workload && x.variant == c.variant && x.metric == *w
+                            x.workload == workload && x.variant == c.variant && w.is(&x.metric)
                         })
                     })
                 })
@@ -136,12 +143,11 @@ mod tests {
         assert_eq!(metric(&results).as_deref(), Some("wall"));
         assert!(rows(&results)[0]
             .work
-            .is_some_and(|w| w.metric == "instructions"));
-        for m in results
-            .measurements
-            .iter_mut()
-            .filter(|m| m.metric.name == "user")
-        {
+            .is_some_and(|w| MetricId::INSTRUCTIONS.is(&w.metric)));
+        for m in results.measurements.iter_mut().filter(|m| {
+            m.metric
+                .is(&MetricId::Builtin(crate::metric::Builtin::USER))
+        }) {
             m.metric.primary = true;
         }
         assert_eq!(metric(&results).as_deref(), Some("user"));

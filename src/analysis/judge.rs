@@ -87,8 +87,8 @@ pub(super) fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::MetricKind;
     use crate::measure::{InstructionCounter, Metric};
+    use crate::metric::Builtin;
     use crate::runs::RaceMeta;
     use crate::stats::race::RacePlan;
 
@@ -96,7 +96,7 @@ mod tests {
         let samples: Vec<f64> = rounds.iter().map(|r| 1.0 + f64::from(*r) / 10.0).collect();
         Measurement {
             workload: "w".to_owned(),
-            metric: Metric::builtin(MetricKind::Wall, InstructionCounter::Callgrind),
+            metric: Metric::builtin(Builtin::WALL, InstructionCounter::Callgrind),
             variant: variant.to_owned(),
             rounds: rounds.to_vec(),
             summary: stats::summarize(&samples).unwrap(),

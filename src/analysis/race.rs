@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{RunKind, RunRecord};
+use crate::metric::MetricId;
 use crate::runs::BenchMeta;
 use crate::stats::race::{replay_among, Interval, Race, RaceEnd, RacePlan, Screened};
 use crate::stats::tidy;
@@ -125,12 +126,16 @@ pub struct RaceCost {
 /// The time headline of a workload: its primary metric, or wall time where
 /// the primary is the instruction count (races are run on time).
 fn headline(meta: &BenchMeta, workload: &str) -> Option<usize> {
-    let name = meta
+    let id = meta
         .judging
         .get(workload)
-        .map_or("wall", |j| j.primary.as_str());
-    let name = if name == "instructions" { "wall" } else { name };
-    meta.metrics.iter().position(|m| m.name == name)
+        .map_or(MetricId::WALL, |j| MetricId::parse(&j.primary));
+    let id = if id == MetricId::INSTRUCTIONS {
+        MetricId::WALL
+    } else {
+        id
+    };
+    meta.metrics.iter().position(|m| m.is(&id))
 }
 
 /// Each candidate's score per counted round: the mean over the bench
@@ -188,11 +193,10 @@ pub fn rounds_recorded(meta: &BenchMeta, runs: &[RunRecord]) -> u32 {
 /// service's per request where its load's window was counted); `None`
 /// where one of them has no count of it.
 pub fn work(meta: &BenchMeta, runs: &[RunRecord]) -> Vec<Option<f64>> {
-    // `bench::served::INSTRUCTIONS_PER_REQUEST`, a layer up.
     let value = |r: &RunRecord| {
         r.instructions
             .map(|n| n as f64)
-            .or_else(|| r.figures.get("instructions_per_request").copied())
+            .or_else(|| MetricId::InstructionsPerRequest.value(r))
     };
     let first: Vec<&RunRecord> = runs
         .iter()
@@ -452,8 +456,8 @@ fn method(plan: &RacePlan, screen: Option<(crate::stats::race::Screen, &BenchMet
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::MetricKind;
     use crate::measure::{InstructionCounter, Metric};
+    use crate::metric::Builtin;
     use crate::runs::RaceMeta;
     use crate::stats::race::Screen;
 
@@ -493,8 +497,8 @@ mod tests {
             &["w"],
             10,
             vec![
-                Metric::builtin(MetricKind::Wall, InstructionCounter::Callgrind),
-                Metric::builtin(MetricKind::Instructions, InstructionCounter::Callgrind),
+                Metric::builtin(Builtin::WALL, InstructionCounter::Callgrind),
+                Metric::builtin(Builtin::INSTRUCTIONS, InstructionCounter::Callgrind),
             ],
         );
         let plan = RacePlan::new(0.95, 4, 2, 10, 0.02);

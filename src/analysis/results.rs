@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::Environment;
 use crate::measure::{InstructionCounter, Metric};
+use crate::metric::{LoadMetric, MetricId};
 use crate::runs::{Judging, VariantInfo};
 use crate::stats::{self, Comparison, Summary, Verdict};
 
@@ -426,7 +427,12 @@ impl Results {
 
 /// Metrics that head a workload when its judging was not recorded (runs
 /// before it was): time first, in this order.
-const FALLBACK: [&str; 4] = ["sla_rate", "throughput", "p99", "wall"];
+const FALLBACK: [MetricId; 4] = [
+    MetricId::Load(LoadMetric::SlaRate),
+    MetricId::Load(LoadMetric::Throughput),
+    MetricId::Load(LoadMetric::P99),
+    MetricId::WALL,
+];
 
 /// The headline metric of `workload`: the recorded one, else a figure
 /// declared primary, else the first of [`FALLBACK`] compared, else the
@@ -454,10 +460,10 @@ pub fn primary<'a>(
     let first = comparisons.iter().find(|c| c.workload == workload);
     FALLBACK
         .iter()
-        .find_map(|name| {
+        .find_map(|id| {
             comparisons
                 .iter()
-                .find(|c| c.workload == workload && c.metric == *name)
+                .find(|c| c.workload == workload && id.is(&c.metric))
         })
         .or(first)
         .map(|c| c.metric.as_str())

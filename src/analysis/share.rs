@@ -9,7 +9,7 @@
 //! is drawn, so a run benched before the file named one gets the section
 //! from `afterburner report`.
 
-use super::headline::WORK;
+use super::headline::counts_work;
 use super::results::{GainShares, Measurement, Results, ShareEntry, WarningEntry};
 use crate::stats::fieller::{share_of_gain, share_of_gain_paired, FiellerSet, GainShare, Group};
 
@@ -144,7 +144,7 @@ fn judged(results: &Results) -> Vec<(&str, Vec<&str>)> {
         metrics.sort_by_key(|m| {
             if Some(*m) == primary {
                 0
-            } else if WORK.contains(m) {
+            } else if counts_work(m) {
                 1
             } else {
                 2
@@ -230,7 +230,7 @@ pub(crate) mod tests {
         let pgo = against_o3
             .shares
             .iter()
-            .find(|s| s.metric == "instructions")
+            .find(|s| crate::metric::MetricId::INSTRUCTIONS.is(&s.metric))
             .unwrap();
         assert_eq!(
             (pgo.variant.as_str(), pgo.share, pgo.bounded),
@@ -250,7 +250,7 @@ pub(crate) mod tests {
         let wall = results
             .measurements
             .iter_mut()
-            .find(|m| m.metric.name == "wall" && m.variant == "o3")
+            .find(|m| m.metric.is(&crate::metric::MetricId::WALL) && m.variant == "o3")
             .unwrap();
         wall.rounds.pop();
         wall.samples.pop();

@@ -10,8 +10,8 @@ use super::{sequential, served};
 use crate::build;
 use crate::context::Context;
 use crate::env::Environment;
-use crate::experiment::MetricKind;
 use crate::measure::{InstructionCounter, Metric};
+use crate::metric::{Builtin, MetricId};
 use crate::runs::{BenchMeta, Judging, VariantInfo, SCHEMA_VERSION};
 use crate::toolchain::Stage;
 
@@ -47,7 +47,7 @@ pub(super) fn metrics(
         }
     }
     metrics.extend(served::service_metrics(e));
-    if e.bench.metrics.contains(&MetricKind::Instructions)
+    if e.bench.metrics.contains(&Builtin::INSTRUCTIONS)
         && counter == InstructionCounter::Callgrind
         && e.workloads.iter().any(|w| {
             w.role.benches() && w.load.is_some() && served::counted(w.load.as_ref(), counter)
@@ -57,14 +57,7 @@ pub(super) fn metrics(
         // server's background threads run in the window too, so identical
         // short runs differ (~20% per request for 100 memcached gets) while
         // long ones agree (±0.2% for 50,000).
-        metrics.push(Metric {
-            name: served::INSTRUCTIONS_PER_REQUEST.to_owned(),
-            unit: "instructions".to_owned(),
-            lower_is_better: true,
-            precision: counter.precision(),
-            primary: false,
-            cumulative: false,
-        });
+        metrics.push(MetricId::instructions_per_request(counter.precision()));
     }
     metrics
 }
@@ -234,25 +227,24 @@ fn judging(
         .iter()
         .filter(|w| w.role.benches())
         .filter_map(|w| {
-            let counted = |name: &str| metrics.iter().any(|m| m.name == name);
+            let counted = |id: &MetricId| metrics.iter().any(|m| m.is(id));
             // In a run of fixed duration the instruction total is not judged
             // (a faster build does more in the time): such a workload keeps
             // time in its headline unless its service is counted per request.
+            let per_request = MetricId::InstructionsPerRequest;
             let instructions = e
                 .bench
                 .primary_instructions
                 .then(|| {
-                    if w.load.is_some() && counted(served::INSTRUCTIONS_PER_REQUEST) {
-                        served::INSTRUCTIONS_PER_REQUEST
+                    if w.load.is_some() && counted(&per_request) {
+                        per_request.clone()
                     } else {
-                        "instructions"
+                        MetricId::INSTRUCTIONS
                     }
                 })
-                .filter(|name| {
-                    *name == served::INSTRUCTIONS_PER_REQUEST || !served::fixed_duration(w)
-                });
+                .filter(|id| *id == per_request || !served::fixed_duration(w));
             let primary = match instructions {
-                Some(name) => name.to_owned(),
+                Some(id) => id.to_string(),
                 None => sequential::primary_metric(w, metrics)?.name.clone(),
             };
             Some((

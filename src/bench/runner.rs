@@ -9,8 +9,9 @@ use anyhow::{bail, Context as _, Result};
 
 use super::{sequential, served, DoneRun};
 use crate::context::Context;
-use crate::experiment::{Bindings, MetricKind};
+use crate::experiment::Bindings;
 use crate::measure::{self, InstructionCounter, RunKind, RunRecord, RunSetup, RunSlot};
+use crate::metric::{Builtin, LoadMetric, MetricId};
 use crate::process::quote_output;
 use crate::rng::Rng;
 use crate::runs::{self, BenchMeta, RaceMeta, SequentialMeta, SequentialStop, StopReason};
@@ -43,7 +44,7 @@ pub(super) struct Runner<'a> {
 /// How many runs a bench of `e` makes: every round, bench workload and
 /// variant, twice where instructions are counted too.
 pub(super) fn planned_runs(e: &crate::experiment::Experiment, counter: InstructionCounter) -> u64 {
-    let counting = e.bench.metrics.contains(&MetricKind::Instructions);
+    let counting = e.bench.metrics.contains(&Builtin::INSTRUCTIONS);
     let variants = e.variants.len() as u64;
     e.workloads
         .iter()
@@ -257,7 +258,7 @@ impl Runner<'_> {
     pub(super) fn round(&mut self, round: u32, rng: &mut Rng) -> Result<bool> {
         let e = &self.cx.experiment;
         let warmup = round < e.bench.warmup;
-        let count_instructions = e.bench.metrics.contains(&MetricKind::Instructions)
+        let count_instructions = e.bench.metrics.contains(&Builtin::INSTRUCTIONS)
             && round
                 .checked_sub(e.bench.warmup)
                 .is_some_and(|c| c < e.bench.instruction_repetitions);
@@ -430,6 +431,7 @@ impl Runner<'_> {
             scratch: &self.scratch,
             counter: self.meta.instruction_counter,
             keep: Some(&keep),
+            metrics: &e.bench.metrics,
         };
         let stem = measure::log_stem(slot);
         let steps = (e.dir.as_path(), self.logs.as_path(), stem.as_str());
@@ -448,7 +450,8 @@ pub(super) fn headline(record: &RunRecord) -> Option<String> {
     if record.kind != RunKind::Timing {
         return None;
     }
-    match (record.wall_ns, record.figures.get("throughput")) {
+    let throughput = MetricId::Load(LoadMetric::Throughput).value(record);
+    match (record.wall_ns, throughput) {
         (Some(wall), _) => Some(format!("{:.3}s", wall as f64 / 1e9)),
         (None, Some(rps)) => Some(format!("{rps:.0}/s")),
         (None, None) => None,

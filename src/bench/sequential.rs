@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use crate::experiment::{Experiment, Workload};
-use crate::load::models::Headline;
 use crate::measure::{Metric, RunKind, RunRecord};
+use crate::metric::{LoadMetric, MetricId};
 use crate::runs::SequentialMeta;
 use crate::stats::gate::{default_threshold_pct, paired_looks, PairedGate, Status};
 use crate::stats::sequential::Plan;
@@ -31,13 +31,11 @@ pub fn primary_metric<'m>(workload: &Workload, metrics: &'m [Metric]) -> Option<
     if let Some(f) = workload.figures.iter().find(|f| f.primary) {
         return metrics.iter().find(|m| m.name == f.name);
     }
-    let name = match workload.load.as_ref().map(|l| l.model.pacing.headline()) {
-        Some(Headline::SlaRate) => "sla_rate",
-        Some(Headline::P99) => "p99",
-        Some(Headline::Throughput) => "throughput",
-        None => "wall",
+    let id = match workload.load.as_ref().map(|l| l.model.pacing.headline()) {
+        Some(headline) => MetricId::Load(LoadMetric::headline(headline)),
+        None => MetricId::WALL,
     };
-    metrics.iter().find(|m| m.name == name).or_else(|| {
+    metrics.iter().find(|m| m.is(&id)).or_else(|| {
         workload
             .figures
             .first()

@@ -14,10 +14,10 @@ use crate::load;
 use crate::measure::{
     self, log_stem, InstructionCounter, Metric, RunKind, RunRecord, RunSetup, RunSlot,
 };
+use crate::metric::{LoadMetric, MetricId, ServiceMetric, Tally};
 use crate::process::{run_timed, TimedIo};
 use crate::runs::{copy_stem, write_cpu};
 use crate::service::{self, ServiceUsage};
-use crate::stats::Precision;
 use crate::toolchain::sampling::{Attach, Recording};
 
 mod copies;
@@ -27,54 +27,41 @@ mod window;
 
 use copies::drive;
 use count::{add_count, counter_prefix, drive_window};
-use window::{window_usage, ServiceWindow};
+use window::{window_usage, ServiceWindow, Used};
 
 /// The metrics a load workload adds: throughput, latency percentiles
 /// (timed-out requests in them at their deadline), the shares of
 /// requests that failed or timed out, and the share of keys found where
 /// its requests look keys up (memcached gets).
 pub fn load_metrics(load: &Load) -> Vec<Metric> {
-    let metric = |name: &str, unit: &str, lower: bool| Metric {
-        name: name.to_owned(),
-        unit: unit.to_owned(),
-        lower_is_better: lower,
-        precision: Precision::Noisy,
-        primary: false,
-        cumulative: false,
-    };
-    let share = |name: &str| Metric {
-        precision: Precision::Share,
-        ..metric(name, "share", true)
-    };
     let mut out = vec![
-        metric("throughput", "req/s", false),
-        metric("p50", "ms", true),
-        metric("p90", "ms", true),
-        metric("p99", "ms", true),
-        metric("p99.9", "ms", true),
-        share(ERROR_RATE),
-        share(TIMEOUT_RATE),
+        LoadMetric::Throughput,
+        LoadMetric::P50,
+        LoadMetric::P90,
+        LoadMetric::P99,
+        LoadMetric::P999,
+        LoadMetric::ErrorRate,
+        LoadMetric::TimeoutRate,
     ];
     if load.model.sla.is_some() {
-        out.push(metric("sla_rate", "req/s", false));
+        out.push(LoadMetric::SlaRate);
     }
     if load
         .request
         .entries()
         .any(|(text, _)| load.driver.looks_up(text))
     {
-        out.push(metric(HIT_RATE, "share", false));
+        out.push(LoadMetric::HitRate);
     }
     if load.driver.keeps_server_time() {
         // The server's own time per command (Redis INFO commandstats),
         // beside the client's latency.
-        out.push(metric(SERVER_MEAN, "µs", true));
+        out.push(LoadMetric::ServerMean);
     }
-    out
+    out.into_iter().map(LoadMetric::metric).collect()
 }
 
-use crate::load::drivers::SERVER_MEAN;
-use crate::load::{ERRORS_OF, ERROR_RATE, HIT_RATE, TIMEOUT_RATE};
+use crate::load::ERRORS_OF;
 
 /// What the servers of every copy had counted so far, if they count.
 fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::drivers::ServerTime>> {
@@ -95,26 +82,15 @@ fn server_times(load: &Load, bindings: &[Bindings]) -> Option<Vec<load::drivers:
 /// same per request answered (or per unit of a command's primary rate), and
 /// its peak RSS.
 pub fn service_metrics(e: &Experiment) -> Vec<Metric> {
+    let counted = e.bench.metrics.iter().filter(|b| b.per_service());
+    let metrics: Vec<ServiceMetric> = ServiceMetric::ALWAYS
+        .into_iter()
+        .chain(counted.map(|b| ServiceMetric::Counted(*b)))
+        .collect();
     e.target
         .services
         .iter()
-        .flat_map(|s| {
-            [
-                ("cpu", "s", true),
-                (CPU_PER_REQUEST, "µs", false),
-                ("max_rss", "KiB", false),
-                ("ctx_switches", "switches", true),
-                (SWITCHES_PER_REQUEST, "switches", false),
-            ]
-            .map(|(m, unit, cumulative)| Metric {
-                name: format!("{}.{m}", s.name),
-                unit: unit.to_owned(),
-                lower_is_better: true,
-                precision: Precision::Noisy,
-                primary: false,
-                cumulative,
-            })
-        })
+        .flat_map(|s| metrics.iter().map(|m| m.metric(&s.name)))
         .collect()
 }
 
@@ -136,7 +112,7 @@ pub fn fixed_duration(workload: &Workload) -> bool {
 /// load answered in the measured window, else (a command whose primary
 /// figure is a rate per second) that rate times the run's wall time.
 fn units_of_work(record: &RunRecord, workload: &Workload) -> Option<f64> {
-    if let Some(&requests) = record.figures.get(REQUESTS) {
+    if let Some(requests) = Tally::Requests.value(record) {
         return (requests > 0.0).then_some(requests);
     }
     let rate = workload
@@ -157,7 +133,7 @@ pub fn countable(load: Option<&Load>) -> bool {
 /// Whether instruction runs of this workload count: a fixed amount of work
 /// with any counter, and under callgrind also a closed load of a set
 /// duration, whose service is counted over the measured window and judged
-/// per request ([`INSTRUCTIONS_PER_REQUEST`]).
+/// per request ([`MetricId::InstructionsPerRequest`]).
 pub fn counted(load: Option<&Load>, counter: InstructionCounter) -> bool {
     countable(load) || (counter == InstructionCounter::Callgrind && windowable(load))
 }
@@ -168,10 +144,6 @@ pub fn counted(load: Option<&Load>, counter: InstructionCounter) -> bool {
 fn windowable(load: Option<&Load>) -> bool {
     load.is_some_and(|l| !l.model.open_loop())
 }
-
-/// The figure of a service's instructions per request answered, counted
-/// over the load's measured window.
-pub const INSTRUCTIONS_PER_REQUEST: &str = "instructions_per_request";
 
 /// What a served run needs to know.
 pub struct Served<'a> {
@@ -245,7 +217,10 @@ pub fn measure_served(slot: &RunSlot, s: &Served) -> Result<RunRecord> {
     );
     // Each copy's services' counters, read at the edges of the window its
     // per-request figures count.
-    let windows: Vec<ServiceWindow> = started.iter().map(ServiceWindow::new).collect();
+    let windows: Vec<ServiceWindow> = started
+        .iter()
+        .map(|services| ServiceWindow::new(services, &e.bench.metrics))
+        .collect();
     let work = if let Some(load) = &slot.workload.load {
         let copies = (all_bindings.as_slice(), windows.as_slice());
         if windowed {
@@ -322,6 +297,7 @@ fn run_command(
             scratch: s.scratch,
             counter: s.counter,
             keep: None,
+            metrics: &e.bench.metrics,
         };
         let measured = measure::measure(slot, &setup)?;
         *record = RunRecord {
@@ -380,16 +356,6 @@ fn start_copies(
     Ok((started, all_bindings))
 }
 
-/// A service's CPU time (user + sys, from `/proc`) over the measured window
-/// divided by the requests the load answered in that window, in µs: on a
-/// saturated machine far steadier than throughput.
-const CPU_PER_REQUEST: &str = "cpu_per_request";
-
-/// A service's context switches (voluntary and involuntary) over the
-/// measured window per request answered in it: in a run of fixed duration
-/// the total grows with the work done.
-const SWITCHES_PER_REQUEST: &str = "ctx_switches_per_request";
-
 /// A service's CPU time from start to stop (`wait4`), start-up, warmup and
 /// shutdown included, in seconds: recorded, not a metric.
 const LIFE_CPU: &str = "life_cpu";
@@ -400,20 +366,23 @@ const LIFE_SWITCHES: &str = "life_ctx_switches";
 /// Each service's peak RSS (the largest instance's, over its life, from
 /// `wait4`), and its CPU time and context switches over the run's window
 /// (summed over instances; see [`window`]), both per unit of work where the
-/// run did some. Without a whole window (a service gone at an edge) there
+/// run did some (CPU in µs per unit: on a saturated machine far steadier
+/// than throughput), and the counts of the built-in metrics asked for that
+/// count services. Without a whole window (a service gone at an edge) there
 /// are no CPU and switch figures: a total over the service's life (its
 /// start-up, the warmup) divided by the window's requests would mix two
 /// windows.
 fn add_usages(
     record: &mut RunRecord,
     usages: &[ServiceUsage],
-    window: Option<&[(String, crate::process::WindowUsage)]>,
+    window: Option<&[(String, Used)]>,
     work: Option<f64>,
 ) {
+    let figure = |service: &str, metric| MetricId::Service(service.to_owned(), metric).to_string();
     for u in usages {
         let rss = record
             .figures
-            .entry(format!("{}.max_rss", u.name))
+            .entry(figure(&u.name, ServiceMetric::MaxRss))
             .or_default();
         *rss = rss.max(u.max_rss_kib as f64);
         // Start to stop (start-up and shutdown too): recorded, not judged.
@@ -427,19 +396,21 @@ fn add_usages(
             .or_default() += (u.voluntary_switches + u.involuntary_switches) as f64;
     }
     for (name, used) in window.unwrap_or_default() {
-        let cpu = used.cpu.as_secs_f64();
-        let switches = used.switches as f64;
-        record.figures.insert(format!("{name}.cpu"), cpu);
-        record
-            .figures
-            .insert(format!("{name}.ctx_switches"), switches);
+        let cpu = used.usage.cpu.as_secs_f64();
+        let switches = used.usage.switches as f64;
+        let mut figures = vec![
+            (ServiceMetric::Cpu, cpu),
+            (ServiceMetric::CtxSwitches, switches),
+        ];
         if let Some(work) = work {
-            record
-                .figures
-                .insert(format!("{name}.{CPU_PER_REQUEST}"), cpu / work * 1e6);
-            record
-                .figures
-                .insert(format!("{name}.{SWITCHES_PER_REQUEST}"), switches / work);
+            figures.push((ServiceMetric::CpuPerRequest, cpu / work * 1e6));
+            figures.push((ServiceMetric::CtxSwitchesPerRequest, switches / work));
+        }
+        for (metric, count) in &used.counts {
+            figures.push((ServiceMetric::Counted(*metric), *count as f64));
+        }
+        for (metric, value) in figures {
+            record.figures.insert(figure(name, metric), value);
         }
     }
 }
@@ -451,10 +422,6 @@ fn step_timeout(load: &Load) -> Duration {
     let length = load.model.duration.unwrap_or(Duration::from_mins(10));
     load.warmup + length + Duration::from_mins(2)
 }
-
-/// The figure holding the requests answered in a load's measured window
-/// (recorded, not a metric of its own).
-const REQUESTS: &str = "requests";
 
 /// `bindings` with a free port for every service of this run, and each
 /// service's state directory under the variant's state root.
@@ -730,7 +697,9 @@ mod tests {
         let hit_rate_of = |request: &str| {
             let e = experiment(request);
             let load = e.workloads[0].load.as_ref().unwrap();
-            load_metrics(load).into_iter().find(|m| m.name == HIT_RATE)
+            load_metrics(load)
+                .into_iter()
+                .find(|m| m.is(&MetricId::Load(LoadMetric::HitRate)))
         };
         let declared = hit_rate_of(
             r#"request = ["set k:{k} v", "get k:{k}"]
@@ -739,7 +708,7 @@ vars = { k = "uniform:1:10" }"#,
         )
         .expect("a mix with gets has a hit rate");
         assert!(!declared.lower_is_better, "{declared:?}");
-        assert_eq!(declared.precision, Precision::Noisy);
+        assert_eq!(declared.precision, crate::stats::Precision::Noisy);
         assert!(hit_rate_of("request = \"gats 60 k:1 k:2\"").is_some());
         assert!(hit_rate_of("request = \"set k:1 v\"").is_none());
     }
@@ -768,13 +737,15 @@ vars = { k = "uniform:1:10" }"#,
         let mut b = summary(None, None);
         (b.requests, b.timeouts) = (100, 0);
         let f = failure_figures([a, b].iter());
-        assert_eq!(f[ERROR_RATE], 0.05);
-        assert_eq!(f[TIMEOUT_RATE], 0.05);
+        let (error_rate, timeout_rate) =
+            (LoadMetric::ErrorRate.name(), LoadMetric::TimeoutRate.name());
+        assert_eq!(f[error_rate], 0.05);
+        assert_eq!(f[timeout_rate], 0.05);
         assert_eq!(f["errors.connection"], 4.0);
         assert_eq!(f["errors.server"], 6.0);
         assert_eq!(f.len(), 4, "{f:?}");
         let clean = failure_figures([summary(None, None)].iter());
-        assert_eq!((clean[ERROR_RATE], clean[TIMEOUT_RATE]), (0.0, 0.0));
+        assert_eq!((clean[error_rate], clean[timeout_rate]), (0.0, 0.0));
         let mut nothing = summary(None, None);
         nothing.requests = 0;
         assert!(failure_figures([nothing].iter()).is_empty());

@@ -91,6 +91,7 @@ impl One<'_> {
             scratch: &scratch,
             counter: InstructionCounter::Callgrind,
             keep: Some(&keep),
+            metrics: &[],
         };
         crate::progress::info(format_args!(
             "simulating caches and branches: {} on {}",

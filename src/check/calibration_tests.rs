@@ -69,7 +69,11 @@ fn set_wall(results: &mut Results, variant: &str, samples: Vec<f64>) {
     let m = results
         .measurements
         .iter_mut()
-        .find(|m| m.metric.name == "wall" && m.variant == variant && m.workload == "loop")
+        .find(|m| {
+            m.metric.is(&crate::metric::MetricId::WALL)
+                && m.variant == variant
+                && m.workload == "loop"
+        })
         .unwrap();
     m.rounds = (1..=u32::try_from(samples.len()).unwrap()).collect();
     m.summary = crate::stats::summarize(&samples).unwrap();
@@ -122,7 +126,7 @@ fn lookback_check(rng: &mut Rng, drift: f64, ratio: f64, stored: usize) -> Statu
     // Only the case judged: every other measurement would cost the
     // comparison of two runs its bootstrap.
     base.measurements
-        .retain(|m| m.metric.name == "wall" && m.variant == "pgo");
+        .retain(|m| m.metric.is(&crate::metric::MetricId::WALL) && m.variant == "pgo");
     let mean_of = |rng: &mut Rng, factor: f64, id: String| {
         let mut r = base.clone();
         r.run_id = id;

@@ -171,7 +171,10 @@ fn time_is_the_headline_unless_instructions_were_asked_for() {
     use super::{Gate, Inconclusive};
     let baseline = fixture();
     let more_work = against(&scaled(&baseline, "instructions", 1.10), &baseline, 2.0);
-    assert!(more_work.suites[0].cases.iter().all(|c| c.metric == "wall"));
+    assert!(more_work.suites[0]
+        .cases
+        .iter()
+        .all(|c| crate::metric::MetricId::WALL.is(&c.metric)));
     assert_ne!(more_work.gate(), Gate::Fail, "{more_work:#?}");
     let slower = against(&scaled(&baseline, "wall", 1.10), &baseline, 2.0);
     for c in &slower.suites[0].cases {
@@ -403,7 +406,7 @@ fn junit_counts_match_its_elements() {
     m.metric = baseline
         .measurements
         .iter()
-        .find(|m| m.metric.name == "instructions")
+        .find(|m| m.metric.is(&crate::metric::MetricId::INSTRUCTIONS))
         .unwrap()
         .metric
         .clone();

@@ -13,8 +13,8 @@ use crate::analysis::analyze::analyze;
 use crate::analysis::results::ComparisonEntry;
 use crate::analysis::Results;
 use crate::check::{self, Status, Threshold};
-use crate::experiment::MetricKind;
 use crate::measure::{InstructionCounter, Metric, RunKind, RunRecord};
+use crate::metric::Builtin;
 use crate::rng::Rng;
 use crate::runs::{BenchMeta, Judging, RaceMeta, SequentialMeta};
 use crate::stats::race::RacePlan;
@@ -31,7 +31,7 @@ const UNIT_NS: f64 = 10e6;
 struct Bench<'a> {
     variants: &'a [&'a str],
     workloads: &'a [&'a str],
-    metrics: &'a [MetricKind],
+    metrics: &'a [Builtin],
     rounds: u32,
 }
 
@@ -79,7 +79,7 @@ impl Bench<'_> {
                 .collect();
             for round in 0..self.rounds {
                 for (v, variant) in self.variants.iter().enumerate() {
-                    let ns = |k: MetricKind| {
+                    let ns = |k: Builtin| {
                         let i = self.metrics.iter().position(|m| *m == k)?;
                         let x = drawn[i][v][round as usize] * factor * UNIT_NS;
                         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -89,11 +89,7 @@ impl Bench<'_> {
                         round,
                         variant,
                         workload,
-                        [
-                            ns(MetricKind::Wall),
-                            ns(MetricKind::User),
-                            ns(MetricKind::Sys),
-                        ],
+                        [ns(Builtin::WALL), ns(Builtin::USER), ns(Builtin::SYS)],
                     ));
                 }
             }
@@ -139,7 +135,7 @@ fn one_comparison(shape: &Shape, rounds: u32, rng: &mut Rng) -> ComparisonEntry 
     let bench = Bench {
         variants: &["base", "v"],
         workloads: &["w"],
-        metrics: &[MetricKind::Wall],
+        metrics: &[Builtin::WALL],
         rounds,
     };
     let meta = bench.meta(rng);
@@ -186,7 +182,7 @@ pub fn family_false_claim(shape: &Shape, rounds: u32, rng: &mut Rng) -> bool {
     let bench = Bench {
         variants: &["base", "a", "b", "c"],
         workloads: &["w1", "w2", "w3"],
-        metrics: &[MetricKind::Wall, MetricKind::User, MetricKind::Sys],
+        metrics: &[Builtin::WALL, Builtin::USER, Builtin::SYS],
         rounds,
     };
     let meta = bench.meta(rng);
@@ -208,7 +204,7 @@ pub fn race_error(shape: &Shape, rounds: u32, rng: &mut Rng) -> bool {
     let bench = Bench {
         variants: &names,
         workloads: &["w"],
-        metrics: &[MetricKind::Wall],
+        metrics: &[Builtin::WALL],
         rounds,
     };
     let mut meta = bench.meta(rng);
@@ -249,7 +245,7 @@ fn paired_gate(shape: &Shape, rounds: u32, rng: &mut Rng, budget: bool) -> Statu
     let bench = Bench {
         variants: &["v", "v@rev"],
         workloads: &["w"],
-        metrics: &[MetricKind::Wall],
+        metrics: &[Builtin::WALL],
         rounds: plan.as_ref().map_or(rounds, |p| p.max),
     };
     let mut meta = bench.meta(rng);
@@ -298,7 +294,7 @@ fn lookback_gate(shape: &Shape, stored: u32, rng: &mut Rng) -> Status {
     let bench = Bench {
         variants: &["v"],
         workloads: &["w"],
-        metrics: &[MetricKind::Wall],
+        metrics: &[Builtin::WALL],
         rounds: LOOKBACK_ROUNDS,
     };
     let run = |id: u32, effect: f64, rng: &mut Rng| -> Results {

@@ -588,47 +588,6 @@ mod serde_regex_text {
     }
 }
 
-/// A measured quantity of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MetricKind {
-    /// Whole-process wall-clock time.
-    Wall,
-    /// CPU time in user mode.
-    User,
-    /// CPU time in kernel mode.
-    Sys,
-    /// Peak resident set size.
-    MaxRss,
-    /// Instructions retired: perf stat where counters exist, else callgrind.
-    Instructions,
-}
-
-impl MetricKind {
-    pub const ALL: [MetricKind; 5] = [
-        MetricKind::Wall,
-        MetricKind::User,
-        MetricKind::Sys,
-        MetricKind::MaxRss,
-        MetricKind::Instructions,
-    ];
-
-    /// The word used in the experiment file and in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            MetricKind::Wall => "wall",
-            MetricKind::User => "user",
-            MetricKind::Sys => "sys",
-            MetricKind::MaxRss => "max_rss",
-            MetricKind::Instructions => "instructions",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.name() == name)
-    }
-}
-
 /// How the bench phase repeats and judges.
 #[derive(Debug, Clone, Serialize)]
 pub struct Bench {
@@ -640,7 +599,8 @@ pub struct Bench {
     pub sequential: Option<Sequential>,
     /// Uncounted (but recorded) runs per variant and workload, before the counted ones.
     pub warmup: u32,
-    pub metrics: Vec<MetricKind>,
+    /// The built-in metrics asked for.
+    pub metrics: Vec<crate::metric::Builtin>,
     /// Confidence level of intervals and tests, e.g. 0.95.
     pub confidence: f64,
     /// Equivalence margin, a fraction (0.01 = ±1%): an interval of the

@@ -12,9 +12,10 @@ use super::raw::{
     RawBench, RawExperiment, RawFigure, RawQuick, RawRepetitions, RawSource, RawTarget, RawWorkload,
 };
 use super::{
-    resolve_path, Bench, Experiment, ExperimentError, Figure, MetricKind, Race, Role, Sequential,
-    Source, Target, Template, Workload,
+    resolve_path, Bench, Experiment, ExperimentError, Figure, Race, Role, Sequential, Source,
+    Target, Template, Workload,
 };
+use crate::metric::Builtin;
 use crate::toolchain::{weights, Compiler};
 use crate::units::parse_duration;
 
@@ -636,6 +637,14 @@ impl Cx<'_> {
     }
 
     fn figure(&self, raw: &RawFigure) -> Result<Figure, ExperimentError> {
+        if let Some(builtin) = Builtin::from_name(raw.name.get_ref()) {
+            // Its runs' values would be the built-in's, not the figure's.
+            return Err(self.invalid(
+                raw.name.span(),
+                format!("a figure may not be named `{builtin:?}`: a built-in metric is"),
+                "name the figure otherwise, e.g. after the number it reads",
+            ));
+        }
         let regex = regex::Regex::new(raw.regex.get_ref()).map_err(|e| {
             self.invalid(
                 raw.regex.span(),
@@ -685,21 +694,15 @@ impl Cx<'_> {
         let instruction_repetitions =
             self.positive(instruction_repetitions, 3, "instruction_repetitions")?;
         let metrics = match &raw.metrics {
-            None => vec![
-                MetricKind::Wall,
-                MetricKind::User,
-                MetricKind::Sys,
-                MetricKind::MaxRss,
-            ],
+            None => Builtin::defaults(),
             Some(list) => list
                 .iter()
                 .map(|m| {
-                    MetricKind::from_name(m.get_ref()).ok_or_else(|| {
-                        let known: Vec<_> = MetricKind::ALL.iter().map(|k| k.name()).collect();
+                    Builtin::from_name(m.get_ref()).ok_or_else(|| {
                         self.invalid(
                             m.span(),
                             format!("unknown metric `{}`", m.get_ref()),
-                            format!("known metrics: {}", known.join(", ")),
+                            format!("known metrics: {}", Builtin::names()),
                         )
                     })
                 })
@@ -745,18 +748,18 @@ impl Cx<'_> {
 
     /// `primary = "instructions"`: the instruction count heads the report
     /// instead of time (for CI on shared runners, where time is noise).
-    fn primary(&self, raw: &RawBench, metrics: &[MetricKind]) -> Result<bool, ExperimentError> {
+    fn primary(&self, raw: &RawBench, metrics: &[Builtin]) -> Result<bool, ExperimentError> {
         let Some(word) = &raw.primary else {
             return Ok(false);
         };
-        if word.get_ref() != "instructions" {
+        if !Builtin::INSTRUCTIONS.is(word.get_ref()) {
             return Err(self.invalid(
                 word.span(),
                 format!("primary = \"{}\" is not a metric the headline can use", word.get_ref()),
                 "remove it (the headline is time: wall, or a workload's figure declared primary = true), or write primary = \"instructions\" to headline the instruction count",
             ));
         }
-        if !metrics.contains(&MetricKind::Instructions) {
+        if !metrics.contains(&Builtin::INSTRUCTIONS) {
             return Err(self.invalid(
                 word.span(),
                 "primary = \"instructions\" but instructions are not counted",

@@ -1093,3 +1093,15 @@ fn train_stop_dump_is_for_instrumented_variants_and_is_stop_by_default() {
         &["dumps the counters of an instrumented build"],
     );
 }
+
+/// A figure named as a built-in metric would read as the built-in (its
+/// runs' peak RSS, say, not the number it prints): refused at its line;
+/// `[bench] metrics` names the registry's built-ins, and no other.
+#[test]
+fn figures_named_as_built_in_metrics_and_unknown_metrics_are_refused() {
+    let text = good_hot_with(r#"figures = [{ name = "max_rss", regex = "rss: ([0-9]+)" }]"#);
+    error_saying(&text, &[":18:", "`max_rss`", "hint: name the figure"]);
+    let text = good_and("bench", r#"metrics = ["wall", "faults"]"#);
+    let err = error_saying(&text, &["unknown metric `faults`"]);
+    assert!(err.contains(&crate::metric::Builtin::names()), "{err}");
+}

@@ -152,10 +152,6 @@ pub fn explain_or_say_why(recorded: &Recorded) -> Result<Explanation> {
     )
 }
 
-/// The figure of a service's instructions per request, counted over a
-/// load's window (`bench::served::INSTRUCTIONS_PER_REQUEST`, a layer up).
-const INSTRUCTIONS_PER_REQUEST: &str = "instructions_per_request";
-
 /// The profile of each successful counted run of `workload` on `variant`
 /// that kept its files, its processes summed; with the requests it
 /// answered, for a service counted over a load's window.
@@ -181,10 +177,9 @@ fn read_profiles(recorded: &Recorded, workload: &str, variant: &str) -> Result<V
             })?);
         }
         // The figure is the files' total over the requests answered.
-        let requests = run
-            .figures
-            .get(INSTRUCTIONS_PER_REQUEST)
-            .filter(|per| **per > 0.0)
+        let requests = crate::metric::MetricId::InstructionsPerRequest
+            .value(run)
+            .filter(|per| *per > 0.0)
             .map(|per| profile.total as f64 / per);
         profiles.push((profile, requests));
     }
@@ -219,16 +214,4 @@ pub fn check_selection(meta: &crate::runs::BenchMeta, selection: &render::Select
         );
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    /// The figure's name here is the one the served bench records.
-    #[test]
-    fn per_request_figure_is_the_benchs() {
-        assert_eq!(
-            super::INSTRUCTIONS_PER_REQUEST,
-            crate::bench::served::INSTRUCTIONS_PER_REQUEST
-        );
-    }
 }

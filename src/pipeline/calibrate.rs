@@ -13,7 +13,7 @@ use anyhow::{bail, Result};
 
 use super::{build, train, Context};
 use crate::analysis::calibration::{calibrate as judge, Plan};
-use crate::experiment::MetricKind;
+use crate::metric::Builtin;
 use crate::progress;
 use crate::runs::Calibration;
 
@@ -92,7 +92,7 @@ fn a_a(cx: &Context) -> Result<Context> {
     let mut twin = baseline.clone();
     twin.name = twin_name(&baseline.name);
     e.variants = vec![baseline, twin];
-    e.bench.metrics.retain(|m| *m != MetricKind::Instructions);
+    e.bench.metrics.retain(|m| *m != Builtin::INSTRUCTIONS);
     e.bench.primary_instructions = false;
     e.bench.sequential = None;
     e.bench.race = None;

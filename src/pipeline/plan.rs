@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::Context;
-use crate::experiment::{Experiment, MetricKind, Variant, Workload};
+use crate::experiment::{Experiment, Variant, Workload};
 use crate::measure::{InstructionCounter, RunKind};
+use crate::metric::Builtin;
 use crate::toolchain::Stage;
 use crate::workdir::Workdir;
 
@@ -497,7 +498,7 @@ struct Work<'a> {
 impl<'a> Work<'a> {
     fn of(e: &'a Experiment, variants: usize, counter: InstructionCounter, race: bool) -> Self {
         let bench = bench_workloads(e);
-        let counting = e.bench.metrics.contains(&MetricKind::Instructions);
+        let counting = e.bench.metrics.contains(&Builtin::INSTRUCTIONS);
         let rounds = if race {
             e.race.max
         } else {

@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 use super::exporter::Exporter;
 use crate::analysis::results::{Instance, Instances};
 use crate::analysis::Results;
+use crate::metric::LoadMetric;
 
 pub struct Benchpress;
 
@@ -52,8 +53,8 @@ fn single(results: &Results, workload: &str, variant: &str) -> Instances {
     let requested: Vec<f64> = curves
         .map(|c| c.series.iter().filter_map(|s| s.requested_rps).collect())
         .unwrap_or_default();
-    let achieved = mean("sla_rate")
-        .or_else(|| mean("throughput"))
+    let achieved = mean(LoadMetric::SlaRate.name())
+        .or_else(|| mean(LoadMetric::Throughput.name()))
         .unwrap_or(0.0);
     Instances {
         workload: workload.to_owned(),

@@ -499,3 +499,21 @@ fn the_docs_index_links_every_page() {
         "docs/README.md links none of {missing:?}"
     );
 }
+
+/// The words `[bench] metrics` accepts, as docs/experiment.md lists them,
+/// are the registry's built-in metrics (`metrics!`), each once.
+#[test]
+fn the_documented_metrics_are_the_registrys() {
+    let text = doc("experiment.md");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| `metrics` |"))
+        .expect("docs/experiment.md: no `metrics` row");
+    let meaning = cells(row).unwrap()[4];
+    let documented: Vec<&str> = meaning.split('`').skip(1).step_by(2).collect();
+    let registry: Vec<&str> = afterburner::metric::BUILTINS
+        .iter()
+        .map(|b| b.name())
+        .collect();
+    assert_eq!(documented, registry, "{row}");
+}

@@ -21,6 +21,7 @@ mod html;
 mod lbr;
 mod load;
 mod outputs;
+mod page_faults;
 mod perf_around;
 mod pgo;
 mod plan;

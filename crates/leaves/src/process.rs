@@ -60,6 +60,9 @@ pub struct Usage {
     /// (the scheduler preempted it).
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
+    /// Page faults served without I/O (minor) and with it (major).
+    pub minor_faults: u64,
+    pub major_faults: u64,
 }
 
 /// A finished, timed child.
@@ -656,6 +659,8 @@ pub fn reap(pid: libc::pid_t, wall: Duration) -> std::io::Result<Timed> {
             max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
             voluntary_switches: u64::try_from(usage.ru_nvcsw).unwrap_or(0),
             involuntary_switches: u64::try_from(usage.ru_nivcsw).unwrap_or(0),
+            minor_faults: u64::try_from(usage.ru_minflt).unwrap_or(0),
+            major_faults: u64::try_from(usage.ru_majflt).unwrap_or(0),
         },
     })
 }

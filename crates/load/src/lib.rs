@@ -42,16 +42,6 @@ pub use request::{RequestTemplate, Source};
 pub use run::{merged_summary, run, run_recorded, run_watched, search_sla, Recorded};
 pub use spec::LoadSpec;
 
-/// The share of a load's attempted requests that failed (an error reply,
-/// a lost or refused connection), 0 to 1: a judged metric of every load.
-pub const ERROR_RATE: &str = "error_rate";
-/// The share of a load's attempted requests left unanswered within the
-/// timeout, 0 to 1: a judged metric of every load.
-pub const TIMEOUT_RATE: &str = "timeout_rate";
-/// The share of the keys a load's retrievals looked up that were found
-/// (memcached `get`: a `VALUE` came back), 0 to 1: a judged metric
-/// (higher is better) of a load that looks keys up.
-pub const HIT_RATE: &str = "hit_rate";
 /// The prefix of the figures counting a load's failed requests by kind
 /// (`errors.connection`, `errors.protocol`, `errors.server`,
 /// `errors.fatal`): recorded, shown in the report, not judged.

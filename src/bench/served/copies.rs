@@ -15,10 +15,8 @@ use crate::runs::{copy_stem, write_load};
 
 use super::remote::{Part, Step};
 use super::window::ServiceWindow;
-use super::{
-    countable, server_times, step_timeout, Served, ERRORS_OF, ERROR_RATE, REQUESTS, SERVER_MEAN,
-    TIMEOUT_RATE,
-};
+use super::{countable, server_times, step_timeout, Served, ERRORS_OF};
+use crate::metric::{LoadMetric, Tally};
 
 /// Each copy of the load against its own services, in parallel, each
 /// copy's services' counters read at its measured window's edges.
@@ -132,29 +130,31 @@ pub(super) fn drive(
         .then(|| load::merged_summary(&recorded))
         .flatten();
     let latency = |f: &dyn Fn(&load::Summary) -> f64| merged.as_ref().map_or_else(|| sum(f) / n, f);
-    let mut figures: BTreeMap<String, f64> = [
-        ("throughput", sum(&|s| s.achieved_rps)),
-        ("p50", latency(&|s| s.latency_ms.p50)),
-        ("p90", latency(&|s| s.latency_ms.p90)),
-        ("p99", latency(&|s| s.latency_ms.p99)),
-        ("p99.9", latency(&|s| s.latency_ms.p999)),
-        ("errors", sum(&|s| s.errors as f64)),
-        ("timeouts", sum(&|s| s.timeouts as f64)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect();
+    let (errors, timeouts) = (sum(&|s| s.errors as f64), sum(&|s| s.timeouts as f64));
+    let mut measured = vec![
+        (LoadMetric::Throughput, sum(&|s| s.achieved_rps)),
+        (LoadMetric::P50, latency(&|s| s.latency_ms.p50)),
+        (LoadMetric::P90, latency(&|s| s.latency_ms.p90)),
+        (LoadMetric::P99, latency(&|s| s.latency_ms.p99)),
+        (LoadMetric::P999, latency(&|s| s.latency_ms.p999)),
+    ];
     if load.model.sla.is_some() {
-        figures.insert(
-            "sla_rate".to_owned(),
-            outcomes.iter().filter_map(|(_, r)| *r).sum(),
-        );
+        let found = outcomes.iter().filter_map(|(_, r)| *r).sum();
+        measured.push((LoadMetric::SlaRate, found));
     }
     if let Some(rate) = hit_rate(outcomes.iter().map(|(o, _)| &o.summary)) {
-        figures.insert(load::HIT_RATE.to_owned(), rate);
+        measured.push((LoadMetric::HitRate, rate));
     }
+    let mut figures: BTreeMap<String, f64> = measured
+        .into_iter()
+        .map(|(m, v)| (m.name().to_owned(), v))
+        .chain(
+            [(Tally::Errors, errors), (Tally::Timeouts, timeouts)]
+                .map(|(t, v)| (t.name().to_owned(), v)),
+        )
+        .collect();
     let requests = sum(&|s| s.requests as f64);
-    figures.insert(REQUESTS.to_owned(), requests);
+    figures.insert(Tally::Requests.name().to_owned(), requests);
     figures.extend(failure_figures(outcomes.iter().map(|(o, _)| &o.summary)));
     if let (Some(before), Some(after)) = (servers_before, servers_after) {
         let sum = |v: &[load::drivers::ServerTime]| {
@@ -166,13 +166,10 @@ pub(super) fn drive(
             })
         };
         if let Some(us) = sum(&before).mean_us_until(sum(&after)) {
-            figures.insert(SERVER_MEAN.to_owned(), us);
+            figures.insert(LoadMetric::ServerMean.name().to_owned(), us);
         }
     }
-    record.exit = format!(
-        "{requests} requests, {} errors, {} timeouts",
-        figures["errors"], figures["timeouts"]
-    );
+    record.exit = format!("{requests} requests, {errors} errors, {timeouts} timeouts");
     record.figures.extend(figures);
     if let Some((o, _)) = outcomes.iter().find(|(o, _)| o.summary.requests == 0) {
         record.error = Some(format!(
@@ -212,8 +209,9 @@ pub(super) fn failure_figures<'a>(
     if attempted == 0 {
         return BTreeMap::new();
     }
-    kinds.insert(ERROR_RATE.to_owned(), errors as f64 / attempted as f64);
-    kinds.insert(TIMEOUT_RATE.to_owned(), timeouts as f64 / attempted as f64);
+    let share = |n: u64| n as f64 / attempted as f64;
+    kinds.insert(LoadMetric::ErrorRate.name().to_owned(), share(errors));
+    kinds.insert(LoadMetric::TimeoutRate.name().to_owned(), share(timeouts));
     kinds
 }
 

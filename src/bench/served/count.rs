@@ -14,7 +14,8 @@ use crate::runs::copy_stem;
 use crate::service;
 
 use super::window::ServiceWindow;
-use super::{countable, drive, windowable, Served, INSTRUCTIONS_PER_REQUEST, REQUESTS};
+use super::{countable, drive, windowable, Served};
+use crate::metric::{MetricId, Tally};
 
 /// The instructions the counter wrote into scratch, and per request for a
 /// windowed count.
@@ -31,13 +32,14 @@ pub(super) fn add_count(record: &mut RunRecord, s: &Served, load: Option<&Load>,
             None
         }
     };
-    if let (true, Some(n), Some(&requests)) =
-        (windowed, record.instructions, record.figures.get(REQUESTS))
+    if let (true, Some(n), Some(requests)) =
+        (windowed, record.instructions, Tally::Requests.value(record))
     {
         if requests > 0.0 {
-            record
-                .figures
-                .insert(INSTRUCTIONS_PER_REQUEST.to_owned(), n as f64 / requests);
+            record.figures.insert(
+                MetricId::InstructionsPerRequest.to_string(),
+                n as f64 / requests,
+            );
         }
         if !countable(load) {
             // A load of a set duration answers as many requests as it

@@ -4,10 +4,11 @@
 use toml::Spanned;
 
 use super::super::raw::RawRace;
-use super::super::{Bench, MetricKind, Race, Workload};
+use super::super::{Bench, Race, Workload};
 use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::load::Model;
+use crate::metric::Builtin;
 use crate::stats::race::Screen;
 
 /// The screen's margin when `screen_margin` is not written.
@@ -20,7 +21,7 @@ impl Cx<'_> {
         let margin = raw.screen_margin.as_ref();
         let on = match raw.screen.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
             None | Some(("off", _)) => false,
-            Some(("instructions", _)) => true,
+            Some((word, _)) if Builtin::INSTRUCTIONS.is(word) => true,
             Some((other, span)) => {
                 return Err(self.invalid(
                     span,
@@ -66,7 +67,7 @@ impl Cx<'_> {
         if race.screen.is_none() {
             return Ok(());
         }
-        if !bench.metrics.contains(&MetricKind::Instructions) {
+        if !bench.metrics.contains(&Builtin::INSTRUCTIONS) {
             return Err(self.invalid(
                 span,
                 "screen = \"instructions\" reads the instruction counts, and [bench] metrics has no \"instructions\"",

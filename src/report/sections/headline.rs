@@ -10,8 +10,9 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::headline::{rows, Row, WORK};
+use crate::analysis::headline::{counts_work, rows, Row};
 use crate::analysis::Results;
+use crate::metric::MetricId;
 use crate::report::format::improvement;
 use crate::runs::StopReason;
 use crate::stats::Verdict;
@@ -38,7 +39,7 @@ fn work_verdict(row: &Row) -> String {
     };
     let w = &work.outcome;
     let amount = (w.ratio - 1.0).abs() * 100.0;
-    let counted = if work.metric == "instructions" {
+    let counted = if MetricId::INSTRUCTIONS.is(&work.metric) {
         "instructions".to_owned()
     } else {
         "instructions per request".to_owned()
@@ -73,10 +74,7 @@ fn work_verdict(row: &Row) -> String {
 
 /// The sentence under a headline table: what decided it.
 fn note(results: &Results, rows: &[Row]) -> String {
-    let instructions = results
-        .judging
-        .values()
-        .any(|j| WORK.contains(&j.primary.as_str()));
+    let instructions = results.judging.values().any(|j| counts_work(&j.primary));
     if instructions {
         "The instruction count heads this report (`[bench] primary = \"instructions\"`): its verdict is tested at the stated level, and time is secondary.".to_owned()
     } else {
@@ -236,13 +234,13 @@ mod tests {
         let wall = results
             .comparisons
             .iter_mut()
-            .find(|c| c.metric == "wall" && c.variant == "pgo")
+            .find(|c| MetricId::WALL.is(&c.metric) && c.variant == "pgo")
             .unwrap();
         wall.outcome.verdict = Verdict::Faster;
         let template = results.measurements[0].clone();
         for (variant, share) in [("baseline", 0.0), ("pgo", 0.1), ("o3", 0.0)] {
             let mut m = template.clone();
-            m.metric.name = crate::load::TIMEOUT_RATE.to_owned();
+            m.metric.name = crate::metric::LoadMetric::TimeoutRate.name().to_owned();
             m.metric.precision = crate::stats::Precision::Share;
             m.variant = variant.to_owned();
             m.summary.mean = share;
@@ -252,7 +250,9 @@ mod tests {
             let rows = rows(results);
             let row = rows
                 .iter()
-                .find(|r| r.comparison.metric == "wall" && r.comparison.variant == variant)
+                .find(|r| {
+                    MetricId::WALL.is(&r.comparison.metric) && r.comparison.variant == variant
+                })
                 .unwrap();
             verdict(row)
         };
@@ -266,7 +266,7 @@ mod tests {
         );
         assert!(!said(&results, "o3").contains("timed out"));
         let mut judged = results.comparisons[0].clone();
-        judged.metric = crate::load::TIMEOUT_RATE.to_owned();
+        judged.metric = crate::metric::LoadMetric::TimeoutRate.name().to_owned();
         judged.outcome.verdict = Verdict::Slower;
         results.comparisons.push(judged);
         let pgo = said(&results, "pgo");

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::Results;
+use crate::metric::{LoadMetric, MetricId};
 
 /// The section of report.md; empty when no server kept its own time.
 pub fn markdown(results: &Results) -> String {
@@ -13,12 +14,12 @@ pub fn markdown(results: &Results) -> String {
     for m in results
         .measurements
         .iter()
-        .filter(|m| m.metric.name == crate::load::drivers::SERVER_MEAN)
+        .filter(|m| m.metric.is(&MetricId::Load(LoadMetric::ServerMean)))
     {
         let server = m.summary.mean;
         let (p50, p99) = (
-            results.mean(&m.workload, &m.variant, "p50"),
-            results.mean(&m.workload, &m.variant, "p99"),
+            results.mean(&m.workload, &m.variant, LoadMetric::P50.name()),
+            results.mean(&m.workload, &m.variant, LoadMetric::P99.name()),
         );
         // The client's percentiles are in ms; the table is in µs.
         let show =

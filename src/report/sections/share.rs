@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::headline::WORK;
+use crate::analysis::headline::counts_work;
 use crate::analysis::results::{GainShares, ShareEntry};
 use crate::analysis::Results;
 
@@ -14,7 +14,7 @@ fn shown(shares: &GainShares) -> impl Iterator<Item = &ShareEntry> {
     shares
         .shares
         .iter()
-        .filter(|s| s.primary || WORK.contains(&s.metric.as_str()))
+        .filter(|s| s.primary || counts_work(&s.metric))
 }
 
 /// A share as a percentage: "85%", "-12%" (never "-0%").

@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::Results;
+use crate::metric::MetricId;
 use crate::runs::VariantInfo;
 
 /// How a variant's profile relates to the source it was built from.
@@ -37,7 +38,7 @@ fn share_cells(results: &Results, variant: &str) -> String {
     let cells: Vec<String> = shares
         .shares
         .iter()
-        .filter(|s| s.variant == variant && (s.primary || s.metric == "instructions"))
+        .filter(|s| s.variant == variant && (s.primary || MetricId::INSTRUCTIONS.is(&s.metric)))
         .filter_map(|s| {
             let share = s.share.filter(|_| s.bounded)?;
             Some(format!(

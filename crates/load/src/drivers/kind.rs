@@ -101,9 +101,6 @@ pub trait DriverKind: Sync {
     }
 }
 
-/// The metric of a server's mean time per command over a run, in µs.
-pub const SERVER_MEAN: &str = "server_mean";
-
 /// Commands a server ran and the time it spent running them.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ServerTime {

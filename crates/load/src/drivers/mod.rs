@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 use anyhow::{Context as _, Result};
 
-pub use kind::{Client, ClientSpec, Connect, Driver, DriverKind, ServerTime, SERVER_MEAN};
+pub use kind::{Client, ClientSpec, Connect, Driver, DriverKind, ServerTime};
 
 use crate::request::mix::{MixError, RequestMix};
 use crate::request::RequestTemplate;
