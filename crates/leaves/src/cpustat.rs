@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 /// Shares of one interval, in percent; they add up to 100.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+// Its name in results.schema.json, as before it was renamed.
+#[schemars(rename = "Share")]
 pub struct CpuShares {
     pub user: f64,
     pub system: f64,

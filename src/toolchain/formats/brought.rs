@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 /// The largest brought file (and the most an archive may unpack to): 4 GiB.
-pub const MAX_FILE_BYTES: u64 = 4 << 30;
+pub use super::untrusted_tar::MAX_FILE_BYTES;
 
 /// A format of brought profile files.
 pub trait BroughtFormat: Sync {

@@ -4,7 +4,7 @@
 //! fixed modes (no owners, no set-id bits); an entry whose name is
 //! absolute or climbs out with `..`, a link of any kind, a device or a
 //! FIFO refuses the whole archive, and so does more than
-//! [`super::brought::MAX_FILE_BYTES`] of content. Reads ustar and GNU
+//! [`MAX_FILE_BYTES`] of content. Reads ustar and GNU
 //! archives (long names), plain or gzip-compressed.
 
 use std::io::Read;
@@ -12,7 +12,8 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 
-use super::brought::MAX_FILE_BYTES;
+/// The most an archive may unpack to, and the largest brought file: 4 GiB.
+pub const MAX_FILE_BYTES: u64 = 4 << 30;
 
 const BLOCK: usize = 512;
 
