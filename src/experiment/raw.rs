@@ -197,7 +197,8 @@ pub struct RawService {
     pub setup: Option<Spanned<String>>,
     /// The user its setup and start run as (databases refuse root).
     pub user: Option<Spanned<String>>,
-    /// `tcp` (default), `log:REGEX`, `command:CMD`, `redis`, `memcached`, `http:/PATH`.
+    /// `tcp` (default), `log:REGEX`, `command:CMD`, or a driver's own check
+    /// (`load::drivers::ready_forms`: `redis`, `http:/PATH`, …).
     pub ready: Option<Spanned<String>>,
     pub ready_timeout: Option<Spanned<String>>,
     /// `TERM` (default), `INT`, `QUIT`, `HUP`, `KILL`.

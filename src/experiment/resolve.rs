@@ -498,7 +498,7 @@ impl Cx<'_> {
                     return Err(self.invalid(
                         w.name.span(),
                         format!("workload `{name}` has neither run nor load"),
-                        "add run = \"{bin.app} …\", or a [workload.load] section with driver = \"redis\" (or memcached, http, exec)",
+                        format!("add run = \"{{bin.app}} …\", or a [workload.load] section with driver = one of {}", crate::load::Driver::names()),
                     ))
                 }
             };

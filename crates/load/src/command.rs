@@ -32,7 +32,8 @@ pub fn help() -> String {
 
 #[derive(Debug, Args)]
 pub struct LoadArgs {
-    /// redis://HOST:PORT, memcached://HOST:PORT, http://HOST:PORT/PATH, postgres://USER@HOST:PORT/DB, mysql://USER:PASS@HOST:PORT/DB, or exec.
+    /// The server: each driver's URL form (listed from the drivers).
+    #[arg(help = super::drivers::url_forms())]
     pub url: String,
     /// The request, with {NAME} placeholders (default: PING, `get key`, GET PATH); repeat it for a mix.
     #[arg(short, long)]

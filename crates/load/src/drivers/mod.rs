@@ -145,19 +145,22 @@ pub fn request_syntax() -> String {
     out
 }
 
+/// Every driver's URL form, for help and hints: `redis://HOST:PORT, …`.
+pub fn url_forms() -> String {
+    DRIVERS
+        .iter()
+        .map(|d| d.url_form())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Split `scheme://host:port/path` into driver, address and path.
 pub fn parse_url(url: &str) -> Result<(Driver, Option<String>, String)> {
     // A driver that sends nothing over the network is named alone.
     if let Some(local) = Driver::from_name(url).filter(|d| !d.over_network()) {
         return Ok((local, None, String::new()));
     }
-    let forms = || {
-        DRIVERS
-            .iter()
-            .map(|d| d.url_form())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let forms = url_forms;
     let (scheme, rest) = url
         .split_once("://")
         .with_context(|| format!("`{url}` has no scheme\nhint: write {}", forms()))?;
