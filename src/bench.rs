@@ -11,20 +11,19 @@ mod meta;
 pub(crate) mod race;
 mod runner;
 pub(crate) mod sequential;
-pub(crate) mod served;
 mod simulate;
 
+use crate::served::remote::RemoteLoad;
+pub use crate::served::remote::{step as load_step, StepArgs as LoadStepArgs};
 use meta::bench_meta;
 pub(crate) use meta::run_id;
 use runner::{planned_runs, Runner};
-use served::remote::RemoteLoad;
-pub use served::remote::{step as load_step, StepArgs as LoadStepArgs};
 
 pub use simulate::simulate;
 
 use crate::context::Context;
 use crate::env;
-use crate::experiment::Bindings;
+use crate::experiment::{Bindings, Experiment};
 use crate::measure::{InstructionCounter, RunKind};
 use crate::metric::Builtin;
 use crate::rng::Rng;
@@ -196,24 +195,8 @@ fn run_plan(
         notes,
     } = started;
     let run_dir = writer.dir().to_owned();
-    // Each variant's services keep their state (a database a setup step
-    // made) across the variant's runs of this bench.
-    let bindings: Vec<Bindings> = bindings
-        .into_iter()
-        .zip(&e.variants)
-        .map(|(mut b, v)| {
-            b.state_root = Some(run_dir.join(STATE_DIR).join(&v.name));
-            b
-        })
-        .collect();
-    if e.bench.metrics.contains(&Builtin::INSTRUCTIONS)
-        && meta.instruction_counter == InstructionCounter::Callgrind
-    {
-        tools::ensure(&[tools::VALGRIND])?;
-    }
-    if !e.bench.aslr {
-        without_aslr()?;
-    }
+    let bindings = with_state(bindings, e, &run_dir);
+    ready_machine(e, &meta)?;
     let mut runner = Runner {
         cx,
         meta: &meta,
@@ -270,7 +253,47 @@ fn run_plan(
         }
         return Ok(run_dir);
     };
-    let stop = match runner.sequential_rounds(&plan, &mut rng) {
+    sequential_rounds(&mut runner, &meta, &plan, &mut rng, run_dir)
+}
+
+/// Each variant's bindings with its services' state directory: the state
+/// (a database a setup step made) lasts across the variant's runs of this
+/// bench.
+fn with_state(bindings: Vec<Bindings>, e: &Experiment, run_dir: &Path) -> Vec<Bindings> {
+    bindings
+        .into_iter()
+        .zip(&e.variants)
+        .map(|(mut b, v)| {
+            b.state_root = Some(run_dir.join(STATE_DIR).join(&v.name));
+            b
+        })
+        .collect()
+}
+
+/// What the bench needs of the machine: valgrind for callgrind's counts,
+/// ASLR off where the bench asks.
+fn ready_machine(e: &Experiment, meta: &BenchMeta) -> Result<()> {
+    if e.bench.metrics.contains(&Builtin::INSTRUCTIONS)
+        && meta.instruction_counter == InstructionCounter::Callgrind
+    {
+        tools::ensure(&[tools::VALGRIND])?;
+    }
+    if !e.bench.aslr {
+        without_aslr()?;
+    }
+    Ok(())
+}
+
+/// A sequential plan's rounds until its rule stops them, the stop said
+/// and kept in `meta.json`.
+fn sequential_rounds(
+    runner: &mut Runner,
+    meta: &BenchMeta,
+    plan: &crate::runs::SequentialMeta,
+    rng: &mut Rng,
+    run_dir: PathBuf,
+) -> Result<PathBuf> {
+    let stop = match runner.sequential_rounds(plan, rng) {
         Ok(stop) => stop,
         Err(error) => return Err(stopped_or(error, run_dir)),
     };
@@ -314,8 +337,7 @@ fn record_stop(
     Ok(run_dir)
 }
 
-/// The directory of a run holding each variant's service state.
-pub const STATE_DIR: &str = "state";
+pub use crate::served::STATE_DIR;
 
 /// A failed round: [`Stopped`] when Ctrl-C or SIGTERM caused it (every
 /// finished run is on disk, for a partial report), else the error itself.

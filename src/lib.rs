@@ -21,6 +21,7 @@
 //!            explain (where the instructions went: callgrind files per function)
 //!            runs (meta.json, raw.jsonl, callgrind files, the files beside each
 //!            run's logs: the only writer and reader) · build
+//!            served (a run with services and load around it: the bench's and training's)
 //! engines    measure · service · step · source · workdir
 //!            capture (`afterburner profile`: a running process's profile)
 //! model      experiment (the validated experiment file)
@@ -52,6 +53,7 @@ pub mod pipeline;
 pub mod profiles;
 pub mod report;
 pub mod runs;
+pub mod served;
 pub mod service;
 pub mod ship;
 pub mod source;

@@ -6,13 +6,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result};
 
-use super::{sequential, served};
+use super::sequential;
 use crate::build;
 use crate::context::Context;
 use crate::env::Environment;
 use crate::measure::{InstructionCounter, Metric};
 use crate::metric::{Builtin, MetricId};
 use crate::runs::{BenchMeta, Judging, VariantInfo, SCHEMA_VERSION};
+use crate::served;
 use crate::toolchain::Stage;
 
 /// A variant's system settings as results record them.

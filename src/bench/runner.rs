@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context as _, Result};
 
-use super::{sequential, served, DoneRun};
+use super::{sequential, DoneRun};
 use crate::context::Context;
 use crate::experiment::Bindings;
 use crate::measure::{self, InstructionCounter, RunKind, RunRecord, RunSetup, RunSlot};
@@ -15,6 +15,7 @@ use crate::metric::{Builtin, LoadMetric, MetricId};
 use crate::process::quote_output;
 use crate::rng::Rng;
 use crate::runs::{self, BenchMeta, RaceMeta, SequentialMeta, SequentialStop, StopReason};
+use crate::served;
 use crate::workdir::{tail, RAW_FILE};
 
 /// Runs the rounds of one bench, appending each finished run.
@@ -34,7 +35,7 @@ pub(super) struct Runner<'a> {
     /// with no CPUs of its own goes back to.
     pub(super) all_cpus: crate::pinning::CpuSet,
     /// The load's node, when it has one of its own.
-    pub(super) remote: Option<&'a super::served::remote::RemoteLoad>,
+    pub(super) remote: Option<&'a crate::served::remote::RemoteLoad>,
     /// Per variant, whether its runs are made: all, but for a race's
     /// dropped candidates (the baseline among them: once dropped, it too
     /// stops; the report pairs it over the rounds both ran).

@@ -99,14 +99,14 @@ impl One<'_> {
         ));
         // The workload's before and after steps, as in the bench.
         let steps = (e.dir.as_path(), logs.as_path(), stem.as_str());
-        super::served::workload_step(workload, false, self.bindings, &variant.env, steps)?;
+        crate::served::workload_step(workload, false, self.bindings, &variant.env, steps)?;
         let counted = instructions::simulate(&setup, &io, workload.timeout).with_context(|| {
             format!(
                 "simulating workload `{}` on variant `{}`",
                 workload.name, variant.name
             )
         })?;
-        super::served::workload_step(workload, true, self.bindings, &variant.env, steps)?;
+        crate::served::workload_step(workload, true, self.bindings, &variant.env, steps)?;
         if !counted.status.success() {
             bail!(
                 "workload `{}` failed on variant `{}` under callgrind's simulation with {}\ncommand: {command}\n{}\nlogs: {}\nhint: the same command ran in the bench; run it by hand under `valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes` to see why",

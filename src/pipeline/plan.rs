@@ -510,7 +510,7 @@ impl<'a> Work<'a> {
         let counted_workloads = bench
             .iter()
             .copied()
-            .filter(|w| counting && crate::bench::served::counted(w.load.as_ref(), counter))
+            .filter(|w| counting && crate::served::counted(w.load.as_ref(), counter))
             .collect();
         Self {
             bench,

@@ -125,7 +125,7 @@ pub(super) fn train_round(
     let logs = cx.workdir.variant_logs(&variant.name);
     fs_err::create_dir_all(&logs)?;
     // A fresh state for the services of each training round.
-    let state_root = logs.with_file_name(crate::bench::STATE_DIR);
+    let state_root = logs.with_file_name(crate::served::STATE_DIR);
     if state_root.exists() {
         fs_err::remove_dir_all(&state_root)?;
     }
@@ -148,21 +148,20 @@ pub(super) fn train_round(
         } else {
             None
         };
-        let training = crate::bench::served::Training {
+        let training = crate::served::Training {
             env: &env,
             prefix: &prefix,
             attach: attacher.as_ref(),
             logs: &logs,
             dumping: dumping.as_ref(),
         };
-        let seconds =
-            crate::bench::served::train_served(&cx.experiment, &bindings, workload, &training)
-                .with_context(|| {
-                    format!(
-                        "training variant `{}` on workload `{}`",
-                        variant.name, workload.name
-                    )
-                })?;
+        let seconds = crate::served::train_served(&cx.experiment, &bindings, workload, &training)
+            .with_context(|| {
+            format!(
+                "training variant `{}` on workload `{}`",
+                variant.name, workload.name
+            )
+        })?;
         pgo.collect(&dirs, &workload.name)?;
         toolchain::weights::record(&dirs, &workload.name, workload.weight)?;
         step.finish(format_args!("{seconds:.1} s"));

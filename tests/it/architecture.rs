@@ -6,7 +6,7 @@
 //!    layers and the rule; a top-level module missing from the drawing
 //!    fails too.
 //! 2. **No circles**, among the top-level modules and inside every folder:
-//!    modules up to three path components deep (`bench::served::count`)
+//!    modules up to three path components deep (`served::copies::x`)
 //!    must not import each other in a circle, following `crate::`,
 //!    `super::`, `self::` and child-module paths, `use` trees with nested
 //!    groups included.
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 /// The depth at which circles are looked for inside folders.
 const DEPTH: usize = 3;
 
-/// Source files by path relative to src/ ("bench/served/count.rs"),
+/// Source files by path relative to src/ ("served/count.rs"),
 /// test code left out.
 type Sources = BTreeMap<PathBuf, String>;
 

@@ -100,37 +100,7 @@ pub fn run_watched(spec: &LoadSpec, watch: Option<Watch>) -> Result<Recorded> {
     // Recorders count from the clock's `from`, set at the gate; until
     // then, from now.
     let from = Instant::now();
-    // Each share runs on its own thread with its own generator and recorder;
-    // a lone share runs on this one. A process of one thread makes every
-    // socket call cheaper: the kernel's fdget skips the file's reference
-    // count (an atomic increment and decrement per send and per read) when
-    // no other thread shares the file table.
-    let each = |work: &(dyn Fn(&Share, Generator, Recorder) -> Result<Recorder> + Sync)| {
-        if let [share] = shares.as_slice() {
-            let generator = spec.requests.generator(spec.seed, 0, 1);
-            let recorder = Recorder::new(from, spec.interval)
-                .with_deadline(spec.timeout)
-                .for_mix(&spec.requests);
-            let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                work(share, generator, recorder)
-            }));
-            return vec![done.unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))];
-        }
-        thread::scope(|scope| {
-            let handles: Vec<_> = shares
-                .iter()
-                .enumerate()
-                .map(|(w, share)| {
-                    let generator = spec.requests.generator(spec.seed, w as u64, workers as u64);
-                    let recorder = Recorder::new(from, spec.interval)
-                        .with_deadline(spec.timeout)
-                        .for_mix(&spec.requests);
-                    scope.spawn(move || work(share, generator, recorder))
-                })
-                .collect();
-            handles.into_iter().map(join).collect::<Vec<_>>()
-        })
-    };
+    let each = |work: &Work| on_each_share(spec, &shares, from, work);
     let drive = || -> Result<Vec<Result<Recorder>>> {
         Ok(match spec.driver.client(&spec.client_spec())? {
             Client::Blocking(connect) => each(&|share, generator, recorder| {
@@ -170,6 +140,49 @@ pub fn run_watched(spec: &LoadSpec, watch: Option<Watch>) -> Result<Recorded> {
         },
         recorder: total,
         measured: duration,
+    })
+}
+
+/// What runs one share of a load: its clients, their requests and what
+/// they recorded.
+type Work<'w> = dyn Fn(&Share, Generator, Recorder) -> Result<Recorder> + Sync + 'w;
+
+/// Run `work` on each share, each on its own thread with its own generator
+/// and recorder (counting from `from`); a lone share runs on this one. A
+/// process of one thread makes every socket call cheaper: the kernel's
+/// fdget skips the file's reference count (an atomic increment and
+/// decrement per send and per read) when no other thread shares the file
+/// table.
+fn on_each_share(
+    spec: &LoadSpec,
+    shares: &[Share],
+    from: Instant,
+    work: &Work,
+) -> Vec<Result<Recorder>> {
+    let workers = shares.len();
+    let recorder = || {
+        Recorder::new(from, spec.interval)
+            .with_deadline(spec.timeout)
+            .for_mix(&spec.requests)
+    };
+    if let [share] = shares {
+        let generator = spec.requests.generator(spec.seed, 0, 1);
+        let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            work(share, generator, recorder())
+        }));
+        return vec![done.unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))];
+    }
+    thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .iter()
+            .enumerate()
+            .map(|(w, share)| {
+                let generator = spec.requests.generator(spec.seed, w as u64, workers as u64);
+                let recorder = recorder();
+                scope.spawn(move || work(share, generator, recorder))
+            })
+            .collect();
+        handles.into_iter().map(join).collect::<Vec<_>>()
     })
 }
 

@@ -1,5 +1,6 @@
-//! Runs that need more than one command: the target's services started
-//! around the run, and `load` workloads driven by afterburner itself.
+//! Runs with services and load around them, for the bench and for
+//! training alike: the target's services started around the run, and
+//! `load` workloads driven by afterburner itself.
 //! A run whose service died, or whose load got no answer at all, is
 //! recorded as failed with the reason; the bench goes on.
 
@@ -19,6 +20,9 @@ use crate::process::{run_timed, TimedIo};
 use crate::runs::{copy_stem, write_cpu};
 use crate::service::{self, ServiceUsage};
 use crate::toolchain::sampling::{Attach, Recording};
+
+/// The directory of a run holding each variant's service state.
+pub const STATE_DIR: &str = "state";
 
 mod copies;
 mod count;
