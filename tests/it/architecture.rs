@@ -6,7 +6,7 @@
 //!    layers and the rule; a top-level module missing from the drawing
 //!    fails too.
 //! 2. **No circles**, among the top-level modules and inside every folder:
-//!    modules up to three path components deep (`served::copies::x`)
+//!    modules up to three path components deep (`toolchain::formats::brought`)
 //!    must not import each other in a circle, following `crate::`,
 //!    `super::`, `self::` and child-module paths, `use` trees with nested
 //!    groups included.
