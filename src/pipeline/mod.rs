@@ -8,10 +8,10 @@ use anyhow::{bail, Context as _, Result};
 use crate::build::{self, build_stage, BuildOutcome};
 pub use crate::context::{Context, Options};
 use crate::experiment::{Experiment, Variant, Workload};
-use crate::profiles::shared;
+use crate::profiles;
 use crate::progress;
 use crate::source;
-use crate::toolchain::{self, Stage};
+use crate::toolchain::Stage;
 use race::OnFailure;
 
 mod calibrate;
@@ -117,7 +117,7 @@ fn build_variant(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<(
         progress::info(format_args!("{}: prebuilt, nothing to build", variant.name));
     } else if !variant.needs_profile() {
         build_one(cx, variant, Stage::Final, source_dir)?;
-    } else if let Some(round) = first_stale_round(cx, variant, source_dir)? {
+    } else if let Some(round) = profiles::first_stale_round(cx, variant, source_dir)? {
         match (&variant.profile_donor, round) {
             (Some(donor), 0) => progress::info(format_args!(
                 "building {}: its {} profile will be {donor}'s (the same instrumented build, trained by the same runs), nothing to build before training",
@@ -156,96 +156,8 @@ fn final_is_current(cx: &Context, variant: &Variant, source_dir: &Path) -> bool 
     })
 }
 
-/// Marker: the instrumented build's key the profile was trained with.
-const TRAINED_MARKER: &str = ".afterburner-trained";
-
-/// Whether round `round`'s profile was trained on the instrumented build
-/// that the current inputs (earlier rounds' profiles included) would
-/// produce, by the current training workloads.
-fn profile_is_current(
-    cx: &Context,
-    variant: &Variant,
-    round: usize,
-    source_dir: &Path,
-) -> Result<bool> {
-    let key = instrumented_key(cx, variant, round, source_dir)?;
-    let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
-    let source = crate::profiles::source(variant);
-    Ok(fs_err::read_to_string(marker)
-        .is_ok_and(|k| source.key(cx, variant, &key).is_ok_and(|s| s == k)))
-}
-
-/// The key round `round`'s instrumented build would be built with now.
-fn instrumented_key(
-    cx: &Context,
-    variant: &Variant,
-    round: usize,
-    source_dir: &Path,
-) -> Result<String> {
-    let stage = Stage::Instrumented(round);
-    let tree = stage_source_dir(cx, variant, stage, source_dir)?;
-    build::stage_key(&cx.experiment, variant, stage, &tree, &cx.workdir)
-}
-
-/// Mark round `round`'s profile current: made for the instrumented build
-/// of key `instrumented_key`, by what its source says.
-fn mark_current(
-    cx: &Context,
-    variant: &Variant,
-    round: usize,
-    instrumented_key: &str,
-) -> Result<()> {
-    let source = crate::profiles::source(variant);
-    let marker = round_dirs(cx, variant, round).profile.join(TRAINED_MARKER);
-    fs_err::write(marker, source.key(cx, variant, instrumented_key)?)?;
-    Ok(())
-}
-
-/// The first training round whose profile is not current, if any.
-fn first_stale_round(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<Option<usize>> {
-    for round in 0..variant.rounds().len() {
-        if !profile_is_current(cx, variant, round, source_dir)? {
-            return Ok(Some(round));
-        }
-    }
-    Ok(None)
-}
-
-fn round_dirs(cx: &Context, variant: &Variant, round: usize) -> toolchain::StageDirs {
-    cx.workdir
-        .variant_dirs(&variant.name)
-        .round(variant.rounds()[round])
-}
-
-/// The source directory `stage` of `variant` is built from: where its
-/// profile source trains for an instrumented stage (a stale profile's
-/// other revision), else the variant's own `source` for a variant built
-/// from another revision, else `source_dir` (the target's).
-fn stage_source_dir(
-    cx: &Context,
-    variant: &Variant,
-    stage: Stage,
-    source_dir: &Path,
-) -> Result<std::path::PathBuf> {
-    if let Stage::Instrumented(_) = stage {
-        if let Some(tree) = crate::profiles::source(variant).training_tree(cx, variant)? {
-            return Ok(tree);
-        }
-    }
-    match &variant.source {
-        Some(own) => source::fetch(&own.source, &cx.workdir.root).with_context(|| {
-            format!(
-                "fetching the source variant `{}` is built from (source in {})",
-                variant.name,
-                cx.experiment.file.display()
-            )
-        }),
-        None => Ok(source_dir.to_path_buf()),
-    }
-}
-
 fn build_one(cx: &Context, variant: &Variant, stage: Stage, source_dir: &Path) -> Result<()> {
-    let source_dir = stage_source_dir(cx, variant, stage, source_dir)?;
+    let source_dir = profiles::stage_source_dir(cx, variant, stage, source_dir)?;
     let step = progress::step(format!("building {} ({})", variant.name, stage.name()));
     let outcome = match build_stage(&cx.experiment, variant, stage, &source_dir, &cx.workdir) {
         Ok(outcome) => outcome,
@@ -300,75 +212,18 @@ fn train_with(cx: &Context, failures: &mut OnFailure) -> Result<()> {
     Ok(())
 }
 
-/// Make each of a variant's profiles current (trained, or shared from its
-/// donor), then build its final stage with them.
+/// Make each of a variant's profiles current ([`profiles::make_current`]:
+/// up to date, shared from its donor, or trained on this round's
+/// instrumented build), then build its final stage with them.
 fn train_variant(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<()> {
-    for (round, pgo) in variant.rounds().iter().enumerate() {
-        if profile_is_current(cx, variant, round, source_dir)? {
-            progress::info(format_args!(
-                "training {} ({}): profile up to date",
-                variant.name,
-                pgo.name()
-            ));
-        } else if round > 0 || !share_profile(cx, variant, source_dir)? {
+    for round in 0..variant.rounds().len() {
+        profiles::make_current(cx, variant, round, source_dir, &|| {
             // The build directory may hold another stage's build; this
             // round's instrumented build comes back first.
-            build_one(cx, variant, Stage::Instrumented(round), source_dir)?;
-            make_profile(cx, variant, round)?;
-        }
+            build_one(cx, variant, Stage::Instrumented(round), source_dir)
+        })?;
     }
     build_one(cx, variant, Stage::Final, source_dir)
-}
-
-/// Make round `round`'s profile from its source (trained, attached or
-/// brought), check it against the round's binaries, and mark it current.
-fn make_profile(cx: &Context, variant: &Variant, round: usize) -> Result<()> {
-    let stage = Stage::Instrumented(round);
-    let key = build::current(&cx.workdir, &variant.name, stage)
-        .map(|r| r.key)
-        .unwrap_or_default();
-    let source = crate::profiles::source(variant);
-    let binaries = source.make(cx, variant, round)?;
-    crate::profiles::check(cx, variant, round, source, &binaries)?;
-    mark_current(cx, variant, round, &key)
-}
-
-/// Give `variant` its donor's first-round profile (`profile_donor`), if it
-/// has one whose profile is current and the share holds here; whether it
-/// did.
-fn share_profile(cx: &Context, variant: &Variant, source_dir: &Path) -> Result<bool> {
-    let Some(donor) = variant
-        .profile_donor
-        .as_ref()
-        .and_then(|d| cx.experiment.variants.iter().find(|v| &v.name == d))
-    else {
-        return Ok(false);
-    };
-    let round = variant.rounds()[0].name();
-    if !profile_is_current(cx, donor, 0, source_dir)? {
-        return Ok(false);
-    }
-    let stage = Stage::Instrumented(0);
-    let trees = (
-        stage_source_dir(cx, donor, stage, source_dir)?,
-        stage_source_dir(cx, variant, stage, source_dir)?,
-    );
-    if let Some(why) = shared::refused(cx, (donor, &trees.0), (variant, &trees.1))? {
-        progress::info(format_args!(
-            "training {} ({round}): its own profile, not {}'s: {why}",
-            variant.name, donor.name
-        ));
-        return Ok(false);
-    }
-    shared::share(cx, donor, variant, 0)?;
-    // Made without building the round: current for the build it stands for.
-    let key = instrumented_key(cx, variant, 0, source_dir)?;
-    mark_current(cx, variant, 0, &key)?;
-    progress::info(format_args!(
-        "training {} ({round}): {}'s profile, shared (the same instrumented build, trained by the same runs)",
-        variant.name, donor.name
-    ));
-    Ok(true)
 }
 
 /// The whole pipeline: build, train, bench, report. Returns the results.

@@ -123,7 +123,9 @@ impl VariantPlan {
         if variant.needs_profile() {
             let trainers = training_workloads(&cx.experiment).len();
             let first_stale = match source_dir {
-                Some(dir) => super::first_stale_round(cx, variant, dir).unwrap_or(Some(0)),
+                Some(dir) => {
+                    crate::profiles::first_stale_round(cx, variant, dir).unwrap_or(Some(0))
+                }
                 None => Some(0),
             };
             let rounds = variant.rounds();
@@ -198,7 +200,7 @@ fn training_build_is_current(
     source_dir: &Path,
 ) -> bool {
     crate::build::current(&cx.workdir, &variant.name, Stage::Instrumented(round)).is_some_and(|r| {
-        super::instrumented_key(cx, variant, round, source_dir).is_ok_and(|k| k == r.key)
+        crate::profiles::instrumented_key(cx, variant, round, source_dir).is_ok_and(|k| k == r.key)
     })
 }
 

@@ -21,6 +21,7 @@ mod attached;
 mod brought;
 mod check;
 mod from_revision;
+mod life;
 pub mod shared;
 mod trained;
 mod training;
@@ -30,6 +31,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 pub use check::check;
+pub use life::{first_stale_round, instrumented_key, make_current, stage_source_dir};
 
 use crate::context::Context;
 use crate::experiment::{ProfileOrigin, Variant};
