@@ -106,8 +106,8 @@ impl Variant {
     }
 
     /// Where its profiles come from, where an optimization offers a choice.
-    pub fn profile_sources(&self) -> crate::toolchain::ProfileSources {
-        crate::toolchain::ProfileSources {
+    pub fn profile_sources(&self) -> crate::toolchain::RoundChoices {
+        crate::toolchain::RoundChoices {
             bolt: self.bolt_profile,
             go: self.go_pgo,
         }

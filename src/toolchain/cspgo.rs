@@ -8,7 +8,7 @@ use crate::env::Environment;
 use crate::toolchain::optimize::{clang_only, Optimize, Requirement, VariantSetup};
 use crate::toolchain::pgo::clang;
 use crate::toolchain::round::Round;
-use crate::toolchain::{Compiler, ProfileSources};
+use crate::toolchain::{Compiler, RoundChoices};
 
 pub struct Cspgo;
 
@@ -45,7 +45,7 @@ impl Optimize for Cspgo {
         true
     }
 
-    fn rounds(&self, _compiler: Compiler, _sources: ProfileSources) -> Vec<&'static dyn Round> {
+    fn rounds(&self, _compiler: Compiler, _sources: RoundChoices) -> Vec<&'static dyn Round> {
         vec![&clang::CLANG_IR_PGO, &clang::CLANG_CS_PGO]
     }
 

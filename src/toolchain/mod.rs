@@ -225,19 +225,21 @@ impl GoPgoSource {
     }
 }
 
-/// Where a variant's sampled or instrumented profiles come from, where an
-/// optimization offers a choice: BOLT's (`bolt_profile`) and Go PGO's
-/// (`pgo_source`).
+/// Which training round an optimization that offers a choice runs (its
+/// profile sampled or instrumented): BOLT's (`bolt_profile`) and Go PGO's
+/// (`pgo_source`). Not a profile source (`profiles::ProfileSource`: where
+/// a round's profile comes from) nor an origin (`ProfileOrigin`: which of
+/// those a variant chose).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProfileSources {
+pub struct RoundChoices {
     pub bolt: BoltProfile,
     pub go: GoPgoSource,
 }
 
-impl ProfileSources {
+impl RoundChoices {
     /// Instrumented BOLT and Go's own CPU profiles: the choice that needs
     /// neither a PMU nor perf (tests, `doctor`).
-    pub const INSTRUMENTED: ProfileSources = ProfileSources {
+    pub const INSTRUMENTED: RoundChoices = RoundChoices {
         bolt: BoltProfile::Instrumented,
         go: GoPgoSource::Cpuprofile,
     };
@@ -246,8 +248,8 @@ impl ProfileSources {
     /// word's rounds what they do probes nothing (only an explicit
     /// `bolt_profile = "sampled"` samples for sure).
     #[must_use]
-    pub fn unprobed(self) -> ProfileSources {
-        ProfileSources {
+    pub fn unprobed(self) -> RoundChoices {
+        RoundChoices {
             bolt: match self.bolt {
                 BoltProfile::Auto => BoltProfile::Instrumented,
                 explicit => explicit,
@@ -259,20 +261,20 @@ impl ProfileSources {
     /// Every explicit choice, each round a brought profile might stand in
     /// for: sampled BOLT before instrumented, Go's own CPU profiles before
     /// perf's (the order a refusal lists what they read).
-    pub const CHOICES: [ProfileSources; 4] = [
-        ProfileSources {
+    pub const CHOICES: [RoundChoices; 4] = [
+        RoundChoices {
             bolt: BoltProfile::Sampled,
             go: GoPgoSource::Cpuprofile,
         },
-        ProfileSources {
+        RoundChoices {
             bolt: BoltProfile::Instrumented,
             go: GoPgoSource::Cpuprofile,
         },
-        ProfileSources {
+        RoundChoices {
             bolt: BoltProfile::Sampled,
             go: GoPgoSource::Perf,
         },
-        ProfileSources {
+        RoundChoices {
             bolt: BoltProfile::Instrumented,
             go: GoPgoSource::Perf,
         },
@@ -376,7 +378,7 @@ impl VariantDirs {
 pub fn rounds(
     optimize: &[Optimization],
     compiler: Compiler,
-    sources: ProfileSources,
+    sources: RoundChoices,
 ) -> Vec<&'static dyn Round> {
     word_rounds(optimize, compiler, sources)
         .into_iter()
@@ -388,7 +390,7 @@ pub fn rounds(
 fn word_rounds(
     optimize: &[Optimization],
     compiler: Compiler,
-    sources: ProfileSources,
+    sources: RoundChoices,
 ) -> Vec<(Optimization, &'static dyn Round)> {
     let (after_link, compile_time): (Vec<&Optimization>, Vec<&Optimization>) =
         optimize.iter().partition(|o| o.rounds_after_link());
@@ -417,7 +419,7 @@ enum Contributor {
 pub fn optimization_flags(
     compiler: Compiler,
     optimize: &[Optimization],
-    sources: ProfileSources,
+    sources: RoundChoices,
     stage: Stage,
     dirs: &VariantDirs,
 ) -> Flags {
@@ -436,7 +438,7 @@ pub fn optimization_flags(
 pub fn expected_switches(
     compiler: Compiler,
     optimize: &[Optimization],
-    sources: ProfileSources,
+    sources: RoundChoices,
     stage: Stage,
     dirs: &VariantDirs,
 ) -> (Vec<recorded::Expected>, Vec<recorded::Instrumentation>) {
@@ -475,7 +477,7 @@ pub fn expected_switches(
 fn contributions(
     compiler: Compiler,
     optimize: &[Optimization],
-    sources: ProfileSources,
+    sources: RoundChoices,
     stage: Stage,
     dirs: &VariantDirs,
 ) -> Vec<(Contributor, Flags)> {
@@ -673,7 +675,7 @@ mod tests {
                 let f = optimization_flags(
                     compiler,
                     &[Optimization::PGO, Optimization::O3, Optimization::LTO],
-                    ProfileSources::INSTRUMENTED,
+                    RoundChoices::INSTRUMENTED,
                     stage,
                     &dirs(),
                 );
@@ -687,7 +689,7 @@ mod tests {
         let f = optimization_flags(
             Compiler::Gcc,
             &[Optimization::PGO, Optimization::LTO],
-            ProfileSources::INSTRUMENTED,
+            RoundChoices::INSTRUMENTED,
             Stage::FIRST,
             &dirs(),
         );
@@ -701,7 +703,7 @@ mod tests {
         let f = optimization_flags(
             Compiler::Gcc,
             &[Optimization::PGO, Optimization::LTO],
-            ProfileSources::INSTRUMENTED,
+            RoundChoices::INSTRUMENTED,
             Stage::Final,
             &dirs(),
         );
@@ -728,7 +730,7 @@ mod tests {
     #[test]
     fn pgo_then_bolt_is_two_rounds_and_bolt_sees_the_whole_stack() {
         let stack = [Optimization::PGO, Optimization::LTO, Optimization::BOLT];
-        let rounds = rounds(&stack, Compiler::Gcc, ProfileSources::INSTRUMENTED);
+        let rounds = rounds(&stack, Compiler::Gcc, RoundChoices::INSTRUMENTED);
         assert_eq!(
             rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),
             ["gcc-pgo", "bolt"]
@@ -736,7 +738,7 @@ mod tests {
         let first = optimization_flags(
             Compiler::Gcc,
             &stack,
-            ProfileSources::INSTRUMENTED,
+            RoundChoices::INSTRUMENTED,
             Stage::Instrumented(0),
             &dirs(),
         );
@@ -748,14 +750,14 @@ mod tests {
         let second = optimization_flags(
             Compiler::Gcc,
             &stack,
-            ProfileSources::INSTRUMENTED,
+            RoundChoices::INSTRUMENTED,
             Stage::Instrumented(1),
             &dirs(),
         );
         let last = optimization_flags(
             Compiler::Gcc,
             &stack,
-            ProfileSources::INSTRUMENTED,
+            RoundChoices::INSTRUMENTED,
             Stage::Final,
             &dirs(),
         );
@@ -772,7 +774,7 @@ mod tests {
     #[test]
     fn cspgo_instruments_after_ir_pgo_and_the_final_build_uses_only_the_merged_profile() {
         let stack = [Optimization::from_name("cspgo").unwrap(), Optimization::LTO];
-        let rounds = rounds(&stack, Compiler::Clang, ProfileSources::INSTRUMENTED);
+        let rounds = rounds(&stack, Compiler::Clang, RoundChoices::INSTRUMENTED);
         assert_eq!(
             rounds.iter().map(|r| r.name()).collect::<Vec<_>>(),
             ["clang-pgo", "cspgo"]
@@ -780,7 +782,7 @@ mod tests {
         let second = optimization_flags(
             Compiler::Clang,
             &stack,
-            ProfileSources::INSTRUMENTED,
+            RoundChoices::INSTRUMENTED,
             Stage::Instrumented(1),
             &dirs(),
         );
@@ -793,7 +795,7 @@ mod tests {
         let last = optimization_flags(
             Compiler::Clang,
             &stack,
-            ProfileSources::INSTRUMENTED,
+            RoundChoices::INSTRUMENTED,
             Stage::Final,
             &dirs(),
         );

@@ -22,7 +22,7 @@ use anyhow::Result;
 use super::formats::brought::Format;
 use super::recorded::Switch;
 use super::round::Round;
-use super::{tools, BoltProfile, Compiler, Flags, GoPgoSource, ProfileSources, ALL};
+use super::{tools, BoltProfile, Compiler, Flags, GoPgoSource, RoundChoices, ALL};
 use crate::env::Environment;
 
 /// One optimization: a word of `optimize`, and what it does to a variant's
@@ -53,7 +53,7 @@ pub trait Optimize: Sync {
         false
     }
     /// Its training rounds with `compiler`, in order.
-    fn rounds(&self, _compiler: Compiler, _sources: ProfileSources) -> Vec<&'static dyn Round> {
+    fn rounds(&self, _compiler: Compiler, _sources: RoundChoices) -> Vec<&'static dyn Round> {
         Vec::new()
     }
     /// Whether its rounds profile the linked binary, and so come after
@@ -178,14 +178,14 @@ impl Optimization {
     /// Whether training runs instrumented C or C++ binaries whose counters
     /// the dump shim can have written while they run (`train_stop =
     /// "dump"`).
-    pub fn dumps_counters(self, compiler: Compiler, sources: ProfileSources) -> bool {
+    pub fn dumps_counters(self, compiler: Compiler, sources: RoundChoices) -> bool {
         self.rounds(compiler, sources)
             .iter()
             .any(|r| r.dumps_counters())
     }
 
     /// Whether its training samples with perf (`sample_event` applies).
-    pub fn samples(self, compiler: Compiler, sources: ProfileSources) -> bool {
+    pub fn samples(self, compiler: Compiler, sources: RoundChoices) -> bool {
         self.rounds(compiler, sources).iter().any(|r| r.samples())
     }
 
@@ -198,14 +198,14 @@ impl Optimization {
         self,
         compiler: Compiler,
         format: Format,
-        chosen: ProfileSources,
-    ) -> Result<ProfileSources, String> {
-        let single = |sources: ProfileSources| match self.rounds(compiler, sources).as_slice() {
+        chosen: RoundChoices,
+    ) -> Result<RoundChoices, String> {
+        let single = |sources: RoundChoices| match self.rounds(compiler, sources).as_slice() {
             [round] => Some(*round),
             _ => None,
         };
         let mut reads: Vec<&str> = Vec::new();
-        for candidate in ProfileSources::CHOICES {
+        for candidate in RoundChoices::CHOICES {
             let Some(round) = single(candidate) else {
                 continue;
             };
@@ -213,14 +213,14 @@ impl Optimization {
             if accepts.formats.contains(&format) {
                 // A choice the round does not depend on stays the variant's.
                 let same =
-                    |other: ProfileSources| single(other).is_some_and(|r| r.name() == round.name());
+                    |other: RoundChoices| single(other).is_some_and(|r| r.name() == round.name());
                 let any_bolt = BoltProfile::EXPLICIT
                     .iter()
-                    .all(|&bolt| same(ProfileSources { bolt, ..candidate }));
+                    .all(|&bolt| same(RoundChoices { bolt, ..candidate }));
                 let any_go = GoPgoSource::ALL
                     .iter()
-                    .all(|&go| same(ProfileSources { go, ..candidate }));
-                return Ok(ProfileSources {
+                    .all(|&go| same(RoundChoices { go, ..candidate }));
+                return Ok(RoundChoices {
                     bolt: if any_bolt {
                         chosen.bolt
                     } else {
@@ -346,9 +346,9 @@ mod tests {
     fn profile_words_need_a_profile_and_flag_words_do_not() {
         for o in ALL {
             let rounds = if o.supports(Compiler::Clang).is_ok() {
-                o.rounds(Compiler::Clang, ProfileSources::INSTRUMENTED)
+                o.rounds(Compiler::Clang, RoundChoices::INSTRUMENTED)
             } else {
-                o.rounds(Compiler::Gcc, ProfileSources::INSTRUMENTED)
+                o.rounds(Compiler::Gcc, RoundChoices::INSTRUMENTED)
             };
             assert_eq!(o.needs_profile(), !rounds.is_empty(), "{}", o.word());
         }

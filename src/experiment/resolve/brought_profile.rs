@@ -12,7 +12,7 @@ use super::super::resolve_path;
 use super::Cx;
 use crate::experiment::ExperimentError;
 use crate::toolchain::formats::brought::{detect, BroughtFile, Format};
-use crate::toolchain::{weights, Compiler, Optimization, ProfileSources};
+use crate::toolchain::{weights, Compiler, Optimization, RoundChoices};
 
 impl Cx<'_> {
     /// The brought profile's files, checked against the variant's
@@ -125,7 +125,7 @@ impl Cx<'_> {
             )
         })?;
         optimization
-            .brought_sources(compiler, format, ProfileSources::INSTRUMENTED)
+            .brought_sources(compiler, format, RoundChoices::INSTRUMENTED)
             .map_err(|why| {
             self.invalid(
                 raw.span(),
@@ -149,8 +149,8 @@ pub(super) fn sources(
     brought: &[BroughtFile],
     optimize: &[Optimization],
     compiler: Compiler,
-    chosen: ProfileSources,
-) -> ProfileSources {
+    chosen: RoundChoices,
+) -> RoundChoices {
     let (Some(file), Some(optimization)) =
         (brought.first(), optimize.iter().find(|o| o.needs_profile()))
     else {

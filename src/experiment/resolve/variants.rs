@@ -12,7 +12,7 @@ use super::super::{
 };
 use super::Cx;
 use crate::experiment::ExperimentError;
-use crate::toolchain::{BoltProfile, Compiler, GoPgoSource, Optimization, ProfileSources};
+use crate::toolchain::{BoltProfile, Compiler, GoPgoSource, Optimization, RoundChoices};
 
 impl Cx<'_> {
     /// A variant's name, checked: usable as a directory name, and not
@@ -202,7 +202,7 @@ impl Cx<'_> {
         v: &RawVariant,
         compiler: Compiler,
         optimize: &[Optimization],
-        sources: ProfileSources,
+        sources: RoundChoices,
     ) -> Result<TrainStop, ExperimentError> {
         let Some(word) = &v.train_stop else {
             return Ok(TrainStop::Stop);
@@ -272,7 +272,7 @@ impl Cx<'_> {
             })?,
         };
         let go_pgo = self.go_pgo_source(v, compiler, optimize, trains_with_profile)?;
-        let sources = ProfileSources {
+        let sources = RoundChoices {
             bolt: bolt_profile,
             go: go_pgo,
         };
@@ -470,7 +470,7 @@ struct ProfileOptions {
     partial_training: bool,
     sample_event: Option<String>,
     /// `bolt_profile` and `pgo_source`.
-    sources: ProfileSources,
+    sources: RoundChoices,
 }
 
 /// Where a variant's profiles come from: the files it brings, else

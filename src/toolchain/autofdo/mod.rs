@@ -37,7 +37,7 @@ use crate::toolchain::merge::Convert;
 use crate::toolchain::optimize::{c_and_cpp_only, Optimize, Requirement, VariantSetup};
 use crate::toolchain::round::Round;
 use crate::toolchain::sampling::{self, Sampler};
-use crate::toolchain::{llvm, merged_profiles, Compiler, Flags, ProfileSources, StageDirs};
+use crate::toolchain::{llvm, merged_profiles, Compiler, Flags, RoundChoices, StageDirs};
 
 /// How long one conversion may take.
 const TIMEOUT: Duration = Duration::from_mins(10);
@@ -76,7 +76,7 @@ impl Optimize for AutoFdo {
         true
     }
 
-    fn rounds(&self, compiler: Compiler, _sources: ProfileSources) -> Vec<&'static dyn Round> {
+    fn rounds(&self, compiler: Compiler, _sources: RoundChoices) -> Vec<&'static dyn Round> {
         vec![for_compiler(compiler)]
     }
 

@@ -28,7 +28,7 @@ use crate::toolchain::formats::fdata;
 use crate::toolchain::matching::Counts;
 use crate::toolchain::optimize::{Optimize, Requirement, VariantSetup};
 use crate::toolchain::round::Round;
-use crate::toolchain::{llvm, sampling, Compiler, Flags, ProfileSources, StageDirs};
+use crate::toolchain::{llvm, sampling, Compiler, Flags, RoundChoices, StageDirs};
 
 const FDATA: &str = "fdata";
 const MERGED_PREFIX: &str = "merged-";
@@ -153,7 +153,7 @@ impl Optimize for Bolt {
         true
     }
 
-    fn rounds(&self, _compiler: Compiler, sources: ProfileSources) -> Vec<&'static dyn Round> {
+    fn rounds(&self, _compiler: Compiler, sources: RoundChoices) -> Vec<&'static dyn Round> {
         if sources.bolt.is_sampled() {
             vec![&sampled::BoltPerf]
         } else {

@@ -32,7 +32,7 @@ impl Optimize for NoPlt {
 #[cfg(test)]
 mod tests {
     use crate::toolchain::{
-        optimization_flags, Compiler, Optimization, ProfileSources, Stage, VariantDirs,
+        optimization_flags, Compiler, Optimization, RoundChoices, Stage, VariantDirs,
     };
 
     #[test]
@@ -48,7 +48,7 @@ mod tests {
                 let f = optimization_flags(
                     compiler,
                     &stack,
-                    ProfileSources::INSTRUMENTED,
+                    RoundChoices::INSTRUMENTED,
                     stage,
                     &dirs,
                 );

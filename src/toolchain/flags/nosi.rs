@@ -37,7 +37,7 @@ impl Optimize for NoSemanticInterposition {
 mod tests {
     use crate::toolchain::optimize::VariantSetup;
     use crate::toolchain::{
-        optimization_flags, BoltProfile, Compiler, Optimization, ProfileSources, Stage, VariantDirs,
+        optimization_flags, BoltProfile, Compiler, Optimization, RoundChoices, Stage, VariantDirs,
     };
 
     #[test]
@@ -53,7 +53,7 @@ mod tests {
                 let f = optimization_flags(
                     compiler,
                     &stack,
-                    ProfileSources::INSTRUMENTED,
+                    RoundChoices::INSTRUMENTED,
                     stage,
                     &dirs,
                 );

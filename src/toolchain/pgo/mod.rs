@@ -19,7 +19,7 @@ use anyhow::Result;
 use crate::env::Environment;
 use crate::toolchain::optimize::{Optimize, Requirement, VariantSetup};
 use crate::toolchain::round::Round;
-use crate::toolchain::{go, Compiler, GoPgoSource, ProfileSources};
+use crate::toolchain::{go, Compiler, GoPgoSource, RoundChoices};
 
 pub struct Pgo;
 
@@ -44,7 +44,7 @@ impl Optimize for Pgo {
         true
     }
 
-    fn rounds(&self, compiler: Compiler, sources: ProfileSources) -> Vec<&'static dyn Round> {
+    fn rounds(&self, compiler: Compiler, sources: RoundChoices) -> Vec<&'static dyn Round> {
         vec![round_of(compiler, sources.go)]
     }
 

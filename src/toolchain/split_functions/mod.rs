@@ -24,7 +24,7 @@ use crate::toolchain::matching::Matched;
 use crate::toolchain::optimize::{clang_only, Optimize, Requirement, VariantSetup};
 use crate::toolchain::pgo::clang::{self, CLANG_IR_PGO};
 use crate::toolchain::round::{Accepts, Round};
-use crate::toolchain::{Compiler, Flags, ProfileSources, StageDirs};
+use crate::toolchain::{Compiler, Flags, RoundChoices, StageDirs};
 
 /// The flag of the final build.
 const FLAG: &str = "-fsplit-machine-functions";
@@ -64,7 +64,7 @@ impl Optimize for SplitFunctions {
         true
     }
 
-    fn rounds(&self, _compiler: Compiler, _sources: ProfileSources) -> Vec<&'static dyn Round> {
+    fn rounds(&self, _compiler: Compiler, _sources: RoundChoices) -> Vec<&'static dyn Round> {
         vec![&SplittingRound]
     }
 
@@ -177,7 +177,7 @@ fn clang_splits() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use crate::toolchain::{
-        optimization_flags, Compiler, Optimization, ProfileSources, Stage, VariantDirs,
+        optimization_flags, Compiler, Optimization, RoundChoices, Stage, VariantDirs,
     };
 
     #[test]
@@ -192,7 +192,7 @@ mod tests {
             optimization_flags(
                 Compiler::Clang,
                 &[split, Optimization::LTO],
-                ProfileSources::INSTRUMENTED,
+                RoundChoices::INSTRUMENTED,
                 stage,
                 &dirs,
             )
