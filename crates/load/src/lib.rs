@@ -6,7 +6,7 @@
 //! ```text
 //! command (afterburner load) · run (a load run: plan, engine, driver, merge)
 //! spec (LoadSpec) · limits (every number's range)
-//! models (the models! list: iterations, closed, rate, poisson, sla; each paces a load)
+//! models (the models! list, a file each: how a load is paced)
 //! drivers (the drivers! list, each driver's file or folder)
 //! engine (event loop, blocking threads, gate, recorder; the Protocol and Call a driver implements)
 //! request (templates, variables, SQL, mixes)

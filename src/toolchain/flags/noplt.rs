@@ -45,13 +45,8 @@ mod tests {
         };
         for compiler in [Compiler::Gcc, Compiler::Clang] {
             for stage in [Stage::FIRST, Stage::Instrumented(1), Stage::Final] {
-                let f = optimization_flags(
-                    compiler,
-                    &stack,
-                    RoundChoices::INSTRUMENTED,
-                    stage,
-                    &dirs,
-                );
+                let f =
+                    optimization_flags(compiler, &stack, RoundChoices::INSTRUMENTED, stage, &dirs);
                 assert!(f.cflags.contains(&"-fno-plt".to_owned()), "{f:?}");
             }
         }

@@ -50,13 +50,8 @@ mod tests {
         };
         for compiler in [Compiler::Gcc, Compiler::Clang] {
             for stage in [Stage::FIRST, Stage::Final] {
-                let f = optimization_flags(
-                    compiler,
-                    &stack,
-                    RoundChoices::INSTRUMENTED,
-                    stage,
-                    &dirs,
-                );
+                let f =
+                    optimization_flags(compiler, &stack, RoundChoices::INSTRUMENTED, stage, &dirs);
                 for flags in [&f.cflags, &f.ldflags] {
                     assert!(
                         flags.contains(&"-fno-semantic-interposition".to_owned()),
