@@ -148,30 +148,33 @@ impl Round for SplittingRound {
 
 /// Whether the installed clang takes `-fsplit-machine-functions` for the
 /// code it generates here (it refuses the flag for a target it cannot
-/// split), probed once by compiling an empty file; `Err` has clang's words.
+/// split), probed by compiling an empty file until it succeeds (a failure
+/// before `doctor` installs clang is not kept); `Err` has clang's words.
 fn clang_splits() -> Result<(), String> {
-    static PROBED: OnceLock<Result<(), String>> = OnceLock::new();
-    PROBED
-        .get_or_init(|| {
-            let out = crate::process::capture(
-                Compiler::Clang.cc(),
-                &["-x", "c", "-c", FLAG, "-o", "/dev/null", "/dev/null"],
-                Duration::from_secs(30),
-            )
-            .map_err(|e| format!("clang did not run: {e:#}"))?;
-            if out.success() {
-                return Ok(());
-            }
-            let said = out
-                .stderr
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("no reason given")
-                .trim()
-                .to_owned();
-            Err(format!("clang refuses {FLAG}: {said}"))
-        })
-        .clone()
+    // Only a success is kept: a failure (no clang yet) is probed again,
+    // after `doctor` installs clang.
+    static SPLITS: OnceLock<()> = OnceLock::new();
+    if SPLITS.get().is_some() {
+        return Ok(());
+    }
+    let out = crate::process::capture(
+        Compiler::Clang.cc(),
+        &["-x", "c", "-c", FLAG, "-o", "/dev/null", "/dev/null"],
+        Duration::from_secs(30),
+    )
+    .map_err(|e| format!("clang did not run: {e:#}"))?;
+    if out.success() {
+        let _ = SPLITS.set(());
+        return Ok(());
+    }
+    let said = out
+        .stderr
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no reason given")
+        .trim()
+        .to_owned();
+    Err(format!("clang refuses {FLAG}: {said}"))
 }
 
 #[cfg(test)]
