@@ -233,6 +233,16 @@ impl Model {
     }
 }
 
+/// An open loop's summary line: its clients and rate (`rate` the rate
+/// achieved where measured), paced `how`.
+pub(crate) fn open_loop_line(model: &Model, rate: Option<f64>, how: &str) -> String {
+    format!(
+        "{} clients, {:.1} requests/s {how}",
+        model.clients,
+        rate.or(model.rate).unwrap_or(0.0)
+    )
+}
+
 /// A refusal of a model that needs `setting`.
 pub(crate) fn needs(model: &str, setting: &'static str, what: &str, example: &str) -> Refusal {
     Refusal {

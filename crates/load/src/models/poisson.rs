@@ -43,11 +43,7 @@ impl ModelKind for Poisson {
     }
 
     fn describe(&self, model: &Model, rate: Option<f64>) -> String {
-        format!(
-            "{} clients, {:.1} requests/s Poisson arrivals",
-            model.clients,
-            rate.or(model.rate).unwrap_or(0.0)
-        )
+        super::open_loop_line(model, rate, "Poisson arrivals")
     }
 }
 

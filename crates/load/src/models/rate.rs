@@ -34,10 +34,6 @@ impl ModelKind for Rate {
     }
 
     fn describe(&self, model: &Model, rate: Option<f64>) -> String {
-        format!(
-            "{} clients, {:.1} requests/s open loop",
-            model.clients,
-            rate.or(model.rate).unwrap_or(0.0)
-        )
+        super::open_loop_line(model, rate, "open loop")
     }
 }
