@@ -12,6 +12,15 @@ pub struct Refusal {
     pub hint: String,
 }
 
+/// Choices for a hint, quoted and joined: `"a", "b" or "c"`.
+pub(crate) fn quoted_choices<'a>(choices: impl IntoIterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = choices.into_iter().map(|c| format!("\"{c}\"")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}\nhint: {}", self.message, self.hint)

@@ -97,15 +97,7 @@ afterburner_leaves::named_handle!(Driver, DriverKind, name, |name| {
 /// The readiness checks the drivers offer, for a hint: `"redis",
 /// "memcached" or "http:/PATH"`.
 pub fn ready_forms() -> String {
-    let forms: Vec<String> = DRIVERS
-        .iter()
-        .filter_map(|d| d.ready_form())
-        .map(|f| format!("\"{f}\""))
-        .collect();
-    match forms.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => forms.join(""),
-    }
+    crate::refusal::quoted_choices(DRIVERS.iter().filter_map(|d| d.ready_form()))
 }
 
 /// The drivers whose load can run on another node, for a hint: `redis,

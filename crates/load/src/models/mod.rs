@@ -156,11 +156,7 @@ impl Pacing {
 
     /// The models' names for a hint: `"iterations", "closed", … or "sla"`.
     pub fn names() -> String {
-        let names: Vec<String> = MODELS.iter().map(|m| format!("\"{}\"", m.name())).collect();
-        match names.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => names.join(""),
-        }
+        crate::refusal::quoted_choices(MODELS.iter().map(|m| m.name()))
     }
 }
 
