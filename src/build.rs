@@ -19,6 +19,7 @@ use crate::source::tree::Manifest;
 use crate::toolchain::{optimization_flags, Compiler, Phase, Stage, VariantDirs};
 use crate::workdir::{tail, Workdir};
 
+mod cargo;
 mod verify;
 
 pub use crate::toolchain::recorded::Verification;
@@ -38,6 +39,12 @@ pub struct BuildRecord {
     /// Go build flags; empty for C and C++.
     #[serde(default)]
     pub goflags: String,
+    /// A cargo target's RUSTFLAGS and release-profile settings; empty
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rustflags: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cargo: String,
     /// Binary name → absolute path.
     pub binaries: BTreeMap<String, PathBuf>,
     /// How long the build command ran, in seconds.
@@ -378,6 +385,13 @@ pub struct Composed {
     pub ldflags: String,
     /// Go build flags (`GOFLAGS`); empty for C and C++.
     pub goflags: String,
+    /// A cargo target's `RUSTFLAGS`.
+    #[serde(default)]
+    pub rustflags: String,
+    /// A cargo target's release-profile settings (`KEY=VALUE` words of
+    /// cargo's environment).
+    #[serde(default)]
+    pub cargo: String,
 }
 
 fn run_build(
@@ -409,6 +423,17 @@ fn run_build(
     if !flags.composed.goflags.is_empty() {
         command.env("GOFLAGS", &flags.composed.goflags);
     }
+    // A cargo target's: where cargo builds, for which target.
+    let cargo_host = match compiler {
+        Compiler::Rustc => {
+            let target_dir = workdir.cargo_target_dir(&variant.name, stage);
+            let host = cargo::host()?;
+            cargo::clear_binaries(experiment, &cargo::host_dir(&target_dir, &host))?;
+            cargo::configure(&mut command, &flags.composed, &target_dir, &host);
+            Some((target_dir, host))
+        }
+        _ => None,
+    };
     if compiler == Compiler::Go {
         // Debian's golang-1.2x packages put no `go` on the PATH.
         if let Some(path) = crate::toolchain::go::path_with_pgo_go() {
@@ -432,7 +457,7 @@ fn run_build(
     if !timed.status.success() {
         let output = tail(&log, 20);
         bail!(
-            "building variant `{}` ({} stage) failed with {}\n{}\nfull log: {}\nhint: the build ran `{}` in {} with CFLAGS=\"{}\" LDFLAGS=\"{}\" GOFLAGS=\"{}\"{}",
+            "building variant `{}` ({} stage) failed with {}\n{}\nfull log: {}\nhint: the build ran `{}` in {} with {}{}",
             variant.name,
             stage.name(),
             describe_status(timed.status),
@@ -440,17 +465,22 @@ fn run_build(
             log.display(),
             flags.build,
             build_dir.display(),
-            flags.composed.cflags,
-            flags.composed.ldflags,
-            flags.composed.goflags,
+            flags.composed.said(),
             verify::clang_flags_given_to_gcc(compiler, &output).unwrap_or_default(),
         );
     }
-    let binaries = locate_binaries(experiment, &build_dir, &log)?;
+    let (root, logged) = match &cargo_host {
+        Some((target_dir, host)) => (
+            cargo::host_dir(target_dir, host),
+            cargo::rustc_lines(target_dir, &log)?,
+        ),
+        None => (build_dir.clone(), Vec::new()),
+    };
+    let binaries = locate_binaries(experiment, &root, &log)?;
     let paths: Vec<PathBuf> = binaries.values().cloned().collect();
     let dirs = workdir.variant_dirs(&variant.name);
     // Before anything rewrites the binaries (BOLT) or runs them.
-    let verified = verify::stage(experiment, variant, stage, &dirs, &paths, &log)?;
+    let verified = verify::stage(experiment, variant, stage, &dirs, &paths, &log, &logged)?;
     for (i, round) in variant.rounds().into_iter().enumerate() {
         round.post_link(stage.phase_of(i), &paths, &dirs.round(round))?;
     }
@@ -463,6 +493,8 @@ fn run_build(
         cflags: flags.composed.cflags,
         ldflags: flags.composed.ldflags,
         goflags: flags.composed.goflags,
+        rustflags: flags.composed.rustflags,
+        cargo: flags.composed.cargo,
         binaries,
         seconds: start.elapsed().as_secs_f64(),
         log,
@@ -472,14 +504,24 @@ fn run_build(
     })
 }
 
+/// The target's binaries below `root` (the build directory, or a cargo
+/// target's directory for the host).
 fn locate_binaries(
     experiment: &Experiment,
-    build_dir: &Path,
+    root: &Path,
     log: &Path,
 ) -> Result<BTreeMap<String, PathBuf>> {
     let mut out = BTreeMap::new();
     for (name, relative) in &experiment.target.binaries {
-        let path = build_dir.join(relative);
+        let path = root.join(relative);
+        if experiment.target.cargo.is_some() && !path.is_file() {
+            bail!(
+                "cargo built the package but binary `{name}` is not at {}\nhint: name the package's binaries in cargo = {{ bins = [...] }} of {} (the [[bin]] names of its Cargo.toml, or the package's name); build log: {}",
+                path.display(),
+                experiment.file.display(),
+                log.display()
+            );
+        }
         if !path.is_file() {
             bail!(
                 "the build succeeded but binary `{name}` is not at {}\nhint: fix `binaries` in {} (paths are relative to the build directory); build log: {}",
@@ -509,9 +551,13 @@ pub fn compose_flags(
         dirs,
     );
     if let Some(level) = &variant.march {
-        let march = crate::toolchain::march_flags(level);
-        opt.cflags.extend(march.iter().cloned());
-        opt.ldflags.extend(march);
+        let march = crate::toolchain::march_flags(level, variant.compiler);
+        if variant.compiler == Compiler::Rustc {
+            opt.rustflags.extend(march);
+        } else {
+            opt.cflags.extend(march.iter().cloned());
+            opt.ldflags.extend(march);
+        }
     }
     if variant.partial_training && stage == Stage::Final {
         opt.cflags.push("-fprofile-partial-training".to_owned());
@@ -578,10 +624,31 @@ pub fn compose_flags(
         .concat(),
     );
     let goflags = join([vec![user("GOFLAGS")], opt.goflags].concat());
+    let rustflags = if variant.compiler == Compiler::Rustc {
+        join([vec![user("RUSTFLAGS")], opt.rustflags].concat())
+    } else {
+        String::new()
+    };
     Composed {
         cflags,
         ldflags,
         goflags,
+        rustflags,
+        cargo: opt.cargo.join(" "),
+    }
+}
+
+impl Composed {
+    /// The variables a build was given, for messages.
+    fn said(&self) -> String {
+        let mut out = format!(
+            "CFLAGS=\"{}\" LDFLAGS=\"{}\" GOFLAGS=\"{}\"",
+            self.cflags, self.ldflags, self.goflags
+        );
+        if !self.rustflags.is_empty() || !self.cargo.is_empty() {
+            out = format!("RUSTFLAGS=\"{}\" {} {out}", self.rustflags, self.cargo);
+        }
+        out
     }
 }
 

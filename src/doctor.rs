@@ -70,12 +70,40 @@ fn compiler_section(compiler: Compiler) -> Section {
         Compiler::Gcc => vec![tool("gcc", "gcc"), tool("g++", "g++"), tool("make", "make")],
         Compiler::Clang => vec![tool("clang", "clang"), tool("make", "make")],
         Compiler::Go => vec![tool("go", "golang-go")],
+        Compiler::Rustc => vec![rust_toolchain()],
     };
     let title = match compiler {
         Compiler::Go => "go (PGO needs Go >= 1.21)".to_owned(),
+        Compiler::Rustc => "rustc (cargo targets)".to_owned(),
         other => other.name().to_owned(),
     };
     Section { title, checks }
+}
+
+/// rustc and cargo on the PATH, with the release and LLVM `rustc -vV`
+/// says (rustup's toolchain comes first on a PATH that has it).
+fn rust_toolchain() -> Check {
+    let found = crate::toolchain::rustc::probe();
+    let cargo = tools::is_installed("cargo");
+    Requirement {
+        need: match &found {
+            Some(r) => format!(
+                "rustc {} (host {}, LLVM {}) and cargo",
+                r.release,
+                r.host,
+                r.llvm_major
+                    .map_or_else(|| "release unknown".to_owned(), |m| m.to_string())
+            ),
+            None => "rustc and cargo".to_owned(),
+        },
+        present: found.is_some() && cargo,
+        packages: crate::toolchain::rustc::PACKAGES
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect(),
+        note: Some("Debian 12's own rustc (1.63) is too old for most crates: rustup (https://rustup.rs), or Debian 12's rustc-web".to_owned()),
+        optional: false,
+    }
 }
 
 fn instructions_section(env: &Environment) -> Section {
@@ -98,11 +126,19 @@ fn instructions_section(env: &Environment) -> Section {
 }
 
 fn everything(env: &Environment) -> Vec<Section> {
-    let mut sections: Vec<Section> = [Compiler::Gcc, Compiler::Clang, Compiler::Go]
-        .into_iter()
-        .map(compiler_section)
-        .collect();
+    let mut sections: Vec<Section> = [
+        Compiler::Gcc,
+        Compiler::Clang,
+        Compiler::Go,
+        Compiler::Rustc,
+    ]
+    .into_iter()
+    .map(compiler_section)
+    .collect();
     sections[2].checks.push(go::pgo_requirement().optional());
+    sections[3]
+        .checks
+        .push(crate::toolchain::rustc::profdata_requirement().optional());
     sections.extend(ALL.iter().map(|o| Section {
         title: format!("{} ({})", o.word(), o.describe()),
         checks: o.requirements(env, None),
@@ -155,7 +191,12 @@ fn of_experiment(env: &Environment, e: &Experiment) -> Vec<Section> {
     }];
     let mut compilers: Vec<Compiler> = e.variants.iter().map(|v| v.compiler).collect();
     compilers.dedup();
-    for compiler in [Compiler::Gcc, Compiler::Clang, Compiler::Go] {
+    for compiler in [
+        Compiler::Gcc,
+        Compiler::Clang,
+        Compiler::Go,
+        Compiler::Rustc,
+    ] {
         if compilers.contains(&compiler) {
             sections.push(compiler_section(compiler));
         }

@@ -34,6 +34,14 @@ impl Workdir {
         self.variant(variant).join("build")
     }
 
+    /// cargo's target directory of one stage of a cargo target's variant:
+    /// kept between builds (cargo rebuilds only what changed), apart per
+    /// stage (an instrumented build and the final one never undo each
+    /// other's crates).
+    pub fn cargo_target_dir(&self, variant: &str, stage: Stage) -> PathBuf {
+        self.variant(variant).join("cargo").join(stage.name())
+    }
+
     /// The record of a finished build of that stage.
     pub fn build_record(&self, variant: &str, stage: Stage) -> PathBuf {
         self.variant(variant).join(format!("{}.json", stage.name()))

@@ -15,8 +15,9 @@ use crate::experiment::{Experiment, Variant};
 use crate::toolchain::recorded::{self, Verification};
 use crate::toolchain::{expected_switches, march_switch, Compiler, Stage, VariantDirs};
 
-/// Verify `stage` of `variant` from its `binaries`: the record of what
-/// was checked, or the error naming what the build ignored.
+/// Verify `stage` of `variant` from its `binaries` (and for a cargo
+/// target, the rustc command lines `logged`): the record of what was
+/// checked, or the error naming what the build ignored.
 pub(super) fn stage(
     experiment: &Experiment,
     variant: &Variant,
@@ -24,6 +25,7 @@ pub(super) fn stage(
     dirs: &VariantDirs,
     binaries: &[PathBuf],
     log: &Path,
+    logged: &[recorded::Unit],
 ) -> Result<Verification> {
     let compiler = variant.compiler;
     let (mut expected, runtimes) = expected_switches(
@@ -43,7 +45,7 @@ pub(super) fn stage(
         || "go".to_owned(),
         |g| g.path.to_string_lossy().into_owned(),
     );
-    let seen = recorded::verify(compiler, &expected, &runtimes, binaries, &go)?;
+    let seen = recorded::verify(compiler, &expected, &runtimes, binaries, &go, logged)?;
     let problems = problems(&seen);
     let what = format!("variant `{}` ({} build)", variant.name, stage.name());
     if problems.errors.is_empty() {
@@ -59,7 +61,11 @@ pub(super) fn stage(
             out
         }),
         cause(&problems.ignored, compiler),
-        remedy(&experiment.file),
+        if compiler == Compiler::Rustc {
+            "afterburner runs cargo itself for a cargo target: unset CARGO_ENCODED_RUSTFLAGS, and see which crates' command lines lack the switch in the build log".to_owned()
+        } else {
+            remedy(&experiment.file)
+        },
         log.display()
     );
 }
@@ -90,7 +96,18 @@ fn problems(seen: &Verification) -> Problems {
     }
     wrong_compiler(seen, &mut out);
     let units = seen.units_from.as_str();
-    if seen.units == 0 && !seen.switches.is_empty() {
+    let flags = flags_variable(seen);
+    if seen.units == 0 && !seen.switches.is_empty() && flags == "RUSTFLAGS" {
+        out.errors.push(format!(
+            "cargo's log names no rustc command line of its crates, so none shows {}",
+            seen.switches
+                .iter()
+                .map(|s| format!("{} ({})", s.switch, s.from))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        out.ignored(flags);
+    } else if seen.units == 0 && !seen.switches.is_empty() {
         let said: Vec<String> = seen
             .switches
             .iter()
@@ -110,7 +127,7 @@ fn problems(seen: &Verification) -> Problems {
                 "{} ({}): none of its {total} recorded {units} has it",
                 s.switch, s.from
             ));
-            out.ignored("CFLAGS");
+            out.ignored(flags);
         } else if s.without > 0 {
             out.warnings.push(format!(
                 "{} of {total} recorded {units} lack {} ({}): code the project compiles with its own flags (assembly, bundled libraries)?",
@@ -136,9 +153,14 @@ fn problems(seen: &Verification) -> Problems {
 fn wrong_compiler(seen: &Verification, out: &mut Problems) {
     let (gcc, clang) = seen.comment_names();
     let units = |name: &str| seen.unit_compilers.get(name).copied().unwrap_or(0);
+    let rustc = seen
+        .compiler_seen
+        .iter()
+        .any(|c| c.starts_with("rustc version"));
     let wrong = match seen.compiler.as_str() {
         "clang" => !clang && !seen.compiler_seen.is_empty(),
         "gcc" => clang && units("gcc") == 0,
+        "rustc" => !rustc && !seen.compiler_seen.is_empty(),
         _ => false,
     };
     if wrong {
@@ -152,6 +174,15 @@ fn wrong_compiler(seen: &Verification, out: &mut Problems) {
     }
 }
 
+/// The variable whose flags a build that lacks them ignored.
+fn flags_variable(seen: &Verification) -> &'static str {
+    if seen.compiler == Compiler::Rustc.name() {
+        "RUSTFLAGS"
+    } else {
+        "CFLAGS"
+    }
+}
+
 /// The switch afterburner adds so that the compiler records its command
 /// line.
 fn record_flag(seen: &Verification) -> &'static str {
@@ -162,6 +193,9 @@ fn record_flag(seen: &Verification) -> &'static str {
 
 /// The likely cause, naming the variables the build ignored.
 fn cause(ignored: &[&str], compiler: Compiler) -> String {
+    if compiler == Compiler::Rustc {
+        return "likely cause: the project's build overrides what afterburner gives cargo (`CARGO_ENCODED_RUSTFLAGS` in the environment, or a build script that runs rustc itself); measured as it is, this build would be reported under a name it does not have".to_owned();
+    }
     let names = ignored
         .iter()
         .map(|v| format!("`{v}`"))
@@ -196,12 +230,13 @@ fn remedy(file: &Path) -> String {
 
 /// The switch that makes `compiler` record each object's command line
 /// (added to every C and C++ build's CFLAGS, and gcc's LDFLAGS), or `None`
-/// for Go, whose build information is always there.
+/// for Go, whose build information is always there, and rustc, whose
+/// command lines cargo's log holds.
 pub(super) fn recording_flag(compiler: Compiler) -> Option<&'static str> {
     match compiler {
         Compiler::Gcc => Some("-frecord-gcc-switches"),
         Compiler::Clang => Some("-frecord-command-line"),
-        Compiler::Go => None,
+        Compiler::Go | Compiler::Rustc => None,
     }
 }
 

@@ -20,7 +20,7 @@ pub use bench::{Bench, GateStop, LeftOut, Race, Sequential};
 pub use cluster::{Cluster, ClusterEngine, LoadPlacement};
 pub use report::ReportSettings;
 pub use resolve::{load, load_str, report_settings};
-pub use target::{Ready, Recorded, RunAs, Service, Source, Target};
+pub use target::{Cargo, Ready, Recorded, RunAs, Service, Source, Target};
 pub use template::{Bindings, Template};
 pub use variant::{ProfileFrom, ProfileOrigin, TrainStop, Variant};
 pub use workload::{Figure, Load, Role, Workload};

@@ -170,8 +170,11 @@ pub struct RawCluster {
 pub struct RawTarget {
     pub name: Spanned<String>,
     pub source: Spanned<RawSource>,
-    pub build: Spanned<String>,
-    pub binaries: Spanned<BTreeMap<String, Spanned<String>>>,
+    /// The build command; a cargo target has none (afterburner runs cargo).
+    pub build: Option<Spanned<String>>,
+    pub binaries: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
+    /// A cargo package, built by afterburner with cargo.
+    pub cargo: Option<Spanned<RawCargo>>,
     pub compiler: Option<Spanned<String>>,
     pub cflags: Option<String>,
     pub ldflags: Option<String>,
@@ -182,6 +185,20 @@ pub struct RawTarget {
     /// Servers started around every run, in order, stopped in reverse.
     #[serde(default, rename = "service")]
     pub services: Vec<RawService>,
+}
+
+/// `[target] cargo = { … }`: which package of a cargo project, which of
+/// its binaries, with which features.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCargo {
+    /// A workspace member, by name (`cargo build -p`).
+    pub package: Option<String>,
+    /// Its binaries afterburner runs (`cargo build --bin`).
+    #[serde(default)]
+    pub bins: Vec<String>,
+    #[serde(default)]
+    pub features: Vec<String>,
 }
 
 /// `[[target.service]]`: a server the workloads talk to.

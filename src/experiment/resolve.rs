@@ -20,6 +20,7 @@ use crate::toolchain::{weights, Compiler};
 use crate::units::parse_duration;
 
 mod brought_profile;
+mod cargo;
 mod cluster;
 mod each;
 mod matrix;
@@ -288,19 +289,77 @@ impl Cx<'_> {
             ));
         }
         let source = self.source(&raw.source, dir)?;
-        if raw.build.get_ref().trim().is_empty() {
+        let how = if let Some(cargo) = &raw.cargo {
+            self.cargo_target(raw, cargo)?
+        } else {
+            let (build, binaries) = self.build_and_binaries(raw, params)?;
+            let compiler = match &raw.compiler {
+                None => Compiler::Gcc,
+                Some(c) => self.compiler(c)?,
+            };
+            if let Some(c) = raw
+                .compiler
+                .as_ref()
+                .filter(|_| compiler == Compiler::Rustc)
+            {
+                return Err(self.invalid(
+                    c.span(),
+                    "compiler = \"rustc\" is a cargo target's",
+                    "write cargo = { bins = [\"NAME\"] } instead of build, binaries and compiler: afterburner runs cargo itself",
+                ));
+            }
+            cargo::HowBuilt {
+                build,
+                binaries,
+                cargo: None,
+                compiler,
+            }
+        };
+        Ok(Target {
+            name,
+            source,
+            exclude: raw.source.get_ref().exclude.clone(),
+            build: how.build,
+            binaries: how.binaries,
+            cargo: how.cargo,
+            compiler: how.compiler,
+            cflags: raw.cflags.clone().unwrap_or_else(|| "-O2".to_owned()),
+            ldflags: raw.ldflags.clone().unwrap_or_default(),
+            build_timeout: self.duration(raw.build_timeout.as_ref(), DEFAULT_BUILD_TIMEOUT)?,
+            packages: raw.packages.clone(),
+            services: Vec::new(),
+        })
+    }
+
+    /// The build command and binaries of a target that is not a cargo
+    /// package.
+    fn build_and_binaries(
+        &self,
+        raw: &RawTarget,
+        params: &BTreeMap<String, String>,
+    ) -> Result<(String, BTreeMap<String, PathBuf>), ExperimentError> {
+        let Some(build) = raw.build.as_ref() else {
             return Err(self.invalid(
-                raw.build.span(),
+                raw.name.span(),
+                "the target has no `build`",
+                "write the shell command that builds the binaries (build = \"make\"), or for a Rust package, cargo = { bins = [\"NAME\"] } and afterburner runs cargo",
+            ));
+        };
+        if build.get_ref().trim().is_empty() {
+            return Err(self.invalid(
+                build.span(),
                 "build command is empty",
                 "write the shell command that builds the binaries, e.g. build = \"make\"",
             ));
         }
-        Template::new(raw.build.get_ref().clone())
+        cargo::cargo_build_refused(build)
+            .map_err(|hint| self.invalid(build.span(), "the build command runs cargo", hint))?;
+        Template::new(build.get_ref().clone())
             .check(|kind, name| kind == "params" && name.is_some_and(|p| params.contains_key(p)))
             .map_err(|e| {
                 let known: Vec<String> = params.keys().map(|p| format!("{{params.{p}}}")).collect();
                 self.invalid(
-                    raw.build.span(),
+                    build.span(),
                     format!("{e} in the build command"),
                     format!(
                         "the build command may use {{params.KEY}}, which a variant's params = {{ … }} overrides (known: {}); write shell variables as $NAME",
@@ -308,34 +367,18 @@ impl Cx<'_> {
                     ),
                 )
             })?;
-        if raw.binaries.get_ref().is_empty() {
+        let Some(listed) = raw.binaries.as_ref().filter(|b| !b.get_ref().is_empty()) else {
             return Err(self.invalid(
-                raw.binaries.span(),
+                raw.binaries.as_ref().map_or(raw.name.span(), Spanned::span),
                 "no binaries listed",
                 "name what the build yields: binaries = { app = \"path/in/build/dir\" }",
             ));
-        }
+        };
         let mut binaries = BTreeMap::new();
-        for (name, path) in raw.binaries.get_ref() {
+        for (name, path) in listed.get_ref() {
             binaries.insert(name.clone(), self.binary_path(name, path)?);
         }
-        let compiler = match &raw.compiler {
-            None => Compiler::Gcc,
-            Some(c) => self.compiler(c)?,
-        };
-        Ok(Target {
-            name,
-            source,
-            exclude: raw.source.get_ref().exclude.clone(),
-            build: raw.build.get_ref().clone(),
-            binaries,
-            compiler,
-            cflags: raw.cflags.clone().unwrap_or_else(|| "-O2".to_owned()),
-            ldflags: raw.ldflags.clone().unwrap_or_default(),
-            build_timeout: self.duration(raw.build_timeout.as_ref(), DEFAULT_BUILD_TIMEOUT)?,
-            packages: raw.packages.clone(),
-            services: Vec::new(),
-        })
+        Ok((build.get_ref().clone(), binaries))
     }
 
     fn source(&self, raw: &Spanned<RawSource>, dir: &Path) -> Result<Source, ExperimentError> {
@@ -407,7 +450,7 @@ impl Cx<'_> {
             self.invalid(
                 name.span(),
                 format!("unknown compiler `{}`", name.get_ref()),
-                "use compiler = \"gcc\", \"clang\" or \"go\"",
+                "use compiler = \"gcc\", \"clang\" or \"go\" (a Rust package is a cargo target: [target] cargo = { bins = [\"NAME\"] })",
             )
         })
     }

@@ -1105,3 +1105,75 @@ fn figures_named_as_built_in_metrics_and_unknown_metrics_are_refused() {
     let err = error_saying(&text, &["unknown metric `faults`"]);
     assert!(err.contains(&crate::metric::Builtin::names()), "{err}");
 }
+
+/// `GOOD` with its target's build and binaries replaced by `cargo`.
+fn cargo_target(target_lines: &str, variant_lines: &str) -> String {
+    GOOD.replace(
+        "build = \"make\"\nbinaries = { app = \"app\" }",
+        target_lines,
+    )
+    .replace("optimize = [\"pgo\", \"lto\"]", variant_lines)
+}
+
+#[test]
+fn a_cargo_target_is_built_by_cargo_with_rustc() {
+    let text = cargo_target(
+        "cargo = { package = \"app\", bins = [\"app\"], features = [\"fast\", \"simd\"] }",
+        "optimize = [\"pgo\", \"lto\"]",
+    );
+    let e = load_text(&text, false).unwrap();
+    assert_eq!(e.target.compiler, Compiler::Rustc);
+    assert_eq!(e.variants[1].compiler, Compiler::Rustc);
+    assert_eq!(
+        e.target.build,
+        "cargo build --release --verbose --package app --bin app --features fast,simd"
+    );
+    assert_eq!(e.target.binaries["app"], PathBuf::from("release/app"));
+}
+
+#[test]
+fn a_cargo_target_refuses_what_would_bypass_cargo_or_rustc() {
+    let cases = [
+        (
+            cargo_target(
+                "cargo = { bins = [\"app\"] }\nbuild = \"make\"",
+                "optimize = [\"pgo\"]",
+            ),
+            "a cargo target has no `build`",
+        ),
+        (
+            cargo_target("cargo = { bins = [] }", "optimize = [\"pgo\"]"),
+            "names no binary",
+        ),
+        (
+            cargo_target(
+                "cargo = { bins = [\"app\"] }",
+                "optimize = [\"pgo\"]\ncompiler = \"gcc\"",
+            ),
+            "compiler = \"gcc\" on a cargo target",
+        ),
+        (
+            cargo_target("cargo = { bins = [\"app\"] }", "optimize = [\"autofdo\"]"),
+            "only on nightly",
+        ),
+        (
+            GOOD.replace(
+                "build = \"make\"",
+                "build = \"cd x && cargo build --release\"",
+            ),
+            "the build command runs cargo",
+        ),
+        (
+            GOOD.replace(
+                "binaries = { app = \"app\" }",
+                "binaries = { app = \"app\" }\ncompiler = \"rustc\"",
+            ),
+            "compiler = \"rustc\" is a cargo target's",
+        ),
+    ];
+    for (text, said) in cases {
+        let err = load_text(&text, false).unwrap_err().to_string();
+        assert!(err.contains(said), "{said}: {err}");
+        assert!(err.contains("/exp/afterburner.toml:"), "{err}");
+    }
+}

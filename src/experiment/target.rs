@@ -22,8 +22,11 @@ pub struct Target {
     pub exclude: Vec<String>,
     /// Shell command run in the variant's build directory.
     pub build: String,
-    /// Binary name → path relative to the build directory.
+    /// Binary name → path relative to the build directory (for a cargo
+    /// target, to cargo's target directory for the host).
     pub binaries: BTreeMap<String, PathBuf>,
+    /// A cargo target: afterburner runs cargo with `build` and RUSTFLAGS.
+    pub cargo: Option<Cargo>,
     pub compiler: Compiler,
     /// The project's own compile flags (default `-O2`), before any variant's.
     pub cflags: String,
@@ -35,6 +38,39 @@ pub struct Target {
     pub packages: Vec<String>,
     /// Servers started (in order) around every training and bench run.
     pub services: Vec<Service>,
+}
+
+/// A cargo package afterburner builds (`[target] cargo`): `cargo build
+/// --release` of these binaries, each variant and stage in a target
+/// directory of its own, for the host target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cargo {
+    /// A workspace member by name; `None`: the package at the root.
+    pub package: Option<String>,
+    pub bins: Vec<String>,
+    pub features: Vec<String>,
+}
+
+impl Cargo {
+    /// The cargo command line that builds it (`-v`: cargo's log then holds
+    /// each rustc command line, which the build's check reads).
+    pub fn command(&self) -> String {
+        let mut words = vec!["cargo build --release --verbose".to_owned()];
+        if let Some(package) = &self.package {
+            words.push(format!("--package {package}"));
+        }
+        words.extend(self.bins.iter().map(|b| format!("--bin {b}")));
+        if !self.features.is_empty() {
+            words.push(format!("--features {}", self.features.join(",")));
+        }
+        words.join(" ")
+    }
+
+    /// Where cargo leaves binary `bin` of a release build, relative to
+    /// the target directory of the host target.
+    pub fn binary(bin: &str) -> PathBuf {
+        PathBuf::from("release").join(bin)
+    }
 }
 
 /// A server the workloads talk to, started for each run with the variant's

@@ -250,6 +250,14 @@ fn variants(out: &mut String, results: &Results) {
         if !v.goflags.is_empty() {
             let _ = write!(ldflags, "; GOFLAGS `{}`", v.goflags);
         }
+        if !v.rustflags.is_empty() || !v.cargo.is_empty() {
+            let _ = write!(
+                ldflags,
+                "; RUSTFLAGS {}; cargo {}",
+                flags(&v.rustflags),
+                flags(&v.cargo)
+            );
+        }
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} | {ldflags} |",

@@ -177,6 +177,12 @@ pub struct VariantInfo {
     /// Go build flags (`GOFLAGS`); empty for C and C++.
     #[serde(default)]
     pub goflags: String,
+    /// A cargo target's `RUSTFLAGS` and release-profile settings
+    /// (`CARGO_PROFILE_RELEASE_LTO=fat`); absent otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rustflags: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cargo: String,
     pub env: BTreeMap<String, String>,
     /// Binary name → path.
     pub binaries: BTreeMap<String, PathBuf>,
@@ -232,6 +238,8 @@ impl BenchMeta {
             cflags: String::new(),
             ldflags: String::new(),
             goflags: String::new(),
+            rustflags: String::new(),
+            cargo: String::new(),
             env: std::collections::BTreeMap::new(),
             binaries: std::collections::BTreeMap::new(),
             build_log: std::path::PathBuf::new(),

@@ -83,14 +83,15 @@ pub(super) fn convert_recordings(
 /// `llvm-profdata merge <options> -o … <inputs>` into this round's profile
 /// directory, each input weighted by its workload's weight
 /// (`--weighted-input=W,FILE`), stored as `merged-<hash>.<extension>`;
-/// returns that file.
+/// returns that file. `tool` is the `llvm-profdata` of the compiler's
+/// LLVM release.
 pub(super) fn profdata_merge(
+    tool: &str,
     dirs: &StageDirs,
     options: &[&str],
     inputs: &[PathBuf],
     extension: &str,
 ) -> Result<PathBuf> {
-    let tool = super::find_llvm_profdata()?;
     let staging = dirs.profile.join("merging.tmp");
     let mut args: Vec<String> = std::iter::once("merge")
         .chain(options.iter().copied())
@@ -106,8 +107,8 @@ pub(super) fn profdata_merge(
         });
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = capture(&tool, &args, Duration::from_mins(10))
-        .with_context(|| format!("running {tool}"))?;
+    let out =
+        capture(tool, &args, Duration::from_mins(10)).with_context(|| format!("running {tool}"))?;
     if !out.success() {
         bail!(
             "`{tool} merge {}` failed on {} profiles:\n{}",

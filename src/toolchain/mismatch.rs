@@ -59,7 +59,7 @@ pub fn stale_warning_flags(compiler: Compiler) -> Vec<String> {
             "-Wprofile-instr-missing",
             "-Wprofile-instr-unprofiled",
         ],
-        Compiler::Go => &[],
+        Compiler::Go | Compiler::Rustc => &[],
     };
     flags.iter().map(|f| (*f).to_owned()).collect()
 }

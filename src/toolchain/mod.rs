@@ -21,6 +21,7 @@ pub mod mismatch;
 pub mod optimize;
 pub mod recorded;
 pub mod round;
+pub mod rustc;
 pub mod sampling;
 pub mod symbolize;
 pub mod tools;
@@ -96,6 +97,9 @@ pub enum Compiler {
     Clang,
     /// The Go toolchain (`go build`); cgo code compiles with gcc.
     Go,
+    /// rustc, run by cargo for a cargo target (`[target] cargo`); C code
+    /// its crates build compiles with gcc.
+    Rustc,
 }
 
 impl Compiler {
@@ -104,6 +108,7 @@ impl Compiler {
             "gcc" => Some(Compiler::Gcc),
             "clang" => Some(Compiler::Clang),
             "go" => Some(Compiler::Go),
+            "rustc" => Some(Compiler::Rustc),
             _ => None,
         }
     }
@@ -113,13 +118,15 @@ impl Compiler {
             Compiler::Gcc => "gcc",
             Compiler::Clang => "clang",
             Compiler::Go => "go",
+            Compiler::Rustc => "rustc",
         }
     }
 
-    /// The C compiler command (`CC`; for Go, what cgo uses).
+    /// The C compiler command (`CC`; for Go, what cgo uses; for Rust, what
+    /// the `cc` crate uses).
     pub fn cc(self) -> &'static str {
         match self {
-            Compiler::Gcc | Compiler::Go => "gcc",
+            Compiler::Gcc | Compiler::Go | Compiler::Rustc => "gcc",
             Compiler::Clang => "clang",
         }
     }
@@ -127,7 +134,7 @@ impl Compiler {
     /// The C++ compiler command (`CXX`).
     pub fn cxx(self) -> &'static str {
         match self {
-            Compiler::Gcc | Compiler::Go => "g++",
+            Compiler::Gcc | Compiler::Go | Compiler::Rustc => "g++",
             Compiler::Clang => "clang++",
         }
     }
@@ -138,15 +145,17 @@ impl Compiler {
             Compiler::Gcc => "gcc g++",
             Compiler::Clang => "clang",
             Compiler::Go => "golang-go (PGO needs Go 1.21 or newer)",
+            Compiler::Rustc => rustc::PACKAGES,
         }
     }
 
-    /// First line of `CC --version` (`go version` for Go), or `None` when
-    /// the compiler is missing.
+    /// First line of `CC --version` (`go version` for Go, `rustc
+    /// --version` for Rust), or `None` when the compiler is missing.
     pub fn version(self) -> Option<String> {
         let go = go::find_pgo_go().map(|g| g.path.to_string_lossy().into_owned());
         let (program, arg) = match self {
             Compiler::Go => (go.as_deref().unwrap_or("go"), "version"),
+            Compiler::Rustc => ("rustc", "--version"),
             _ => (self.cc(), "--version"),
         };
         let out = crate::process::capture(program, &[arg], Duration::from_secs(10)).ok()?;
@@ -334,12 +343,32 @@ pub struct Flags {
     pub ldflags: Vec<String>,
     /// For the Go toolchain (`GOFLAGS`).
     pub goflags: Vec<String>,
+    /// For rustc (`RUSTFLAGS`, given to every crate of a cargo target).
+    pub rustflags: Vec<String>,
+    /// Settings of cargo's release profile, as cargo's environment takes
+    /// them (`CARGO_PROFILE_RELEASE_LTO=fat`).
+    pub cargo: Vec<String>,
 }
 
 impl Flags {
     fn both(&mut self, flags: &[&str]) {
         self.cflags.extend(flags.iter().map(|f| (*f).to_owned()));
         self.ldflags.extend(flags.iter().map(|f| (*f).to_owned()));
+    }
+
+    /// The same flags for a cargo target: each link flag reaches rustc's
+    /// linker as `-Clink-arg=` (BOLT's `-Wl,--emit-relocs`). A C compile
+    /// flag has no meaning to rustc; the words that add one refuse
+    /// `rustc`, so none is here to drop.
+    #[must_use]
+    fn for_rustc(mut self) -> Flags {
+        self.rustflags.extend(
+            self.ldflags
+                .drain(..)
+                .map(|flag| format!("-Clink-arg={flag}")),
+        );
+        self.cflags.clear();
+        self
     }
 }
 
@@ -428,6 +457,8 @@ pub fn optimization_flags(
         flags.cflags.extend(part.cflags);
         flags.ldflags.extend(part.ldflags);
         flags.goflags.extend(part.goflags);
+        flags.rustflags.extend(part.rustflags);
+        flags.cargo.extend(part.cargo);
     }
     flags
 }
@@ -473,8 +504,26 @@ pub fn expected_switches(
     (switches, runtimes)
 }
 
-/// The flags of `stage`, by who adds them, in the order they are given.
+/// The flags of `stage`, by who adds them, in the order they are given
+/// (for rustc, as rustc takes them: [`Flags::for_rustc`]).
 fn contributions(
+    compiler: Compiler,
+    optimize: &[Optimization],
+    sources: RoundChoices,
+    stage: Stage,
+    dirs: &VariantDirs,
+) -> Vec<(Contributor, Flags)> {
+    let parts = contributions_as_written(compiler, optimize, sources, stage, dirs);
+    if compiler != Compiler::Rustc {
+        return parts;
+    }
+    parts
+        .into_iter()
+        .map(|(who, flags)| (who, flags.for_rustc()))
+        .collect()
+}
+
+fn contributions_as_written(
     compiler: Compiler,
     optimize: &[Optimization],
     sources: RoundChoices,
@@ -534,7 +583,10 @@ fn contributions(
 /// tuning, so the binary runs well on every CPU of that level. Applied to
 /// every stage, instrumented ones too, so training runs the code the final
 /// build optimizes.
-pub fn march_flags(level: &str) -> Vec<String> {
+pub fn march_flags(level: &str, compiler: Compiler) -> Vec<String> {
+    if compiler == Compiler::Rustc {
+        return vec![format!("-Ctarget-cpu={level}")];
+    }
     if level == "native" {
         vec!["-march=native".to_owned(), "-mtune=native".to_owned()]
     } else {
@@ -546,6 +598,17 @@ pub fn march_flags(level: &str) -> Vec<String> {
 /// level as given, except that gcc writes `-march=native` as the CPU it
 /// found, so there only "not the default `x86-64`" is known.
 pub fn march_switch(level: &str, compiler: Compiler) -> recorded::Switch {
+    if compiler == Compiler::Rustc {
+        let said = format!("-Ctarget-cpu={level}");
+        return recorded::Switch {
+            test: recorded::Test::Last {
+                family: "-Ctarget-cpu=".to_owned(),
+                is: said.clone(),
+            },
+            said,
+            at_lto_link: true,
+        };
+    }
     let said = format!("-march={level}");
     let test = if level == "native" && compiler == Compiler::Gcc {
         recorded::Test::LastNot {

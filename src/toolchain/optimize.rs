@@ -295,20 +295,50 @@ pub fn table() -> String {
     out
 }
 
-/// The refusal of a C-compiler optimization in a Go variant.
+/// The refusal of a C-compiler optimization in a Go variant or a cargo
+/// target's.
 pub(super) fn c_and_cpp_only(word: &str, compiler: Compiler) -> Result<(), String> {
     match compiler {
         Compiler::Gcc | Compiler::Clang => Ok(()),
         Compiler::Go => Err(format!(
             "`{word}` applies to C and C++ compilers; with compiler = \"go\" use optimize = [\"pgo\"]"
         )),
+        Compiler::Rustc => Err(format!(
+            "rustc has no `{word}`; a cargo target takes {}",
+            rust_words()
+        )),
     }
+}
+
+/// The words a cargo target takes, for refusals: those whose `supports`
+/// takes rustc. A refusal asks while the list is being made, and is told
+/// nothing (it is not listed, whatever it says).
+pub(super) fn rust_words() -> String {
+    thread_local! {
+        static LISTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if LISTING.with(std::cell::Cell::get) {
+        return String::new();
+    }
+    LISTING.with(|l| l.set(true));
+    let words = ALL
+        .iter()
+        .filter(|o| o.supports(Compiler::Rustc).is_ok())
+        .map(|o| format!("`{}`", o.word()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    LISTING.with(|l| l.set(false));
+    words
 }
 
 /// The refusal of a clang-only optimization with another compiler.
 pub(super) fn clang_only(word: &str, what: &str, compiler: Compiler) -> Result<(), String> {
     match compiler {
         Compiler::Clang => Ok(()),
+        Compiler::Rustc => Err(format!(
+            "`{word}` is {what}, which stable rustc does not offer; a cargo target takes {}",
+            rust_words()
+        )),
         _ => Err(format!(
             "`{word}` is {what}; use compiler = \"clang\", or `pgo` with this compiler"
         )),
@@ -352,5 +382,15 @@ mod tests {
             };
             assert_eq!(o.needs_profile(), !rounds.is_empty(), "{}", o.word());
         }
+    }
+
+    #[test]
+    fn a_refusal_for_rustc_names_the_words_a_cargo_target_takes() {
+        let noplt = Optimization::from_name("noplt").unwrap();
+        let said = noplt.supports(Compiler::Rustc).unwrap_err();
+        assert_eq!(
+            said,
+            "rustc has no `noplt`; a cargo target takes `pgo`, `bolt`, `lto`, `march`, `o3`"
+        );
     }
 }

@@ -65,6 +65,9 @@ impl Switch {
             },
             at_lto_link: true,
         };
+        if let Some(option) = flag.strip_prefix("-C") {
+            return Some(rustc_switch(flag, option));
+        }
         if flag.starts_with("-O") {
             return Some(family("-O"));
         }
@@ -79,11 +82,19 @@ impl Switch {
         Some(Switch::option(flag, &[name]))
     }
 
-    /// The switches of every compile and Go flag in `flags`, each once.
+    /// The switches of every compile, Go and rustc flag in `flags` and of
+    /// every cargo profile setting, each once.
     pub fn from_flags(flags: &super::Flags) -> Vec<Switch> {
         let mut out: Vec<Switch> = Vec::new();
-        for flag in flags.cflags.iter().chain(&flags.goflags) {
-            if let Some(switch) = Switch::from_flag(flag) {
+        let settings = flags.cargo.iter().filter_map(|s| cargo_setting_flag(s));
+        let written = flags
+            .cflags
+            .iter()
+            .chain(&flags.goflags)
+            .chain(&flags.rustflags)
+            .cloned();
+        for flag in written.chain(settings) {
+            if let Some(switch) = Switch::from_flag(&flag) {
                 if !out.contains(&switch) {
                     out.push(switch);
                 }
@@ -123,8 +134,61 @@ impl Switch {
     }
 }
 
+/// How a rustc codegen option `-C<option>` shows in rustc's command line:
+/// a level or CPU as the last of its family, a link argument whole, any
+/// other by its name (`-Cprofile-use`, alone or with a value).
+fn rustc_switch(flag: &str, option: &str) -> Switch {
+    let (name, value) = option.split_once('=').unwrap_or((option, ""));
+    match name {
+        "opt-level" | "target-cpu" | "codegen-units" | "lto" if !value.is_empty() => Switch {
+            said: flag.to_owned(),
+            test: Test::Last {
+                family: format!("-C{name}="),
+                is: flag.to_owned(),
+            },
+            at_lto_link: true,
+        },
+        "link-arg" | "link-args" => Switch::option(flag, &[flag]),
+        _ => Switch::option(flag, &[&format!("-C{name}")]),
+    }
+}
+
+/// The rustc option a cargo release-profile setting becomes
+/// (`CARGO_PROFILE_RELEASE_LTO=fat` → `-Clto=fat`), as cargo passes it.
+pub fn cargo_setting_flag(setting: &str) -> Option<String> {
+    let (key, value) = setting.split_once('=')?;
+    let name = key.strip_prefix("CARGO_PROFILE_RELEASE_")?;
+    Some(format!(
+        "-C{}={value}",
+        name.to_ascii_lowercase().replace('_', "-")
+    ))
+}
+
+/// The rustc command lines of a cargo build's verbose log (its `Running`
+/// lines, `…/rustc --crate-name foo … --target HOST …` quoted in
+/// backticks): the crates built for
+/// the target, not the build scripts and procedural macros cargo builds
+/// for the host. Each `-C option` is written `-Coption`, as RUSTFLAGS give
+/// them, so one test reads both.
+pub fn parse_cargo_log(text: &str) -> Vec<Unit> {
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("Running `"))
+        .filter_map(|l| l.strip_suffix('`'))
+        .filter(|l| {
+            let first = l.split_whitespace().next().unwrap_or_default();
+            first.rsplit('/').next() == Some("rustc") && l.contains(" --target ")
+        })
+        .map(|l| Unit {
+            line: l.replace(" -C ", " -C"),
+            compiler: Some(Compiler::Rustc),
+            lto_link: false,
+        })
+        .collect()
+}
+
 /// One recorded compilation: an object's (or an LTO link partition's)
-/// command line, or a Go binary's build settings.
+/// command line, a Go binary's build settings, or a crate's rustc command
+/// line as cargo ran it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
     pub line: String,
@@ -225,6 +289,9 @@ pub struct BinaryRecord {
 
 const READ_TIMEOUT: Duration = Duration::from_mins(2);
 
+/// Where a cargo target's units are read.
+pub const CARGO_UNITS: &str = "rustc command lines (cargo's log)";
+
 /// Read what `binary` records, or `None` when it is not an ELF file (a
 /// script): there is nothing to read then.
 /// `go` is the Go command that reads a Go binary's build information.
@@ -248,6 +315,9 @@ pub fn read(binary: &Path, compiler: Compiler, go: &str) -> Result<Option<Binary
     let comment = parse_string_dump(&readelf(&["-W", "-p", ".comment"])?);
     let (units, units_from) = match compiler {
         Compiler::Go => (go_build_info(go, &path), "build info"),
+        // rustc records no command line in the binary: cargo's log holds
+        // them ([`parse_cargo_log`]).
+        Compiler::Rustc => (Vec::new(), CARGO_UNITS),
         Compiler::Gcc | Compiler::Clang => {
             let producers: Vec<Unit> =
                 parse_producers(&readelf(&["--debug-dump=info", "--dwarf-depth=1"])?)
@@ -386,13 +456,15 @@ impl Verification {
 
 /// Read `binaries` and count, for each expected switch, the units that
 /// show it, and whether each instrumentation is there (`go`: the Go
-/// command, for a Go build).
+/// command, for a Go build; `logged`: the compilations a build's log
+/// holds, for a cargo target).
 pub fn verify(
     compiler: Compiler,
     expected: &[Expected],
     instrumentation: &[Instrumentation],
     binaries: &[std::path::PathBuf],
     go: &str,
+    logged: &[Unit],
 ) -> Result<Verification> {
     let mut records = Vec::new();
     for binary in binaries {
@@ -402,6 +474,14 @@ pub fn verify(
     }
     if records.is_empty() {
         return Ok(Verification::skipped(compiler, "no binary is an ELF file"));
+    }
+    if !logged.is_empty() {
+        // The compilations the build's log holds (a cargo target's).
+        records.push(BinaryRecord {
+            units: logged.to_vec(),
+            units_from: CARGO_UNITS,
+            ..BinaryRecord::default()
+        });
     }
     Ok(tally(compiler, expected, instrumentation, &records))
 }

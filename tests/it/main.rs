@@ -30,6 +30,7 @@ mod race;
 mod readme;
 mod rebuild;
 mod rundir;
+mod rust;
 mod sequential;
 mod services;
 mod shapes;

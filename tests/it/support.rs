@@ -974,3 +974,13 @@ impl Drop for Served {
         let _ = self.child.wait();
     }
 }
+
+/// Whether rustc's profiles can be merged here: `llvm-profdata` of
+/// rustc's own LLVM release, as the product finds it; where it is missing,
+/// says the test skips (`.ci/run` installs `llvm-N` of rustc's release).
+pub fn rust_profdata_or_skip() -> bool {
+    match afterburner::toolchain::rustc::llvm_profdata() {
+        Ok(_) => true,
+        Err(e) => skip(Lack::Installed(&format!("{e:#}"))),
+    }
+}

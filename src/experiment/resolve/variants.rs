@@ -62,7 +62,7 @@ impl Cx<'_> {
                 let name = self.variant_name(v, &mut seen)?;
                 let compiler = match &v.compiler {
                     None => compiler,
-                    Some(c) => self.compiler(c)?,
+                    Some(c) => self.variant_compiler(c, target)?,
                 };
                 let optimize = self.optimizations(v, compiler)?;
                 let prebuilt = v

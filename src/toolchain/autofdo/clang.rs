@@ -103,6 +103,7 @@ impl Round for AutoFdo {
         )?;
         let profiles: Vec<PathBuf> = converted.into_iter().flat_map(|c| c.profiles).collect();
         Ok(vec![merge::profdata_merge(
+            &llvm::find_llvm_profdata()?,
             dirs,
             &["-sample"],
             &profiles,

@@ -65,6 +65,12 @@ impl Optimize for AutoFdo {
         match compiler {
             Compiler::Clang | Compiler::Gcc => Ok(()),
             Compiler::Go => c_and_cpp_only(self.word(), compiler),
+            // LLVM's sample profile reaches rustc only through the unstable
+            // -Zprofile-sample-use (nightly).
+            Compiler::Rustc => Err(format!(
+                "rustc reads a sample profile only on nightly (-Zprofile-sample-use), and afterburner builds with stable rustc; a cargo target takes {}",
+                crate::toolchain::optimize::rust_words()
+            )),
         }
     }
 
@@ -161,7 +167,7 @@ impl Optimize for AutoFdo {
 pub fn for_compiler(compiler: Compiler) -> &'static dyn Round {
     match compiler {
         Compiler::Gcc => &gcc::GccAutoFdo,
-        Compiler::Clang | Compiler::Go => &clang::AutoFdo,
+        Compiler::Clang | Compiler::Go | Compiler::Rustc => &clang::AutoFdo,
     }
 }
 

@@ -142,7 +142,7 @@ impl Optimize for Bolt {
 
     fn supports(&self, compiler: Compiler) -> Result<(), String> {
         match compiler {
-            Compiler::Gcc | Compiler::Clang => Ok(()),
+            Compiler::Gcc | Compiler::Clang | Compiler::Rustc => Ok(()),
             Compiler::Go => Err(
                 "BOLT on Go binaries is not supported here; use optimize = [\"pgo\"]".to_owned(),
             ),

@@ -1,5 +1,6 @@
-//! `march`: code for this CPU (`-march=native -mtune=native`) or for the
-//! variant's `march` level (`x86-64-v3`). The level is the variant's, so
+//! `march`: code for this CPU (`-march=native -mtune=native`, rustc's
+//! `-Ctarget-cpu=native`) or for the variant's `march` level
+//! (`x86-64-v3`). The level is the variant's, so
 //! its flags are added where the variant is at hand
 //! (`build::compose_flags`, from [`crate::toolchain::march_flags`]).
 
@@ -18,6 +19,9 @@ impl Optimize for March {
     }
 
     fn supports(&self, compiler: Compiler) -> Result<(), String> {
-        c_and_cpp_only(self.word(), compiler)
+        match compiler {
+            Compiler::Rustc => Ok(()),
+            _ => c_and_cpp_only(self.word(), compiler),
+        }
     }
 }

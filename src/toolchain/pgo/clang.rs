@@ -104,7 +104,7 @@ impl Round for ClangPgo {
 
     fn matched(&self, files: &[PathBuf], binaries: &[PathBuf]) -> Result<Option<Matched>> {
         let hashes = self.kind != Instrumentation::ContextSensitive;
-        super::clang_match::matched(files, binaries, hashes).map(Some)
+        super::clang_match::matched(&llvm::find_llvm_profdata()?, files, binaries, hashes).map(Some)
     }
 
     fn instruments_final_code(&self) -> bool {
@@ -136,6 +136,7 @@ impl Round for ClangPgo {
         }
         inputs.extend(raw);
         Ok(vec![crate::toolchain::merge::profdata_merge(
+            &llvm::find_llvm_profdata()?,
             dirs,
             &[],
             &inputs,

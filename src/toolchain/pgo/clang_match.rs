@@ -15,13 +15,17 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 
 use crate::process::capture;
-use crate::toolchain::llvm::find_llvm_profdata;
 use crate::toolchain::matching::{symbols, Counts, Matched};
 
 /// Match clang profiles `files` against `binaries`; `hashes`: compare
 /// structural hashes too (not for context-sensitive profiles).
-pub(super) fn matched(files: &[PathBuf], binaries: &[PathBuf], hashes: bool) -> Result<Matched> {
-    let (counts, hash_of) = clang_counts(files)?;
+pub(super) fn matched(
+    tool: &str,
+    files: &[PathBuf],
+    binaries: &[PathBuf],
+    hashes: bool,
+) -> Result<Matched> {
+    let (counts, hash_of) = clang_counts(tool, files)?;
     let mut known = clang_known(binaries)?;
     if !hashes {
         // Its binaries count the code after inlining, under other
@@ -53,14 +57,13 @@ fn plain_name(name: &str) -> &str {
 
 /// Every function of clang profiles with the sum of its counters, and its
 /// structural hash (`llvm-profdata show --all-functions --counts`).
-fn clang_counts(files: &[PathBuf]) -> Result<(Counts, BTreeMap<String, u64>)> {
-    let tool = find_llvm_profdata()?;
+fn clang_counts(tool: &str, files: &[PathBuf]) -> Result<(Counts, BTreeMap<String, u64>)> {
     let mut counts = Counts::new();
     let mut hashes = BTreeMap::new();
     for file in files {
         let path = file.to_string_lossy();
         let out = capture(
-            &tool,
+            tool,
             &["show", "--all-functions", "--counts", &path],
             Duration::from_mins(5),
         )

@@ -4,8 +4,9 @@
 //! the program's own CPU profiles or from `perf record -g` samples, whose
 //! rounds are Go's: [`crate::toolchain::go`]).
 //!
-//! The instrumented rounds live here: gcc's ([`gcc`]) and clang's three
-//! kinds ([`clang`]: IR, front-end, context-sensitive), with how each
+//! The instrumented rounds live here: gcc's ([`gcc`]), clang's three
+//! kinds ([`clang`]: IR, front-end, context-sensitive) and rustc's
+//! ([`rust`], whose profiles clang's reader matches), with how each
 //! profile is matched against its binaries ([`gcc_match`],
 //! [`clang_match`]).
 
@@ -13,13 +14,14 @@ pub mod clang;
 mod clang_match;
 pub mod gcc;
 mod gcc_match;
+pub mod rust;
 
 use anyhow::Result;
 
 use crate::env::Environment;
 use crate::toolchain::optimize::{Optimize, Requirement, VariantSetup};
 use crate::toolchain::round::Round;
-use crate::toolchain::{go, Compiler, GoPgoSource, RoundChoices};
+use crate::toolchain::{go, rustc, Compiler, GoPgoSource, RoundChoices};
 
 pub struct Pgo;
 
@@ -29,7 +31,7 @@ impl Optimize for Pgo {
     }
 
     fn describe(&self) -> &'static str {
-        "instrumented profile-guided optimization: build instrumented, train, rebuild with the profile (gcc, clang, go)"
+        "instrumented profile-guided optimization: build instrumented, train, rebuild with the profile (gcc, clang, go, rustc)"
     }
 
     fn supports(&self, _compiler: Compiler) -> Result<(), String> {
@@ -51,15 +53,23 @@ impl Optimize for Pgo {
     fn requirements(&self, _env: &Environment, variant: Option<&VariantSetup>) -> Vec<Requirement> {
         // gcc needs only itself; go a Go new enough (doctor's go section),
         // and perf and llvm-symbolizer where it samples.
-        if let Some(v) = variant.filter(|v| v.compiler == Compiler::Go) {
-            return go::pgo_requirements(v.go_pgo);
+        match variant.map(|v| (v.compiler, v.go_pgo)) {
+            Some((Compiler::Go, go_pgo)) => return go::pgo_requirements(go_pgo),
+            Some((Compiler::Rustc, _)) => return vec![rustc::profdata_requirement()],
+            _ => {}
         }
         clang::profile_requirements_for(variant, false)
     }
 
     fn check(&self, variant: &VariantSetup) -> Result<()> {
-        if variant.compiler == Compiler::Go {
-            go::check(variant)?;
+        match variant.compiler {
+            Compiler::Go => go::check(variant)?,
+            // Refused before any build: another LLVM release's
+            // llvm-profdata could not merge what training writes.
+            Compiler::Rustc => {
+                rustc::llvm_profdata()?;
+            }
+            Compiler::Gcc | Compiler::Clang => {}
         }
         Ok(())
     }
@@ -72,5 +82,6 @@ pub fn round_of(compiler: Compiler, go: GoPgoSource) -> &'static dyn Round {
         (Compiler::Clang, _) => &clang::CLANG_IR_PGO,
         (Compiler::Go, GoPgoSource::Cpuprofile) => &go::cpuprofile::GoPgo,
         (Compiler::Go, GoPgoSource::Perf) => &go::perf::GoPerfPgo,
+        (Compiler::Rustc, _) => &rust::RustPgo,
     }
 }

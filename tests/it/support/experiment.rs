@@ -5,7 +5,8 @@
 //!
 //! The file is laid out as one would write it by hand, in the order of the
 //! calls: `[target]` (name, source, build, binaries, compiler, then its
-//! other lines, so `build` is always line 5), services, variants,
+//! other lines, so `build` is always line 5; a cargo target's `cargo` in
+//! place of build and binaries), services, variants,
 //! workloads, `[params]`, `[bench]`.
 
 /// A whole experiment; `render` gives its TOML.
@@ -14,6 +15,8 @@ pub struct Experiment {
     name: String,
     build: String,
     binaries: Vec<(String, String)>,
+    /// A cargo target's `cargo = { … }`, in place of build and binaries.
+    cargo: Option<String>,
     target: Vec<String>,
     services: Vec<Service>,
     variants: Vec<Variant>,
@@ -30,6 +33,7 @@ impl Experiment {
             name: name.to_owned(),
             build: "make".to_owned(),
             binaries: vec![(name.to_owned(), name.to_owned())],
+            cargo: None,
             target: Vec::new(),
             services: Vec::new(),
             variants: vec![Variant::new("baseline")],
@@ -52,6 +56,13 @@ impl Experiment {
             .iter()
             .map(|(name, path)| ((*name).to_owned(), (*path).to_owned()))
             .collect();
+        self
+    }
+
+    /// A cargo target: `cargo = TABLE` (`{ bins = ["app"] }`) in place of
+    /// `build` and `binaries`.
+    pub fn cargo(mut self, table: &str) -> Self {
+        self.cargo = Some(table.to_owned());
         self
     }
 
@@ -128,9 +139,14 @@ impl Experiment {
             "[target]".to_owned(),
             format!("name = {}", quote(&self.name)),
             r#"source = { path = "src" }"#.to_owned(),
-            format!("build = {}", quote(&self.build)),
-            format!("binaries = {{ {} }}", binaries.join(", ")),
         ];
+        match &self.cargo {
+            Some(table) => target.push(format!("cargo = {table}")),
+            None => target.extend([
+                format!("build = {}", quote(&self.build)),
+                format!("binaries = {{ {} }}", binaries.join(", ")),
+            ]),
+        }
         target.extend(self.target.iter().cloned());
         let mut blocks = vec![target.join("\n")];
         blocks.extend(self.services.iter().map(Service::render));

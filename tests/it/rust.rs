@@ -1,0 +1,147 @@
+//! A cargo target (`[target] cargo = { … }`): afterburner runs cargo with
+//! each word as rustc and cargo take it, checks every build's rustc
+//! command lines for them, and refuses what rustc cannot take by name.
+//! The fixture crate `rusthot` has no dependencies: nothing is fetched.
+
+use crate::support::{
+    assert_instruction_verdict, comparison, run_experiment, rust_profdata_or_skip, skip_part,
+    Bench, Experiment, Sandbox, Variant, Workload,
+};
+
+/// The rusthot crate as a cargo target, with `variants`, on one loop,
+/// trained on a shorter one.
+fn rusthot(variants: Vec<Variant>) -> Experiment {
+    Experiment::new("rusthot")
+        .cargo(r#"{ bins = ["rusthot"] }"#)
+        .variants(std::iter::once(Variant::new("baseline")).chain(variants))
+        .workload(
+            Workload::new("loop")
+                .run("{bin.rusthot} 3000000")
+                .train_run("{bin.rusthot} 1000000 train"),
+        )
+        .bench(Bench {
+            repetitions: 3,
+            metrics: &["instructions"],
+            ..Bench::QUICK
+        })
+}
+
+/// What the final build of `variant` recorded of its check.
+fn verified(sandbox: &Sandbox, variant: &str) -> serde_json::Value {
+    let path = sandbox.variant_dir(variant).join("final.json");
+    let record: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    record["verified"].clone()
+}
+
+#[test]
+fn every_word_of_a_cargo_target_reaches_rustc_and_pgo_cuts_the_work() {
+    if !rust_profdata_or_skip() {
+        return;
+    }
+    let bolt = afterburner::toolchain::bolt::find_tool("llvm-bolt").is_ok();
+    let mut variants = vec![
+        Variant::new("pgo").optimize(&["pgo"]),
+        Variant::new("lto").optimize(&["lto", "o3"]),
+        // A level every x86-64 machine runs, so callgrind can count it.
+        Variant::new("march")
+            .optimize(&["march"])
+            .line(r#"march = "x86-64-v2""#),
+    ];
+    if bolt {
+        variants.push(Variant::new("bolt").optimize(&["pgo", "bolt"]));
+    } else {
+        skip_part("no llvm-bolt here: `bolt` on a cargo target not built");
+    }
+    let (sandbox, results) = run_experiment("rusthot", &rusthot(variants));
+    let flags = |v: usize, key: &str| results["variants"][v][key].as_str().unwrap().to_owned();
+    assert!(
+        flags(1, "rustflags").starts_with("-Cprofile-use="),
+        "{results:#}"
+    );
+    assert!(flags(2, "cargo").contains("CARGO_PROFILE_RELEASE_LTO=fat"));
+    assert!(flags(2, "cargo").contains("CARGO_PROFILE_RELEASE_OPT_LEVEL=3"));
+    assert_eq!(flags(3, "rustflags"), "-Ctarget-cpu=x86-64-v2");
+    // Every switch a word adds is on the crate's rustc command line.
+    let mut names = vec!["pgo", "lto", "march"];
+    if bolt {
+        names.push("bolt");
+    }
+    for name in names {
+        let seen = verified(&sandbox, name);
+        assert_eq!(seen["compiler"], "rustc", "{seen:#}");
+        assert!(seen["units"].as_u64().unwrap() >= 1, "{name}: {seen:#}");
+        let switches = seen["switches"].as_array().unwrap();
+        assert!(!switches.is_empty(), "{name}: {seen:#}");
+        for s in switches {
+            assert_eq!(s["without"], 0, "{name}: {s:#}");
+        }
+    }
+    if bolt {
+        let seen = verified(&sandbox, "bolt");
+        let said: Vec<&str> = seen["switches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["switch"].as_str().unwrap())
+            .collect();
+        assert!(said.contains(&"-Clink-arg=-Wl,--emit-relocs"), "{said:?}");
+        assert!(
+            said.iter().any(|s| s.starts_with("-Cprofile-use=")),
+            "{said:?}"
+        );
+    }
+    // The profile is used: the same program does less work.
+    let pgo = comparison(&results, "loop", "instructions", "pgo");
+    assert_instruction_verdict(&results, pgo, "faster");
+}
+
+#[test]
+fn the_instrumented_build_carries_llvms_profile_runtime() {
+    if !rust_profdata_or_skip() {
+        return;
+    }
+    let experiment = rusthot(vec![Variant::new("pgo").optimize(&["pgo"])]);
+    let sandbox = Sandbox::with_experiment("rusthot", &experiment);
+    sandbox.afterburner(&["build"]).assert_ok();
+    let record: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(sandbox.variant_dir("pgo").join("instrumented.json")).unwrap(),
+    )
+    .unwrap();
+    let runtime = &record["verified"]["instrumentation"][0];
+    assert_eq!(runtime["found"], 1, "{record:#}");
+    assert!(record["rustflags"]
+        .as_str()
+        .unwrap()
+        .starts_with("-Cprofile-generate="));
+    // The build scripts and macros cargo runs on the host are not
+    // instrumented: the host target is named, so RUSTFLAGS skip them.
+    let log = std::fs::read_to_string(record["log"].as_str().unwrap()).unwrap();
+    assert!(log.contains("--target "), "{log}");
+}
+
+#[test]
+fn words_rustc_cannot_take_are_refused_by_name() {
+    for (word, said) in [
+        ("autofdo", "only on nightly (-Zprofile-sample-use)"),
+        ("cspgo", "which stable rustc does not offer"),
+        ("noplt", "rustc has no `noplt`"),
+    ] {
+        let experiment = rusthot(vec![Variant::new("v").optimize(&[word])]);
+        let sandbox = Sandbox::with_experiment("rusthot", &experiment);
+        let run = sandbox.afterburner(&["plan"]);
+        run.assert_fails_with(said);
+        run.assert_fails_with("a cargo target takes `pgo`");
+    }
+}
+
+#[test]
+fn a_build_command_that_runs_cargo_is_refused_with_the_cargo_form() {
+    let experiment = Experiment::new("rusthot")
+        .build("cargo build --release")
+        .binaries(&[("rusthot", "target/release/rusthot")]);
+    let sandbox = Sandbox::with_experiment("rusthot", &experiment);
+    sandbox
+        .afterburner(&["plan"])
+        .assert_fails_with("afterburner.toml:5: the build command runs cargo")
+        .assert_fails_with("cargo = { bins = [\"NAME\"] }");
+}
