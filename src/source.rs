@@ -265,36 +265,53 @@ fn fetch_git(url: &str, rev: Option<&str>, dest: &Path) -> Result<()> {
 }
 
 fn fetch_url(url: &str, sha256: &str, dest: &Path) -> Result<()> {
-    tools::ensure(&[tools::CURL, tools::TAR])?;
-    ensure_ca_certificates(url)?;
     let archive = dest.with_extension("archive");
-    let archive_text = archive.to_string_lossy();
+    download(url, &archive)?;
+    check_sha256(&archive, sha256, |actual| {
+        format!("{url} has sha256 {actual}, but the experiment expects {sha256}\nhint: if the new file is the one you want, update sha256 in the experiment file")
+    })?;
+    unpack(&archive, dest)?;
+    fs_err::remove_file(&archive)?;
+    Ok(())
+}
+
+/// Download `url` (https, http or file://) to the file `to` with curl.
+fn download(url: &str, to: &Path) -> Result<()> {
+    tools::ensure(&[tools::CURL])?;
+    ensure_ca_certificates(url)?;
     run_checked(
         &tools::CURL,
-        &["-fsSL", "--retry", "2", "-o", &archive_text, url],
+        &["-fsSL", "--retry", "2", "-o", &to.to_string_lossy(), url],
         None,
-    )?;
-    let actual = crate::digest::sha256_file(&archive)?;
-    if actual != sha256 {
-        bail!(
-            "{url} has sha256 {actual}, but the experiment expects {sha256}\nhint: if the new file is the one you want, update sha256 in the experiment file"
-        );
+    )
+}
+
+/// Check that `file`'s SHA-256 is `expected` (hex); otherwise fail with
+/// `mismatch(actual)`, the message naming both.
+fn check_sha256(file: &Path, expected: &str, mismatch: impl FnOnce(&str) -> String) -> Result<()> {
+    let actual = crate::digest::sha256_file(file)?;
+    if !actual.eq_ignore_ascii_case(expected) {
+        bail!("{}", mismatch(&actual));
     }
+    Ok(())
+}
+
+/// Unpack the tarball `archive` (compressed or not) into `dest`, leaving
+/// out its top folder.
+fn unpack(archive: &Path, dest: &Path) -> Result<()> {
+    tools::ensure(&[tools::TAR])?;
     fs_err::create_dir_all(dest)?;
-    let dest_text = dest.to_string_lossy();
     run_checked(
         &tools::TAR,
         &[
             "xf",
-            &archive_text,
+            &archive.to_string_lossy(),
             "-C",
-            &dest_text,
+            &dest.to_string_lossy(),
             "--strip-components=1",
         ],
         None,
-    )?;
-    fs_err::remove_file(&archive)?;
-    Ok(())
+    )
 }
 
 fn run_checked(tool: &Tool, args: &[&str], dir: Option<&Path>) -> Result<()> {
