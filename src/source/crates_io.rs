@@ -441,21 +441,39 @@ mod tests {
         );
     }
 
-    /// The measurement of issue 50's item 3, by hand (network):
+    /// The measurement of issue 50's item 3, by hand (network), through
+    /// the source layer's own `fetch` (slug, marker, revision):
     /// `cargo test --lib source::crates_io::tests::fetches_ripgrep -- --ignored --nocapture`.
     #[test]
     #[ignore = "network: fetches ripgrep 14.1.1 from crates.io"]
     fn fetches_ripgrep_from_crates_io() {
-        let root = tempfile::tempdir().unwrap();
-        let dest = root.path().join("crate-ripgrep-14.1.1");
+        let work = tempfile::tempdir().unwrap();
+        let ripgrep = |version: &str| crate::experiment::Source::Crate {
+            name: "ripgrep".to_owned(),
+            version: version.to_owned(),
+        };
+        let source = ripgrep("14.1.1");
         let start = std::time::Instant::now();
-        fetch(&Registry::from_env(), "ripgrep", "14.1.1", &dest).unwrap();
+        let tree = crate::source::fetch(&source, work.path()).unwrap();
         let took = start.elapsed();
-        assert!(dest.join("Cargo.toml").is_file());
-        let sum = fs_err::read_to_string(dest.join(CHECKSUM_FILE)).unwrap();
-        println!("ripgrep 14.1.1: fetched in {took:?}, sha256 {}", sum.trim());
-        let missing = root.path().join("crate-ripgrep-14.1.99");
-        let err = fetch(&Registry::from_env(), "ripgrep", "14.1.99", &missing).unwrap_err();
+        assert!(
+            tree.ends_with("src/crate-ripgrep-14.1.1"),
+            "{}",
+            tree.display()
+        );
+        assert!(tree.join("Cargo.toml").is_file());
+        assert_eq!(
+            crate::source::fetched(&source, work.path()),
+            Some(tree.clone())
+        );
+        let sum = fs_err::read_to_string(tree.join(CHECKSUM_FILE)).unwrap();
+        let revision = crate::source::revision(&source, &tree);
+        println!(
+            "{}: fetched in {took:?}, sha256 {}",
+            crate::source::describe(&source, revision.as_deref()),
+            sum.trim()
+        );
+        let err = crate::source::fetch(&ripgrep("14.1.99"), work.path()).unwrap_err();
         assert!(err.to_string().contains("its newest are 1"), "{err}");
         println!("{err}");
     }
