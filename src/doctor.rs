@@ -178,7 +178,7 @@ fn of_experiment(env: &Environment, e: &Experiment) -> Vec<Section> {
         // https needs the CA bundle, which git and libcurl only recommend
         // (and apt installs without recommends).
         Source::Git { .. } => vec![tool("git", "git"), package(tools::CA_CERTIFICATES)],
-        Source::Url { .. } => vec![
+        Source::Url { .. } | Source::Crate { .. } => vec![
             tool("curl", "curl"),
             tool("tar", "tar"),
             package(tools::CA_CERTIFICATES),

@@ -1,5 +1,6 @@
 //! Fetch a target's source: a local path, a Debian source package, a git
-//! repository at a revision, or a tarball checked against its SHA-256.
+//! repository at a revision, a tarball checked against its SHA-256, or a
+//! crate from crates.io checked against its index's checksum.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,6 +12,7 @@ use crate::process::{capture, capture_command, quote_output};
 use crate::toolchain::tools::{self, Tool};
 
 pub mod apt_sources;
+pub mod crates_io;
 pub mod tree;
 
 const FETCH_TIMEOUT: Duration = Duration::from_mins(30);
@@ -39,6 +41,9 @@ pub fn fetch(source: &Source, workdir: &Path) -> Result<PathBuf> {
         Source::Apt(package) => fetch_apt(package, &dest)?,
         Source::Git { url, rev } => fetch_git(url, rev.as_deref(), &dest)?,
         Source::Url { url, sha256 } => fetch_url(url, sha256, &dest)?,
+        Source::Crate { name, version } => {
+            crates_io::fetch(&crates_io::Registry::from_env(), name, version, &dest)?;
+        }
     }
     fs_err::write(dest.join(MARKER), format!("{source:?}\n"))?;
     Ok(dest)
@@ -56,8 +61,8 @@ pub fn fetched(source: &Source, workdir: &Path) -> Option<PathBuf> {
 }
 
 /// What revision of the source a run measured: the git commit of a path or
-/// git source, the package version from `debian/changelog`, or
-/// the start of a tarball's checksum.
+/// git source, the package version from `debian/changelog`, the start of
+/// a tarball's checksum, or a crate's version and the start of its.
 pub fn revision(source: &Source, dir: &Path) -> Option<String> {
     match source {
         Source::Path(_) | Source::Git { .. } => {
@@ -83,17 +88,20 @@ pub fn revision(source: &Source, dir: &Path) -> Option<String> {
             Some(format!("{package} {version}"))
         }
         Source::Url { sha256, .. } => Some(format!("sha256:{}", &sha256[..12.min(sha256.len())])),
+        Source::Crate { version, .. } => Some(crates_io::revision(version, dir)),
     }
 }
 
 /// A source in a few words, with its revision where known: `git URL @ REV
-/// (commit)`, `apt PACKAGE (version)`, `path DIR (commit)`.
+/// (commit)`, `apt PACKAGE (version)`, `path DIR (commit)`, `crate NAME
+/// VERSION (VERSION sha256:…)`.
 pub fn describe(source: &Source, revision: Option<&str>) -> String {
     let what = match source {
         Source::Path(p) => format!("path {}", p.display()),
         Source::Apt(p) => format!("apt {p}"),
         Source::Git { url, rev } => format!("git {url} @ {}", rev.as_deref().unwrap_or("HEAD")),
         Source::Url { url, .. } => format!("url {url}"),
+        Source::Crate { name, version } => format!("crate {name} {version}"),
     };
     match revision {
         Some(r) => format!("{what} ({r})"),
@@ -108,6 +116,7 @@ fn slug(source: &Source) -> String {
         Source::Apt(p) => format!("apt-{p}"),
         Source::Git { url, rev } => format!("git-{url}-{}", rev.as_deref().unwrap_or("HEAD")),
         Source::Url { sha256, .. } => format!("url-{}", &sha256[..16.min(sha256.len())]),
+        Source::Crate { name, version } => format!("crate-{name}-{version}"),
     };
     text.chars()
         .map(|c| {
@@ -265,36 +274,53 @@ fn fetch_git(url: &str, rev: Option<&str>, dest: &Path) -> Result<()> {
 }
 
 fn fetch_url(url: &str, sha256: &str, dest: &Path) -> Result<()> {
-    tools::ensure(&[tools::CURL, tools::TAR])?;
-    ensure_ca_certificates(url)?;
     let archive = dest.with_extension("archive");
-    let archive_text = archive.to_string_lossy();
+    download(url, &archive)?;
+    check_sha256(&archive, sha256, |actual| {
+        format!("{url} has sha256 {actual}, but the experiment expects {sha256}\nhint: if the new file is the one you want, update sha256 in the experiment file")
+    })?;
+    unpack(&archive, dest)?;
+    fs_err::remove_file(&archive)?;
+    Ok(())
+}
+
+/// Download `url` (https, http or file://) to the file `to` with curl.
+fn download(url: &str, to: &Path) -> Result<()> {
+    tools::ensure(&[tools::CURL])?;
+    ensure_ca_certificates(url)?;
     run_checked(
         &tools::CURL,
-        &["-fsSL", "--retry", "2", "-o", &archive_text, url],
+        &["-fsSL", "--retry", "2", "-o", &to.to_string_lossy(), url],
         None,
-    )?;
-    let actual = crate::digest::sha256_file(&archive)?;
-    if actual != sha256 {
-        bail!(
-            "{url} has sha256 {actual}, but the experiment expects {sha256}\nhint: if the new file is the one you want, update sha256 in the experiment file"
-        );
+    )
+}
+
+/// Check that `file`'s SHA-256 is `expected` (hex); otherwise fail with
+/// `mismatch(actual)`, the message naming both.
+fn check_sha256(file: &Path, expected: &str, mismatch: impl FnOnce(&str) -> String) -> Result<()> {
+    let actual = crate::digest::sha256_file(file)?;
+    if !actual.eq_ignore_ascii_case(expected) {
+        bail!("{}", mismatch(&actual));
     }
+    Ok(())
+}
+
+/// Unpack the tarball `archive` (compressed or not) into `dest`, leaving
+/// out its top folder.
+fn unpack(archive: &Path, dest: &Path) -> Result<()> {
+    tools::ensure(&[tools::TAR])?;
     fs_err::create_dir_all(dest)?;
-    let dest_text = dest.to_string_lossy();
     run_checked(
         &tools::TAR,
         &[
             "xf",
-            &archive_text,
+            &archive.to_string_lossy(),
             "-C",
-            &dest_text,
+            &dest.to_string_lossy(),
             "--strip-components=1",
         ],
         None,
-    )?;
-    fs_err::remove_file(&archive)?;
-    Ok(())
+    )
 }
 
 fn run_checked(tool: &Tool, args: &[&str], dir: Option<&Path>) -> Result<()> {

@@ -38,7 +38,7 @@ pub fn source_at(target: &Source, rev: &str, workdir: &Path) -> Result<(Source, 
             },
             rev.to_owned(),
         )),
-        Source::Apt(_) | Source::Url { .. } => bail!(
+        Source::Apt(_) | Source::Url { .. } | Source::Crate { .. } => bail!(
             "`check --rev` builds another revision of the target's source, and this target's source is {} (no revisions)\nhint: compare against a stored run with --against, or give the target a path or git source",
             crate::source::describe(target, None)
         ),
@@ -160,4 +160,28 @@ pub fn sequential(
             threshold_pct,
         }),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_rev_refuses_a_crate_source_as_it_refuses_a_url() {
+        let crate_source = Source::Crate {
+            name: "ripgrep".to_owned(),
+            version: "14.1.1".to_owned(),
+        };
+        let err = source_at(&crate_source, "no-such-rev", Path::new("/tmp"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("this target's source is crate ripgrep 14.1.1 (no revisions)"),
+            "{err}"
+        );
+        assert!(
+            err.contains("hint: compare against a stored run with --against"),
+            "{err}"
+        );
+    }
 }

@@ -292,7 +292,8 @@ impl RawRequest {
     }
 }
 
-/// Exactly one of `path`, `apt`, `git` (+ `rev`), `url` (+ `sha256`).
+/// Exactly one of `path`, `apt`, `git` (+ `rev`), `url` (+ `sha256`),
+/// `crate` (+ `version`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSource {
@@ -302,6 +303,10 @@ pub struct RawSource {
     pub rev: Option<String>,
     pub url: Option<String>,
     pub sha256: Option<String>,
+    /// A crates.io package (`crate` is a Rust keyword).
+    #[serde(rename = "crate")]
+    pub krate: Option<String>,
+    pub version: Option<String>,
     /// Gitignore-style patterns a `path` source's fingerprint leaves out.
     #[serde(default)]
     pub exclude: Vec<String>,

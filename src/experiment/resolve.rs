@@ -388,12 +388,13 @@ impl Cx<'_> {
             s.apt.is_some(),
             s.git.is_some(),
             s.url.is_some(),
+            s.krate.is_some(),
         ];
         if kinds.iter().filter(|k| **k).count() != 1 {
             return Err(self.invalid(
                 raw.span(),
-                "source must name exactly one of path, apt, git, url",
-                "write source = { path = \".\" }, { apt = \"sqlite3\" }, { git = \"URL\", rev = \"…\" } or { url = \"…\", sha256 = \"…\" }",
+                "source must name exactly one of path, apt, git, url, crate",
+                "write source = { path = \".\" }, { apt = \"sqlite3\" }, { git = \"URL\", rev = \"…\" }, { url = \"…\", sha256 = \"…\" } or { crate = \"NAME\", version = \"X.Y.Z\" }",
             ));
         }
         if s.rev.is_some() && s.git.is_none() {
@@ -426,6 +427,13 @@ impl Cx<'_> {
                 "remove sha256, or use source = { url = \"…\", sha256 = \"…\" }",
             ));
         }
+        if s.version.is_some() && s.krate.is_none() {
+            return Err(self.invalid(
+                raw.span(),
+                "`version` only applies to a crate source",
+                "remove version, or use source = { crate = \"NAME\", version = \"X.Y.Z\" }",
+            ));
+        }
         Ok(if let Some(path) = &s.path {
             Source::Path(resolve_path(dir, path))
         } else if let Some(package) = &s.apt {
@@ -435,6 +443,9 @@ impl Cx<'_> {
                 url: url.clone(),
                 rev: s.rev.clone(),
             }
+        } else if let Some(name) = &s.krate {
+            Source::from_crate(name, s.version.as_deref())
+                .map_err(|(message, hint)| self.invalid(raw.span(), message, hint))?
         } else {
             let url = s.url.clone().unwrap_or_default();
             let sha256 = s.sha256.clone().unwrap_or_default().to_ascii_lowercase();

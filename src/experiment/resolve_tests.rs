@@ -168,6 +168,60 @@ fn duplicate_variant_and_bad_source_and_duration() {
     error_saying(&t, &["`ten` is not a duration"]);
 }
 
+/// `GOOD` with its source replaced by `source` (line 4).
+fn good_from(source: &str) -> String {
+    GOOD.replace("{ path = \"src\" }", source)
+}
+
+#[test]
+fn a_crate_source_takes_one_exact_version() {
+    for version in ["14.1.1", "1.0.0-rc.1", "0.3.2+build.7"] {
+        let text = good_from(&format!(
+            "{{ crate = \"ripgrep\", version = \"{version}\" }}"
+        ));
+        let e = load_text(&text, false).unwrap();
+        assert_eq!(
+            e.target.source,
+            Source::Crate {
+                name: "ripgrep".to_owned(),
+                version: version.to_owned()
+            }
+        );
+    }
+    error_saying(
+        &good_from("{ crate = \"ripgrep\" }"),
+        &[
+            ":4: the crate source `ripgrep` needs its version",
+            "hint: find the version with `cargo search ripgrep` or on https://crates.io/crates/ripgrep",
+        ],
+    );
+    for range in ["^14", "14.1", ">=14.1.1", "14.1.*", "14.1.1 ", "v14.1.1"] {
+        let text = good_from(&format!("{{ crate = \"ripgrep\", version = \"{range}\" }}"));
+        error_saying(
+            &text,
+            &[
+                &format!(":4: version `{range}` of crate `ripgrep` is not one exact version"),
+                "hint: find the version with `cargo search ripgrep`",
+            ],
+        );
+    }
+    error_saying(
+        &good_from("{ crate = \"ripgrep\", version = \"14.1.1\", path = \"src\" }"),
+        &[
+            ":4: source must name exactly one of path, apt, git, url, crate",
+            "hint:",
+        ],
+    );
+    error_saying(
+        &good_from("{ path = \"src\", version = \"14.1.1\" }"),
+        &[":4: `version` only applies to a crate source", "hint:"],
+    );
+    error_saying(
+        &good_from("{ crate = \"rip/grep\", version = \"14.1.1\" }"),
+        &[":4: `rip/grep` is not a crates.io package name"],
+    );
+}
+
 #[test]
 fn durations_parse() {
     assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));

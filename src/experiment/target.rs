@@ -188,4 +188,66 @@ pub enum Source {
     Git { url: String, rev: Option<String> },
     /// A tarball checked against its SHA-256.
     Url { url: String, sha256: String },
+    /// A crate from the crates.io registry at one exact version, checked
+    /// against the checksum the registry's index lists.
+    Crate { name: String, version: String },
+}
+
+impl Source {
+    /// `{ crate = NAME, version = X.Y.Z }`: a crates.io name and one exact
+    /// version, so the checksum the index lists for it never changes; else
+    /// what is wrong and its hint.
+    pub fn from_crate(name: &str, version: Option<&str>) -> Result<Self, (String, String)> {
+        if !is_crate_name(name) {
+            return Err((
+                format!("`{name}` is not a crates.io package name"),
+                "write the name as crates.io shows it: letters, digits, `-` and `_`, starting with a letter".to_owned(),
+            ));
+        }
+        let find = format!("find the version with `cargo search {name}` or on https://crates.io/crates/{name}, then write version = \"X.Y.Z\"");
+        let Some(version) = version else {
+            return Err((format!("the crate source `{name}` needs its version"), find));
+        };
+        if !is_exact_version(version) {
+            return Err((format!("version `{version}` of crate `{name}` is not one exact version (X.Y.Z): a source is fetched once, so it takes no range"), find));
+        }
+        Ok(Source::Crate {
+            name: name.to_owned(),
+            version: version.to_owned(),
+        })
+    }
+}
+
+/// Whether `text` is one exact semver version, `X.Y.Z` with an optional
+/// `-pre-release` and `+build` suffix (<https://semver.org/#spec-item-9>),
+/// not a range such as `^1`, `1.2` or `>=1.0`.
+fn is_exact_version(text: &str) -> bool {
+    let (rest, build) = text
+        .split_once('+')
+        .map_or((text, None), |(r, b)| (r, Some(b)));
+    let (core, pre) = rest
+        .split_once('-')
+        .map_or((rest, None), |(c, p)| (c, Some(p)));
+    let numbers: Vec<&str> = core.split('.').collect();
+    let identifiers = |s: &str| {
+        s.split('.')
+            .all(|id| !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+    };
+    numbers.len() == 3
+        && numbers
+            .iter()
+            .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        && pre.is_none_or(identifiers)
+        && build.is_none_or(identifiers)
+}
+
+/// Whether `name` can be a crates.io package name: ASCII letters, digits,
+/// `-` and `_`, starting with a letter, at most 64 characters (crates.io's
+/// rule, <https://doc.rust-lang.org/cargo/reference/registry-index.html#name-restrictions>).
+fn is_crate_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
