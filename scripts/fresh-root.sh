@@ -13,7 +13,10 @@
 #       sample_event = "cpu-clock", so no PMU is needed);
 #   (b) `afterburner demo --quick` (an apt source) in one of the roots (--demo-in),
 #       and in the others a url source over https (GNU hello from Debian's pool);
-#   (c) on Debian 13: Go PGO from perf samples (pgo_source = "perf") on a
+#   (c) a cargo target (tests/fixtures/rusthot) with `pgo` and `bolt`, with the
+#       Rust toolchain afterburner installs: Debian 12 (in the first layout
+#       only) and Debian 13;
+#   (d) on Debian 13: Go PGO from perf samples (pgo_source = "perf") on a
 #       tiny Go program (Debian 12's Go, 1.19, predates PGO), and every other
 #       gcc apt offers (gcc-N) reading the gcc AutoFDO profile of (a) without
 #       a diagnostic and placing its samples on the hot function.
@@ -400,6 +403,45 @@ instruction_repetitions = 1
 EOF
 }
 
+# A cargo target (the rusthot fixture crate, no dependencies): the Rust
+# toolchain apt offers in the root (Debian 12's rustc-web, Debian 13's
+# rustc) and llvm-profdata of its LLVM release, installed by afterburner;
+# `pgo` and `bolt` built, checked and measured.
+write_rust_experiment() {
+  local exp=$1/root/rust
+  mkdir -p "$exp/src"
+  cp -r "$here/tests/fixtures/rusthot/." "$exp/src/"
+  rm -rf "$exp/src/target"
+  cat >"$exp/experiment.toml" <<'EOF'
+[target]
+name = "rusthot"
+source = { path = "src" }
+cargo = { bins = ["rusthot"] }
+
+[[variant]]
+name = "baseline"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+
+[[variant]]
+name = "bolt"
+optimize = ["bolt"]
+
+[[workload]]
+name = "loop"
+run = "{bin.rusthot} 3000000"
+train_run = "{bin.rusthot} 1000000 train"
+
+[bench]
+repetitions = 3
+warmup = 0
+metrics = ["wall", "instructions"]
+instruction_repetitions = 1
+EOF
+}
+
 # gcc_readers ROOT: every gcc-N apt offers in the root reads the gcc
 # AutoFDO profile of the fixture's gcc-autofdo variant with no diagnostic
 # and puts samples on the hot function (main's loop). gcc 12 folds
@@ -546,6 +588,12 @@ run_root() {
   mapfile -t variants < <(variants_of "$root/root/hot/all/experiment.toml")
   step "$name-all-words" "$timeout_experiment" inroot "$root" /root/hot/all afterburner run experiment.toml
   step "$name-all-words-report" 60 check_report "$root" /root/hot/all "${variants[@]}"
+
+  if [ "$release" = trixie ] || [ "$layout" = "${layout_list[0]}" ]; then
+    write_rust_experiment "$root"
+    step "$name-rust-pgo-bolt" "$timeout_experiment" inroot "$root" /root/rust afterburner run experiment.toml
+    step "$name-rust-pgo-bolt-report" 60 check_report "$root" /root/rust baseline pgo bolt
+  fi
 
   if [ "$release" = trixie ]; then
     step "$name-gcc-readers" 900 gcc_readers "$root"

@@ -97,10 +97,11 @@ fn rust_toolchain() -> Check {
             None => "rustc and cargo".to_owned(),
         },
         present: found.is_some() && cargo,
-        packages: crate::toolchain::rustc::PACKAGES
-            .split_whitespace()
-            .map(str::to_owned)
-            .collect(),
+        packages: if found.is_some() && cargo {
+            Vec::new()
+        } else {
+            crate::toolchain::rustc::packages()
+        },
         note: Some("Debian 12's own rustc (1.63) is too old for most crates: rustup (https://rustup.rs), or Debian 12's rustc-web".to_owned()),
         optional: false,
     }

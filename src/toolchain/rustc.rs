@@ -15,9 +15,49 @@ use anyhow::{bail, Result};
 use super::llvm;
 use super::optimize::Requirement;
 
-/// The Debian packages of a Rust toolchain (Debian 12's own `rustc` is
-/// 1.63, too old for most crates; rustup's is found first on the PATH).
+/// The Debian packages of a Rust toolchain, for hints: see [`packages`].
 pub const PACKAGES: &str = "rustc cargo";
+
+/// The oldest distribution rustc afterburner installs: 1.78 reads
+/// `Cargo.lock` version 4, which cargo writes since 1.83 (crates published
+/// since carry it). Debian 13's is 1.85; Debian 12's own is 1.63.
+pub const DISTRIBUTION_MINIMUM: (u32, u32) = (1, 78);
+
+/// The Debian packages that install a Rust toolchain here: the
+/// distribution's `rustc` and `cargo` where apt's candidate is at least
+/// [`DISTRIBUTION_MINIMUM`] (Debian 13's, on its own LLVM), else
+/// `rustc-web` and `cargo-web` where apt offers them (Debian 12's current
+/// release), else `rustc` and `cargo` all the same. rustup's toolchain,
+/// where installed, is found first on the PATH and needs none.
+pub fn packages() -> Vec<String> {
+    let policy = crate::process::capture("apt-cache", &["policy", "rustc"], Duration::from_mins(1));
+    let recent = policy
+        .ok()
+        .and_then(|out| candidate_release(&out.stdout))
+        .is_some_and(|v| v >= DISTRIBUTION_MINIMUM);
+    let offered = |name: &str| {
+        crate::process::capture("apt-cache", &["pkgnames", name], Duration::from_mins(1))
+            .is_ok_and(|out| out.stdout.lines().any(|l| l.trim() == name))
+    };
+    let web = ["rustc-web", "cargo-web"];
+    let chosen: &[&str] = if !recent && web.iter().all(|p| offered(p)) {
+        &web
+    } else {
+        &["rustc", "cargo"]
+    };
+    chosen.iter().map(|p| (*p).to_owned()).collect()
+}
+
+/// The release of `Candidate: 1.85.0+dfsg3-1` in `apt-cache policy rustc`.
+fn candidate_release(policy: &str) -> Option<(u32, u32)> {
+    let candidate = policy
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Candidate:"))?
+        .trim();
+    let version = candidate.split_once(':').map_or(candidate, |(_, v)| v);
+    let mut parts = version.split(['.', '+', '-', '~']);
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
 
 /// What `rustc -vV` says of the Rust toolchain on the PATH.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,6 +300,16 @@ mod tests {
             Some(19)
         );
         assert_eq!(parse_verbose_version("rustc 1.95.0\n"), None);
+    }
+
+    #[test]
+    fn the_distributions_rustc_is_read_from_apts_candidate() {
+        let trixie = "rustc:\n  Installed: (none)\n  Candidate: 1.85.0+dfsg3-1\n";
+        assert_eq!(candidate_release(trixie), Some((1, 85)));
+        let bookworm = "rustc:\n  Candidate: 1.63.0+dfsg1-2\n";
+        assert_eq!(candidate_release(bookworm), Some((1, 63)));
+        assert!(candidate_release(bookworm).unwrap() < DISTRIBUTION_MINIMUM);
+        assert_eq!(candidate_release("rustc:\n  Candidate: (none)\n"), None);
     }
 
     #[test]

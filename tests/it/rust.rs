@@ -4,8 +4,8 @@
 //! The fixture crate `rusthot` has no dependencies: nothing is fetched.
 
 use crate::support::{
-    assert_instruction_verdict, comparison, run_experiment, rust_profdata_or_skip, skip_part,
-    Bench, Experiment, Sandbox, Variant, Workload,
+    assert_instruction_verdict, comparison, files_with, run_experiment, rust_profdata_or_skip,
+    skip_part, Bench, Experiment, Sandbox, Variant, Workload,
 };
 
 /// The rusthot crate as a cargo target, with `variants`, on one loop,
@@ -144,4 +144,48 @@ fn a_build_command_that_runs_cargo_is_refused_with_the_cargo_form() {
         .afterburner(&["plan"])
         .assert_fails_with("afterburner.toml:5: the build command runs cargo")
         .assert_fails_with("cargo = { bins = [\"NAME\"] }");
+}
+
+#[test]
+fn a_raw_profile_brought_from_elsewhere_builds_a_cargo_target_and_is_checked() {
+    if !rust_profdata_or_skip() {
+        return;
+    }
+    // A profile collected elsewhere: a training of the instrumented build.
+    let elsewhere = Sandbox::with_experiment(
+        "rusthot",
+        &rusthot(vec![Variant::new("pgo").optimize(&["pgo"])]),
+    );
+    elsewhere.afterburner(&["train"]).assert_ok();
+    let raw = files_with(
+        &elsewhere.variant_dir("pgo").join("profile/rust-pgo/raw"),
+        "profraw",
+    )
+    .pop()
+    .unwrap();
+    let experiment = rusthot(vec![Variant::new("brought")
+        .optimize(&["pgo"])
+        .line(&format!("profile = \"{}\"", raw.display()))]);
+    let sandbox = Sandbox::with_experiment("rusthot", &experiment);
+    let run = sandbox.afterburner(&["run"]);
+    run.assert_ok();
+    assert!(
+        run.stdout()
+            .contains("brought: rust-pgo (brought): 7 of 7 functions found"),
+        "{}",
+        run.stdout()
+    );
+    let seen = verified(&sandbox, "brought");
+    assert!(
+        seen["switches"][0]["switch"]
+            .as_str()
+            .unwrap()
+            .starts_with("-Cprofile-use="),
+        "{seen:#}"
+    );
+    // Training never ran here: the profile is the brought one.
+    assert!(!sandbox
+        .variant_dir("brought")
+        .join("logs/train-loop.err")
+        .exists());
 }

@@ -271,6 +271,32 @@ fn tool_reads(program: &str, args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// Whether an `llvm-profdata` here reads the LLVM profile at `path`:
+/// clang's release, else rustc's (a cargo target's profiles are of rustc's
+/// LLVM, which the round that merges them uses). `Err` says why none can.
+fn llvm_profdata_reads(path: &Path) -> Result<(), String> {
+    let mut tools: Vec<String> = Vec::new();
+    let mut why: Vec<String> = Vec::new();
+    match crate::toolchain::find_llvm_profdata() {
+        Ok(t) => tools.push(t),
+        Err(e) => why.push(format!("{e:#}")),
+    }
+    if crate::toolchain::rustc::probe().is_some() {
+        match crate::toolchain::rustc::llvm_profdata() {
+            Ok(c) => tools.push(c.path.to_string_lossy().into_owned()),
+            Err(e) => why.push(format!("{e:#}")),
+        }
+    }
+    tools.dedup();
+    for tool in &tools {
+        match tool_reads(tool, &["show", &path.to_string_lossy()]) {
+            Ok(()) => return Ok(()),
+            Err(e) => why.push(e),
+        }
+    }
+    Err(why.join("; "))
+}
+
 /// A format read by its round's own tool later: readable when not empty.
 fn not_empty(size: u64) -> Result<(), String> {
     if size == 0 {

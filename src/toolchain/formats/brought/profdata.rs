@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{tool_reads, BroughtFormat};
+use super::{llvm_profdata_reads, BroughtFormat};
 
 /// The indexed profile's magic (`\xfflprofi\x81`).
 const MAGIC: [u8; 8] = [0xff, b'l', b'p', b'r', b'o', b'f', b'i', 0x81];
@@ -32,7 +32,6 @@ impl BroughtFormat for Profdata {
     }
 
     fn readable(&self, path: &Path, _size: u64) -> Result<(), String> {
-        let tool = crate::toolchain::find_llvm_profdata().map_err(|e| format!("{e:#}"))?;
-        tool_reads(&tool, &["show", &path.to_string_lossy()])
+        llvm_profdata_reads(path)
     }
 }

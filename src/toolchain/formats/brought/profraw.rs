@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{tool_reads, BroughtFormat};
+use super::{llvm_profdata_reads, BroughtFormat};
 
 /// LLVM's raw profile magic, 64- and 32-bit (`\xffl` `profr`/`profR`
 /// `\x81`, little-endian).
@@ -36,7 +36,6 @@ impl BroughtFormat for Profraw {
     }
 
     fn readable(&self, path: &Path, _size: u64) -> Result<(), String> {
-        let tool = crate::toolchain::find_llvm_profdata().map_err(|e| format!("{e:#}"))?;
-        tool_reads(&tool, &["show", &path.to_string_lossy()])
+        llvm_profdata_reads(path)
     }
 }
