@@ -204,10 +204,14 @@ fn training_build_is_current(
     })
 }
 
-/// "gcc pgo+lto", "clang -O2".
+/// "gcc pgo+lto", "clang -O2", "rustc release profile".
 fn describe(variant: &Variant) -> String {
     let what = if variant.optimize.is_empty() {
-        "-O2 (no optimization named)".to_owned()
+        if variant.compiler == crate::toolchain::Compiler::Rustc {
+            "cargo's release profile (no optimization named)".to_owned()
+        } else {
+            "-O2 (no optimization named)".to_owned()
+        }
     } else {
         variant
             .optimize

@@ -37,6 +37,12 @@ pub struct Manifest {
     pub ldflags: String,
     /// Go build flags of the final build; empty for C and C++.
     pub goflags: String,
+    /// A cargo target's RUSTFLAGS and release-profile settings of the final
+    /// build; absent otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rustflags: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cargo: String,
     /// Revision of the target's source (git commit, package version,
     /// tarball checksum), when known.
     pub revision: Option<String>,

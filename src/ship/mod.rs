@@ -162,6 +162,8 @@ fn assemble(cx: &Context, built: &Built, top: &Path) -> Result<Manifest> {
         cflags: record.cflags.clone(),
         ldflags: record.ldflags.clone(),
         goflags: record.goflags.clone(),
+        rustflags: record.rustflags.clone(),
+        cargo: record.cargo.clone(),
         revision: built.revision.clone(),
         binaries,
         profiles,
@@ -228,6 +230,8 @@ fn bench_summary(results: &Results, record: &BuildRecord) -> BenchSummary {
             && v.cflags == record.cflags
             && v.ldflags == record.ldflags
             && v.goflags == record.goflags
+            && v.rustflags == record.rustflags
+            && v.cargo == record.cargo
     });
     let verdicts = results
         .comparisons
@@ -353,6 +357,8 @@ mod tests {
             cflags: String::new(),
             ldflags: String::new(),
             goflags: String::new(),
+            rustflags: String::new(),
+            cargo: String::new(),
             revision: None,
             binaries: Vec::new(),
             profiles,
