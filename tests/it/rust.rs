@@ -189,3 +189,47 @@ fn a_raw_profile_brought_from_elsewhere_builds_a_cargo_target_and_is_checked() {
         .join("logs/train-loop.err")
         .exists());
 }
+
+#[test]
+fn an_llvm_profdata_of_another_release_than_rustcs_is_refused_before_any_build() {
+    // A rustc that says it was built on LLVM 99, a release no
+    // llvm-profdata here is of: the one the profiles would need.
+    let sandbox = Sandbox::with_experiment(
+        "rusthot",
+        &rusthot(vec![Variant::new("pgo").optimize(&["pgo"])]),
+    );
+    let bin = sandbox.path().join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v rustc"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let wrapper = bin.join("rustc");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = -vV ]; then {real} -vV | sed 's/^LLVM version: .*/LLVM version: 99.1.0/'; else exec {real} \"$@\"; fi\n",
+            real = real.trim()
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&wrapper, permissions).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = sandbox.afterburner_with_env(&["run"], &[("PATH", &path)]);
+    run.assert_fails_with("writes LLVM 99's profiles, which only llvm-profdata of LLVM 99 reads");
+    run.assert_fails_with("hint:");
+    assert!(
+        !sandbox.variant_dir("pgo").join("cargo").exists(),
+        "nothing is built before the refusal"
+    );
+}
