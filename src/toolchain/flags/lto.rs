@@ -44,7 +44,39 @@ impl Optimize for Lto {
                 at_lto_link: true,
                 ..Switch::option("-flto=auto", &["-flto", "-fltrans"])
             }],
-            Compiler::Clang | Compiler::Go | Compiler::Rustc => Switch::from_flags(added),
+            // cargo gives the package's own crate `-C lto=fat` and each
+            // dependency `-C linker-plugin-lto` (bitcode for that link).
+            Compiler::Rustc => Switch::from_flags(added)
+                .into_iter()
+                .map(|s| {
+                    if s.said.starts_with("-Clto=") {
+                        Switch::option(&s.said, &["-Clto", "-Clinker-plugin-lto"])
+                    } else {
+                        s
+                    }
+                })
+                .collect(),
+            Compiler::Clang | Compiler::Go => Switch::from_flags(added),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolchain::recorded::{parse_cargo_log, Switch};
+
+    #[test]
+    fn a_cargo_targets_crates_show_fat_lto_as_cargo_passes_it() {
+        let mut added = Flags::default();
+        Lto.finished_code_flags(Compiler::Rustc, &mut added);
+        let switches = Lto.recorded(Compiler::Rustc, &added);
+        let said: Vec<&str> = switches.iter().map(|s| s.said.as_str()).collect();
+        assert_eq!(said, ["-Clto=fat", "-Ccodegen-units=1"]);
+        let log = "     Running `/r/rustc --crate-name libc --crate-type lib -C opt-level=3 -C linker-plugin-lto -C codegen-units=1 --target x86_64-unknown-linux-gnu`\n     Running `/r/rustc --crate-name rg --crate-type bin -C opt-level=3 -C lto=fat -C codegen-units=1 --target x86_64-unknown-linux-gnu`\n     Running `/r/rustc --crate-name memchr --crate-type lib -C opt-level=3 --target x86_64-unknown-linux-gnu`\n";
+        let units = parse_cargo_log(log);
+        let lto: &Switch = &switches[0];
+        let shown: Vec<Option<bool>> = units.iter().map(|u| lto.found_in(u)).collect();
+        assert_eq!(shown, [Some(true), Some(true), Some(false)]);
     }
 }
