@@ -52,8 +52,8 @@ pub static CLANG_CS_PGO: ClangPgo = ClangPgo {
     kind: Instrumentation::ContextSensitive,
 };
 
-const RAW_EXTENSION: &str = "profraw";
-const MERGED_EXTENSION: &str = "profdata";
+pub(super) const RAW_EXTENSION: &str = "profraw";
+pub(super) const MERGED_EXTENSION: &str = "profdata";
 
 impl Round for ClangPgo {
     fn name(&self) -> &'static str {
@@ -116,18 +116,11 @@ impl Round for ClangPgo {
     }
 
     fn training_env(&self, dirs: &StageDirs) -> Vec<(String, String)> {
-        let pattern = raw_dir(dirs).join(format!("%p-%m.{RAW_EXTENSION}"));
-        vec![(
-            "LLVM_PROFILE_FILE".to_owned(),
-            pattern.to_string_lossy().into_owned(),
-        )]
+        raw_profile_env(dirs)
     }
 
     fn merge(&self, dirs: &StageDirs, _binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
-        let raw = find_files(&raw_dir(dirs), RAW_EXTENSION);
-        if raw.is_empty() {
-            return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
-        }
+        let raw = raw_profiles(dirs)?;
         let mut inputs = Vec::new();
         if self.kind == Instrumentation::ContextSensitive {
             // The IR round's profile, beside this round's directory.
@@ -145,15 +138,7 @@ impl Round for ClangPgo {
     }
 
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
-        // Training checked that the profile exists; name a missing one so
-        // clang's own error says what it looked for.
-        let merged = merged_profiles(&dirs.profile, MERGED_EXTENSION)
-            .into_iter()
-            .next();
-        let merged = merged.unwrap_or_else(|| {
-            dirs.profile
-                .join(format!("merged-missing.{MERGED_EXTENSION}"))
-        });
+        let merged = merged_or_missing(dirs);
         let option = if self.kind == Instrumentation::Frontend {
             "-fprofile-instr-use"
         } else {
@@ -162,6 +147,39 @@ impl Round for ClangPgo {
         flags.cflags.push(format!("{option}={}", merged.display()));
         flags.ldflags.push(format!("{option}={}", merged.display()));
     }
+}
+
+/// LLVM's raw profiles, as clang's and rustc's instrumented binaries
+/// write them: `LLVM_PROFILE_FILE` names one per process (`%p`) and binary
+/// (`%m`) under the round's `raw/`.
+pub(super) fn raw_profile_env(dirs: &StageDirs) -> Vec<(String, String)> {
+    let pattern = raw_dir(dirs).join(format!("%p-%m.{RAW_EXTENSION}"));
+    vec![(
+        "LLVM_PROFILE_FILE".to_owned(),
+        pattern.to_string_lossy().into_owned(),
+    )]
+}
+
+/// The raw profiles training left, or the error saying it left none.
+pub(super) fn raw_profiles(dirs: &StageDirs) -> Result<Vec<PathBuf>> {
+    let raw = find_files(&raw_dir(dirs), RAW_EXTENSION);
+    if raw.is_empty() {
+        return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
+    }
+    Ok(raw)
+}
+
+/// The merged profile a build applies. Training checked that it exists; a
+/// missing one is named all the same, so the compiler's own error says
+/// what it looked for.
+pub(super) fn merged_or_missing(dirs: &StageDirs) -> PathBuf {
+    merged_profiles(&dirs.profile, MERGED_EXTENSION)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| {
+            dirs.profile
+                .join(format!("merged-missing.{MERGED_EXTENSION}"))
+        })
 }
 
 /// The checks of clang's instrumented profiles: `llvm-profdata` to merge

@@ -12,16 +12,15 @@ use anyhow::Result;
 use crate::toolchain::formats::brought::Format;
 use crate::toolchain::matching::Matched;
 use crate::toolchain::round::{Accepts, Round};
-use crate::toolchain::{
-    find_files, merged_profiles, no_profile_error, raw_dir, rustc, Flags, StageDirs,
+use crate::toolchain::{raw_dir, rustc, Flags, StageDirs};
+
+use super::clang::{
+    merged_or_missing, raw_profile_env, raw_profiles, MERGED_EXTENSION, RAW_EXTENSION,
 };
 
 /// rustc's instrumented PGO round (`optimize = ["pgo"]` on a cargo
 /// target).
 pub struct RustPgo;
-
-const RAW_EXTENSION: &str = "profraw";
-const MERGED_EXTENSION: &str = "profdata";
 
 /// The `llvm-profdata` of rustc's LLVM release, as a command.
 fn profdata() -> Result<String> {
@@ -64,18 +63,11 @@ impl Round for RustPgo {
     }
 
     fn training_env(&self, dirs: &StageDirs) -> Vec<(String, String)> {
-        let pattern = raw_dir(dirs).join(format!("%p-%m.{RAW_EXTENSION}"));
-        vec![(
-            "LLVM_PROFILE_FILE".to_owned(),
-            pattern.to_string_lossy().into_owned(),
-        )]
+        raw_profile_env(dirs)
     }
 
     fn merge(&self, dirs: &StageDirs, _binaries: &[PathBuf]) -> Result<Vec<PathBuf>> {
-        let raw = find_files(&raw_dir(dirs), RAW_EXTENSION);
-        if raw.is_empty() {
-            return Err(no_profile_error(&raw_dir(dirs), RAW_EXTENSION));
-        }
+        let raw = raw_profiles(dirs)?;
         Ok(vec![crate::toolchain::merge::profdata_merge(
             &profdata()?,
             dirs,
@@ -86,18 +78,9 @@ impl Round for RustPgo {
     }
 
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
-        // Training checked that the profile exists; name a missing one so
-        // rustc's own error says what it looked for.
-        let merged = merged_profiles(&dirs.profile, MERGED_EXTENSION)
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| {
-                dirs.profile
-                    .join(format!("merged-missing.{MERGED_EXTENSION}"))
-            });
         flags
             .rustflags
-            .push(format!("-Cprofile-use={}", merged.display()));
+            .push(format!("-Cprofile-use={}", merged_or_missing(dirs).display()));
     }
 }
 
