@@ -16,7 +16,7 @@ use crate::experiment::template::{Bindings, Template};
 use crate::experiment::{Experiment, Source, Variant};
 use crate::process::{describe_status, quote_output, run_timed, TimedIo};
 use crate::source::tree::Manifest;
-use crate::toolchain::{optimization_flags, Compiler, Phase, Stage, VariantDirs};
+use crate::toolchain::{optimization_flags, Compiler, Flags, Phase, Stage, VariantDirs};
 use crate::workdir::{tail, Workdir};
 
 mod cargo;
@@ -411,35 +411,8 @@ fn run_build(
     fs_err::create_dir_all(&logs)?;
     let log = logs.join(format!("build-{}.log", stage.name()));
     let compiler = variant.compiler;
-    let mut command = Command::new("sh");
-    command
-        .args(["-c", &flags.build])
-        .current_dir(&build_dir)
-        .env("CC", compiler.cc())
-        .env("CXX", compiler.cxx())
-        .env("CFLAGS", &flags.composed.cflags)
-        .env("CXXFLAGS", &flags.composed.cflags)
-        .env("LDFLAGS", &flags.composed.ldflags);
-    if !flags.composed.goflags.is_empty() {
-        command.env("GOFLAGS", &flags.composed.goflags);
-    }
-    // A cargo target's: where cargo builds, for which target.
-    let cargo_host = match compiler {
-        Compiler::Rustc => {
-            let target_dir = workdir.cargo_target_dir(&variant.name, stage);
-            let host = cargo::host()?;
-            cargo::clear_binaries(experiment, &cargo::host_dir(&target_dir, &host))?;
-            cargo::configure(&mut command, &flags.composed, &target_dir, &host);
-            Some((target_dir, host))
-        }
-        _ => None,
-    };
-    if compiler == Compiler::Go {
-        // Debian's golang-1.2x packages put no `go` on the PATH.
-        if let Some(path) = crate::toolchain::go::path_with_pgo_go() {
-            command.env("PATH", path);
-        }
-    }
+    let (mut command, cargo_host) =
+        build_command_with_env(experiment, variant, stage, workdir, &flags, &build_dir)?;
     let io = TimedIo {
         stdout: log.clone(),
         stderr: log.clone(),
@@ -502,6 +475,51 @@ fn run_build(
         shared_from: None,
         verified: Some(verified),
     })
+}
+
+/// The build command of `stage`, to run in `build_dir` with afterburner's
+/// variables: CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS, GOFLAGS (and the PATH of
+/// a Go new enough for PGO); for a cargo target, cargo's settings, and
+/// where cargo builds for which host (its binaries of an earlier build
+/// removed first).
+fn build_command_with_env(
+    experiment: &Experiment,
+    variant: &Variant,
+    stage: Stage,
+    workdir: &Workdir,
+    flags: &BuildFlags,
+    build_dir: &Path,
+) -> Result<(Command, Option<(PathBuf, String)>)> {
+    let compiler = variant.compiler;
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", &flags.build])
+        .current_dir(build_dir)
+        .env("CC", compiler.cc())
+        .env("CXX", compiler.cxx())
+        .env("CFLAGS", &flags.composed.cflags)
+        .env("CXXFLAGS", &flags.composed.cflags)
+        .env("LDFLAGS", &flags.composed.ldflags);
+    if !flags.composed.goflags.is_empty() {
+        command.env("GOFLAGS", &flags.composed.goflags);
+    }
+    let cargo_host = match compiler {
+        Compiler::Rustc => {
+            let target_dir = workdir.cargo_target_dir(&variant.name, stage);
+            let host = cargo::host()?;
+            cargo::clear_binaries(experiment, &cargo::host_dir(&target_dir, &host))?;
+            cargo::configure(&mut command, &flags.composed, &target_dir, &host);
+            Some((target_dir, host))
+        }
+        _ => None,
+    };
+    if compiler == Compiler::Go {
+        // Debian's golang-1.2x packages put no `go` on the PATH.
+        if let Some(path) = crate::toolchain::go::path_with_pgo_go() {
+            command.env("PATH", path);
+        }
+    }
+    Ok((command, cargo_host))
 }
 
 /// The target's binaries below `root` (the build directory, or a cargo
@@ -599,6 +617,13 @@ pub fn compose_flags(
         // unchanged, and no debug info is added where none was asked for.
         opt.cflags.insert(0, "-fdebug-default-version=4".to_owned());
     }
+    with_the_users(experiment, variant, opt)
+}
+
+/// The flags of a build in order: the user's environment first (added
+/// to, never replaced), then the project's, `opt` (the optimizations'),
+/// the variant's own.
+fn with_the_users(experiment: &Experiment, variant: &Variant, opt: Flags) -> Composed {
     let join = |parts: Vec<String>| {
         parts
             .into_iter()
