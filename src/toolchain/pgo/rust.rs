@@ -78,9 +78,10 @@ impl Round for RustPgo {
     }
 
     fn use_profile(&self, flags: &mut Flags, dirs: &StageDirs) {
-        flags
-            .rustflags
-            .push(format!("-Cprofile-use={}", merged_or_missing(dirs).display()));
+        flags.rustflags.push(format!(
+            "-Cprofile-use={}",
+            merged_or_missing(dirs).display()
+        ));
     }
 }
 
