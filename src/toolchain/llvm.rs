@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use super::optimize::Requirement;
+use super::requirement::Requirement;
 use super::Compiler;
 
 /// Where Debian and Ubuntu install each LLVM release.

@@ -20,6 +20,7 @@ mod merge;
 pub mod mismatch;
 pub mod optimize;
 pub mod recorded;
+pub mod requirement;
 pub mod round;
 pub mod rustc;
 pub mod sampling;

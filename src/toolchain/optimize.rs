@@ -19,10 +19,12 @@ use std::fmt::{self, Write as _};
 
 use anyhow::Result;
 
+pub use super::requirement::Requirement;
+
 use super::formats::brought::Format;
 use super::recorded::Switch;
 use super::round::Round;
-use super::{tools, BoltProfile, Compiler, Flags, GoPgoSource, RoundChoices, ALL};
+use super::{BoltProfile, Compiler, Flags, GoPgoSource, RoundChoices, ALL};
 use crate::env::Environment;
 
 /// One optimization: a word of `optimize`, and what it does to a variant's
@@ -104,61 +106,6 @@ pub struct VariantSetup<'a> {
     pub go_pgo: GoPgoSource,
     /// The perf event of sampled training runs, when the variant names one.
     pub sample_event: Option<&'a str>,
-}
-
-/// One requirement `doctor` checks, and whether this machine meets it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Requirement {
-    /// What is needed, e.g. "llvm-profdata".
-    pub need: String,
-    /// Whether this machine has it.
-    pub present: bool,
-    /// Debian packages that provide it, when apt can.
-    pub packages: Vec<String>,
-    /// What to do when apt cannot (or why it matters).
-    pub note: Option<String>,
-    /// Whether the optimization works without it (less well, or in one
-    /// of its modes only): a missing optional requirement is said, not
-    /// counted against readiness.
-    pub optional: bool,
-}
-
-impl Requirement {
-    /// A command, present when it is on the PATH.
-    pub fn tool(command: &str, package: &str) -> Self {
-        Requirement {
-            need: command.to_owned(),
-            present: tools::is_installed(command),
-            packages: vec![package.to_owned()],
-            note: None,
-            optional: false,
-        }
-    }
-
-    /// A fact about the machine that apt cannot change.
-    pub fn fact(need: &str, present: bool, note: &str) -> Self {
-        Requirement {
-            need: need.to_owned(),
-            present,
-            packages: Vec::new(),
-            note: Some(note.to_owned()),
-            optional: false,
-        }
-    }
-
-    /// The same, with `note` said when it is missing.
-    #[must_use]
-    pub fn note(mut self, note: &str) -> Self {
-        self.note = Some(note.to_owned());
-        self
-    }
-
-    /// The same, not required.
-    #[must_use]
-    pub fn optional(mut self) -> Self {
-        self.optional = true;
-        self
-    }
 }
 
 /// One word of a variant's `optimize` list: a handle on its

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 
 use super::llvm;
-use super::optimize::Requirement;
+use super::requirement::Requirement;
 
 /// The Debian packages of a Rust toolchain, for hints: see [`packages`].
 pub const PACKAGES: &str = "rustc cargo";
