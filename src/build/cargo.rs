@@ -38,7 +38,7 @@ pub(super) fn configure(command: &mut Command, flags: &Composed, target_dir: &Pa
         .env("CARGO_TARGET_DIR", target_dir)
         .env("CARGO_BUILD_TARGET", host)
         .env("RUSTFLAGS", &flags.rustflags)
-        // A RUSTFLAGS of the caller's would be overridden by this one.
+        // It would win over RUSTFLAGS (the caller's own are in ours).
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
     for setting in flags.cargo.split_whitespace() {
         if let Some((key, value)) = setting.split_once('=') {
