@@ -97,28 +97,22 @@ fn problems(seen: &Verification) -> Problems {
     wrong_compiler(seen, &mut out);
     let units = seen.units_from.as_str();
     let flags = flags_variable(seen);
-    if seen.units == 0 && !seen.switches.is_empty() && flags == "RUSTFLAGS" {
-        out.errors.push(format!(
-            "cargo's log names no rustc command line of its crates, so none shows {}",
-            seen.switches
-                .iter()
-                .map(|s| format!("{} ({})", s.switch, s.from))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        out.ignored(flags);
-    } else if seen.units == 0 && !seen.switches.is_empty() {
-        let said: Vec<String> = seen
+    if seen.units == 0 && !seen.switches.is_empty() {
+        let said = seen
             .switches
             .iter()
             .map(|s| format!("{} ({})", s.switch, s.from))
-            .collect();
-        out.errors.push(format!(
-            "no object in its binaries records how it was compiled, so none shows {}: afterburner's CFLAGS carry {}, which would have recorded it",
-            said.join(", "),
-            record_flag(seen)
-        ));
-        out.ignored("CFLAGS");
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.errors.push(if flags == "RUSTFLAGS" {
+            format!("cargo's log names no rustc command line of its crates, so none shows {said}")
+        } else {
+            format!(
+                "no object in its binaries records how it was compiled, so none shows {said}: afterburner's CFLAGS carry {}, which would have recorded it",
+                record_flag(seen)
+            )
+        });
+        out.ignored(flags);
     }
     for s in seen.switches.iter().filter(|_| seen.units > 0) {
         let total = s.with + s.without;
