@@ -1231,3 +1231,42 @@ fn a_cargo_target_refuses_what_would_bypass_cargo_or_rustc() {
         assert!(err.contains("/exp/afterburner.toml:"), "{err}");
     }
 }
+
+/// Found by the ripgrep case study: a profile trained on cargo's 16 codegen
+/// units matched little of the `lto` build in one, so `pgo`+`lto` kept 0.969
+/// of the baseline's instructions where `pgo` kept 0.854. On a cargo target
+/// `lto` partitions the instrumented build too, so it trains its own
+/// profile; BOLT still acts after instrumentation and shares.
+#[test]
+fn a_cargo_targets_pgo_and_lto_trains_its_own_profile_partitioned_alike() {
+    let variants = "optimize = [\"pgo\"]\n\n[[variant]]\nname = \"pgo-lto\"\noptimize = [\"pgo\", \"lto\"]\n\n[[variant]]\nname = \"pgo-bolt\"\noptimize = [\"pgo\", \"bolt\"]";
+    let donors = |text: &str| -> Vec<Option<String>> {
+        let e = load_text(text, false).unwrap();
+        e.variants.iter().map(|v| v.profile_donor.clone()).collect()
+    };
+    let pgo = Some("pgo+lto".to_owned());
+    assert_eq!(
+        donors(&GOOD.replace("optimize = [\"pgo\", \"lto\"]", variants)),
+        [None, None, pgo.clone(), pgo.clone()],
+        "a C target's LTO acts after instrumentation"
+    );
+    let cargo = cargo_target("cargo = { bins = [\"app\"] }", variants);
+    assert_eq!(donors(&cargo), [None, None, None, pgo]);
+    let e = load_text(&cargo, false).unwrap();
+    let instrumented = crate::toolchain::optimization_flags(
+        Compiler::Rustc,
+        &e.variants[2].optimize,
+        e.variants[2].profile_sources(),
+        crate::toolchain::Stage::Instrumented(0),
+        &crate::toolchain::VariantDirs {
+            build: PathBuf::from("b"),
+            profiles: PathBuf::from("p"),
+        },
+    );
+    assert!(
+        instrumented
+            .cargo
+            .contains(&"CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1".to_owned()),
+        "{instrumented:?}"
+    );
+}

@@ -4,7 +4,8 @@
 //! trained by the same runs — the same compiler and round, the same
 //! instrumented-build flags (the `-O` level and every-stage words such as
 //! `march` and `o3`; LTO and BOLT act after instrumentation, so `pgo`,
-//! `pgo+lto` and `pgo+bolt` agree), the same cflags, params, environment,
+//! `pgo+lto` and `pgo+bolt` agree, except that a cargo target's `lto` sets
+//! its codegen units in every stage), the same cflags, params, environment,
 //! system settings and sampling. Later rounds instrument the code the
 //! earlier profiles shaped and are trained by each variant. Whether the
 //! share holds on this machine (the same build inputs, a profile that does
