@@ -179,11 +179,30 @@ pub fn parse_cargo_log(text: &str) -> Vec<Unit> {
             first.rsplit('/').next() == Some("rustc") && l.contains(" --target ")
         })
         .map(|l| Unit {
-            line: l.replace(" -C ", " -C"),
+            line: cargo_words(l),
             compiler: Some(Compiler::Rustc),
             lto_link: false,
         })
         .collect()
+}
+
+/// A command line as cargo's log shows it, as rustc's arguments: cargo
+/// quotes an argument with a character the shell would read (a path
+/// under `pgo@1a2b3c/` is `'-Cprofile-generate=…/pgo@1a2b3c/…'`), and
+/// writes a codegen option as `-C opt-level=3`, which reads as
+/// `-Copt-level=3`.
+fn cargo_words(line: &str) -> String {
+    let words = shell_words::split(line)
+        .unwrap_or_else(|_| line.split_whitespace().map(str::to_owned).collect());
+    let mut joined: Vec<String> = Vec::with_capacity(words.len());
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        match (word.as_str(), words.as_slice().first()) {
+            ("-C", Some(_)) => joined.push(format!("-C{}", words.next().unwrap_or_default())),
+            _ => joined.push(word),
+        }
+    }
+    joined.join(" ")
 }
 
 /// One recorded compilation: an object's (or an LTO link partition's)

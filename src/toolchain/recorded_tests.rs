@@ -160,3 +160,28 @@ fn tally_counts_units_and_the_runtime() {
     assert_eq!(seen.instrumentation[0].found, Some(1));
     assert_eq!(seen.comment_names(), (true, false));
 }
+
+/// Found by `check --rev` on a cargo target: the revision's variant is
+/// `pgo@1a2b3c`, and cargo's log quotes an argument whose path holds `@`,
+/// which read as it was left no `-Cprofile-generate=` token.
+#[test]
+fn a_cargo_log_reads_quoted_arguments_and_split_codegen_options() {
+    let log = "     Running `/r/rustc --crate-name app --edition=2021 src/main.rs --crate-type bin -C opt-level=3 -C embed-bitcode=no --out-dir '/w/pgo@1a2b3c/cargo/release/deps' --target x86_64-unknown-linux-gnu '-Cprofile-generate=/w/pgo@1a2b3c/profile/raw' -C 'link-arg=-Wl,--emit-relocs'`\n";
+    let units = parse_cargo_log(log);
+    assert_eq!(units.len(), 1);
+    let line = &units[0].line;
+    assert!(
+        line.contains(
+            " -Copt-level=3 -Cembed-bitcode=no --out-dir /w/pgo@1a2b3c/cargo/release/deps "
+        ),
+        "{line}"
+    );
+    for flag in [
+        "-Cprofile-generate=/w/pgo@1a2b3c/profile/raw",
+        "-Clink-arg=-Wl,--emit-relocs",
+        "-Copt-level=3",
+    ] {
+        let switch = Switch::from_flag(flag).unwrap();
+        assert_eq!(switch.found_in(&units[0]), Some(true), "{flag}: {line}");
+    }
+}

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::support::{comparison, only_run_dir, read_json, read_junit, Sandbox};
+use crate::support::{comparison, mean_instructions, only_run_dir, read_json, read_junit, Sandbox};
 
 /// The divide fixture's loop `{n}` times, plain and with shift-adds: two
 /// variants, one knob.
@@ -54,19 +54,6 @@ fn bench_divide(sandbox: &Sandbox, n: u64) -> std::path::PathBuf {
     only_run_dir(sandbox)
 }
 
-/// The mean instruction count of `variant` in a run.
-fn instructions(run: &Path, variant: &str) -> f64 {
-    let results = read_json(&run.join("results.json"));
-    results["measurements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["metric"]["name"] == "instructions" && m["variant"] == variant)
-        .unwrap()["summary"]["mean"]
-        .as_f64()
-        .unwrap()
-}
-
 #[test]
 fn a_run_ten_percent_slower_fails_the_gate_and_an_a_a_passes() {
     let sandbox = Sandbox::with_fixture("divide");
@@ -74,7 +61,7 @@ fn a_run_ten_percent_slower_fails_the_gate_and_an_a_a_passes() {
     let slower = bench_divide(&sandbox, 1_100_000);
     assert_ne!(first, slower);
     for variant in ["divides", "adds"] {
-        let ratio = instructions(&slower, variant) / instructions(&first, variant);
+        let ratio = mean_instructions(&slower, variant) / mean_instructions(&first, variant);
         assert!((1.08..1.11).contains(&ratio), "{variant}: {ratio}");
     }
 
@@ -274,31 +261,7 @@ fn divide_repo(repetitions: u32, exact: bool) -> Sandbox {
         experiment = experiment.replace("primary = \"instructions\"\n", "");
     }
     sandbox.write("afterburner.toml", &experiment);
-    sandbox.write(".gitignore", ".afterburner/\n");
-    for args in [
-        &["init", "-q"][..],
-        &["add", "."],
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "before",
-        ],
-    ] {
-        let out = std::process::Command::new("git")
-            .current_dir(sandbox.path())
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    sandbox.commit_all("before");
     sandbox
 }
 
@@ -342,8 +305,8 @@ fn check_rev_builds_the_revision_beside_the_tree_and_catches_twice_the_work() {
     assert_eq!(names.len(), 4, "{names:?}");
     assert!(names.iter().any(|n| n.starts_with("divides@")), "{names:?}");
     // The instruction counts show the doubling exactly.
-    let ratio = instructions(&only_run_dir(&sandbox), "divides")
-        / instructions(
+    let ratio = mean_instructions(&only_run_dir(&sandbox), "divides")
+        / mean_instructions(
             &only_run_dir(&sandbox),
             names.iter().find(|n| n.starts_with("divides@")).unwrap(),
         );

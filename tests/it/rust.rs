@@ -4,8 +4,9 @@
 //! The fixture crate `rusthot` has no dependencies: nothing is fetched.
 
 use crate::support::{
-    assert_instruction_verdict, comparison, files_with, run_experiment, rust_profdata_or_skip,
-    skip_part, Bench, Experiment, Sandbox, Variant, Workload,
+    assert_instruction_verdict, comparison, files_with, mean_instructions, only_run_dir,
+    run_experiment, rust_profdata_or_skip, skip_part, Bench, Experiment, Sandbox, Variant,
+    Workload,
 };
 
 /// The rusthot crate as a cargo target, with `variants`, on one loop,
@@ -263,4 +264,38 @@ fn an_llvm_profdata_of_another_release_than_rustcs_is_refused_before_any_build()
         !sandbox.variant_dir("pgo").join("cargo").exists(),
         "nothing is built before the refusal"
     );
+}
+
+/// `check --rev` on a cargo target: the committed revision's crate built by
+/// cargo beside the working tree's, each variant twice in the same rounds;
+/// twice the steps in the tree shows as about twice the instructions.
+#[test]
+fn check_rev_builds_a_cargo_targets_revision_beside_the_tree() {
+    if !rust_profdata_or_skip() {
+        return;
+    }
+    let experiment = rusthot(vec![Variant::new("pgo").optimize(&["pgo"])]);
+    let sandbox = Sandbox::with_experiment("rusthot", &experiment);
+    sandbox.commit_all("before");
+    let main = sandbox.path().join("src/src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    let doubled = text.replace("for i in 0..n {", "for i in 0..2 * n {");
+    assert_ne!(doubled, text, "the fixture's loop moved");
+    std::fs::write(&main, doubled).unwrap();
+    let run = sandbox.afterburner(&["check", "--rev", "HEAD"]);
+    run.assert_status(1);
+    assert!(run.stdout().contains("slower by"), "{}", run.stdout());
+    let names: Vec<String> = sandbox.results()["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap().to_owned())
+        .collect();
+    let before = names
+        .iter()
+        .find(|n| n.starts_with("pgo@"))
+        .unwrap_or_else(|| panic!("{names:?}"));
+    let run_dir = only_run_dir(&sandbox);
+    let ratio = mean_instructions(&run_dir, "pgo") / mean_instructions(&run_dir, before);
+    assert!((1.8..2.2).contains(&ratio), "{ratio}");
 }

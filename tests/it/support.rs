@@ -103,6 +103,36 @@ impl Sandbox {
         sandbox
     }
 
+    /// Make the sandbox a git repository of its own, everything in it
+    /// committed as `message` (work directories ignored).
+    pub fn commit_all(&self, message: &str) {
+        self.write(".gitignore", ".afterburner/\n");
+        for args in [
+            &["init", "-q"][..],
+            &["add", "."],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                message,
+            ],
+        ] {
+            let out = Command::new("git")
+                .current_dir(self.path())
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+
     /// Write `experiment` as `afterburner.toml`.
     pub fn write_experiment(&self, experiment: &Experiment) -> PathBuf {
         self.write("afterburner.toml", &experiment.render())
@@ -278,6 +308,20 @@ pub fn variant_info<'a>(results: &'a serde_json::Value, name: &str) -> &'a serde
         .iter()
         .find(|v| v["name"] == name)
         .unwrap_or_else(|| panic!("no variant {name} in {results:#}"))
+}
+
+/// The mean instruction count of `variant` in the run at `run`.
+pub fn mean_instructions(run: &Path, variant: &str) -> f64 {
+    let results = read_json(&run.join("results.json"));
+    results["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"]["name"] == "instructions" && m["variant"] == variant)
+        .unwrap_or_else(|| panic!("no instructions of {variant} in {}", run.display()))["summary"]
+        ["mean"]
+        .as_f64()
+        .unwrap()
 }
 
 pub fn comparison<'a>(
