@@ -3,12 +3,11 @@
 
 use std::process::Command;
 
-use afterburner::toolchain::formats::gcov_afdo::{
-    self, fold_discriminators, Layout, V2_COUNT_SCALE,
-};
+use afterburner::toolchain::formats::gcov_afdo::{self, fold_discriminators, Layout};
 
 use crate::support::{
-    compile_with_profile, only_run_dir, read_json, served_gcc_or_skip, skip_part, Sandbox,
+    compile_with_profile, gcc_count_scale, only_run_dir, read_json, served_gcc_or_skip, skip_part,
+    Sandbox,
 };
 
 /// The writer's file, from a hand-written LLVM text profile of onehot's
@@ -32,11 +31,7 @@ fn gcc_reads_the_written_profile_and_annotates_the_hot_loop() {
     // The loop's blocks carry the profile's 10000 (gcc's propagation may
     // add the entry's 100 to the header), scaled for a gcc that reads no
     // summary.
-    let scale = if reader.layout() == Layout::V2 {
-        V2_COUNT_SCALE
-    } else {
-        1
-    };
+    let scale = gcc_count_scale();
     assert!(
         counts
             .get("checksum")
