@@ -219,13 +219,15 @@ impl Instance {
         }
     }
 
-    /// Every count multiplied by `weight` (a workload's weight in a merge).
+    /// Every count multiplied by `weight` (a workload's weight in a merge,
+    /// or a reader's scale), saturating: a profile brought back in from an
+    /// earlier merge is scaled again.
     pub fn scale(&mut self, weight: u64) {
-        self.head *= weight;
+        self.head = self.head.saturating_mul(weight);
         for line in self.lines.values_mut() {
-            line.count *= weight;
+            line.count = line.count.saturating_mul(weight);
             for calls in line.targets.values_mut() {
-                *calls *= weight;
+                *calls = calls.saturating_mul(weight);
             }
         }
         for callee in self.callsites.values_mut() {
@@ -1190,6 +1192,23 @@ foo:5:1
         let mut v3 = functions.clone();
         super::Reader::Version3.prepare(&mut v3);
         assert_eq!(v3, functions);
+    }
+
+    /// A profile merged by an earlier run and brought back in is scaled
+    /// again for gcc 12 to 15: its counts stop at the largest, never wrap.
+    #[test]
+    fn scaling_a_profile_again_saturates() {
+        let mut functions = parse_llvm_text("f:30:1\n 1: 10\n 2: g:7\n  1: 7\n").unwrap();
+        for _ in 0..12 {
+            super::Reader::Discriminators.prepare(&mut functions);
+        }
+        let f = &functions[0];
+        assert_eq!(f.head, u64::MAX);
+        assert_eq!(f.lines[&(1 << 16)].count, u64::MAX);
+        assert_eq!(
+            f.callsites[&(2 << 16, "g".to_owned())].lines[&(1 << 16)].count,
+            u64::MAX
+        );
     }
 
     /// `create_llvm_prof` 0.19 wrote `SQLite`'s inlined callee names from
