@@ -558,20 +558,16 @@ pub fn tools_or_skip(tools: &[&str]) -> bool {
         )))
 }
 
-/// Whether the installed gcc reads a profile format afterburner writes;
-/// otherwise prints why the test is skipped.
 /// What the writer multiplies AutoFDO counts by for the installed gcc's
 /// reader (gcc 12 to 15 read no summary; gcc 16 scales them itself).
 pub fn gcc_count_scale() -> u64 {
-    use afterburner::toolchain::formats::gcov_afdo::{Layout, V2_COUNT_SCALE};
-    let reader = afterburner::toolchain::autofdo::check_gcc().unwrap();
-    if reader.layout() == Layout::V2 {
-        V2_COUNT_SCALE
-    } else {
-        1
-    }
+    afterburner::toolchain::autofdo::check_gcc()
+        .unwrap()
+        .count_scale()
 }
 
+/// Whether the installed gcc reads a profile format afterburner writes;
+/// otherwise prints why the test is skipped.
 pub fn served_gcc_or_skip() -> bool {
     match afterburner::toolchain::autofdo::check_gcc() {
         Ok(_) => true,

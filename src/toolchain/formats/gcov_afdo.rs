@@ -84,13 +84,23 @@ impl Reader {
     /// and, for a reader that reads no summary, scaled by
     /// [`V2_COUNT_SCALE`].
     pub fn prepare(self, functions: &mut [Instance]) {
+        let scale = self.count_scale();
         for f in functions {
             if self == Self::LineOnly {
                 fold_discriminators(f);
             }
-            if self.layout() == Layout::V2 {
-                f.scale(V2_COUNT_SCALE);
+            if scale != 1 {
+                f.scale(scale);
             }
+        }
+    }
+
+    /// What [`Reader::prepare`] multiplies every count by for this reader:
+    /// [`V2_COUNT_SCALE`] for one that reads no summary, else 1.
+    pub fn count_scale(self) -> u64 {
+        match self.layout() {
+            Layout::V2 => V2_COUNT_SCALE,
+            Layout::V3 => 1,
         }
     }
 }
