@@ -97,7 +97,7 @@ pub fn analyze(meta: &BenchMeta, runs: &[RunRecord]) -> Results {
         failures: super::failures::tally(meta, runs),
         instances: Vec::new(),
         nodes: Vec::new(),
-        gain_shares: None,
+        gain_shares: Vec::new(),
         race,
         explained: None,
         simulated: None,

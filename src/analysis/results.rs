@@ -86,11 +86,17 @@ pub struct Results {
     /// A cluster run's blocks, each analysed alone, with its node.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<Node>,
-    /// With `[report] gain_reference`: each variant's share of the
-    /// reference variant's gain over the baseline, per workload and judged
-    /// metric, with Fieller's interval.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gain_shares: Option<GainShares>,
+    /// With `[report] gain_reference` or `[[report.gain]]`: each
+    /// variant's share of a reference variant's gain over a base, per
+    /// workload and judged metric, with Fieller's interval; one entry per
+    /// reference and base. (Runs recorded before `[[report.gain]]` have
+    /// one object here, read as a list of one.)
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "one_or_many"
+    )]
+    pub gain_shares: Vec<GainShares>,
     /// `afterburner race`: who won, tied or dropped when, and what it cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub race: Option<super::race::RaceResult>,
@@ -296,9 +302,30 @@ pub struct NodeComparison {
     pub verdict: Verdict,
 }
 
+/// `gain_shares` as a list, or as the one object (or null) that runs
+/// recorded before `[[report.gain]]` have.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<GainShares>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        Many(Vec<GainShares>),
+        One(Box<GainShares>),
+    }
+    Ok(match Option::<OneOrMany>::deserialize(d)? {
+        None => Vec::new(),
+        Some(OneOrMany::Many(all)) => all,
+        Some(OneOrMany::One(one)) => vec![*one],
+    })
+}
+
 /// Every variant's share of the reference variant's gain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GainShares {
+    /// The base B the gains are measured from: the baseline with
+    /// `gain_reference`, a `[[report.gain]]`'s `base` (empty in runs
+    /// recorded before it: the baseline).
+    #[serde(default)]
+    pub base: String,
     /// The reference variant R (`[report] gain_reference`).
     pub reference: String,
     /// How the shares and their intervals were computed, one sentence.
@@ -307,6 +334,33 @@ pub struct GainShares {
     /// next, then the other judged metrics; per metric, the variants in
     /// experiment order.
     pub shares: Vec<ShareEntry>,
+    /// Each variant with `recordings = N`: the mean of its recordings'
+    /// shares and its interval across them, per workload and metric.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub across_recordings: Vec<RecordedShare>,
+}
+
+/// The shares of one variant's recordings (`recordings = N`) on one
+/// workload and metric, taken together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RecordedShare {
+    pub workload: String,
+    /// Metric name.
+    pub metric: String,
+    /// The variant as the file names it (its recordings are `NAME.1` …).
+    pub variant: String,
+    /// Whether this is its workload's headline metric (absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub primary: bool,
+    /// Each recording's share, in recording order.
+    pub shares: Vec<f64>,
+    /// Their mean, unitless.
+    pub share: f64,
+    /// Student's t interval of the mean across the recordings, unitless.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// Recordings − 1.
+    pub df: f64,
 }
 
 /// One variant's share of the reference's gain on one workload and metric.

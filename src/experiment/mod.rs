@@ -18,11 +18,11 @@ use serde::Serialize;
 
 pub use bench::{Bench, GateStop, LeftOut, Race, Sequential};
 pub use cluster::{Cluster, ClusterEngine, LoadPlacement};
-pub use report::ReportSettings;
+pub use report::{GainGroup, ReportSettings};
 pub use resolve::{load, load_str, report_settings};
 pub use target::{Cargo, Ready, Recorded, RunAs, Service, Source, Target};
 pub use template::{Bindings, Template};
-pub use variant::{ProfileFrom, ProfileOrigin, TrainStop, Variant};
+pub use variant::{ProfileFrom, ProfileOrigin, Recording, TrainStop, Variant};
 pub use workload::{Figure, Load, Role, Workload};
 
 /// A bad experiment file: where, what, and what to do.

@@ -131,6 +131,22 @@ pub struct RawReport {
     /// The variant whose gain over the baseline the others' gains are
     /// measured against.
     pub gain_reference: Option<Spanned<String>>,
+    /// `[[report.gain]]`: shares measured against a base and reference of
+    /// their own (each compiler's `-O2` and PGO).
+    #[serde(default)]
+    pub gain: Vec<Spanned<RawGain>>,
+}
+
+/// `[[report.gain]]`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGain {
+    /// The variant the gains are measured from.
+    pub base: Spanned<String>,
+    /// The variant whose gain over `base` the others' are shares of.
+    pub reference: Spanned<String>,
+    /// The variants measured (a variant with `recordings` by its own name).
+    pub variants: Vec<Spanned<String>>,
 }
 
 /// The `[report]` table of an experiment file alone, the rest unread:
@@ -312,7 +328,7 @@ pub struct RawSource {
     pub exclude: Vec<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawVariant {
     pub name: Spanned<String>,
@@ -361,6 +377,14 @@ pub struct RawVariant {
     /// A profile brought from elsewhere instead of training: a file, a
     /// directory of them, or a list (each a path or `{ path, weight }`).
     pub profile: Option<Spanned<RawProfile>>,
+    /// Train this many independent profiles (recordings), each its own
+    /// variant `NAME.1` … `NAME.N`, so the report gives the spread a
+    /// profile's recording adds.
+    pub recordings: Option<Spanned<i64>>,
+    /// Which recording of which variant this one is, when `recordings`
+    /// made it; never written in the file.
+    #[serde(skip)]
+    pub recording: Option<crate::experiment::Recording>,
     /// The axis values of a variant a `[[matrix]]` made (axis → value);
     /// never written in the file.
     #[serde(skip)]

@@ -26,6 +26,8 @@ mod each;
 mod matrix;
 mod profile_from;
 mod race;
+mod recordings;
+use recordings::recorded_names;
 mod report;
 mod screen;
 mod services;
@@ -75,6 +77,7 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         raw_variants.extend(candidates);
         left_out = left;
     }
+    let raw_variants = cx.expand_recordings(raw_variants)?;
     let mut variants = cx.variants(&raw_variants, &target, &params, &dir, trains_with_profile)?;
     let variants_before_quick: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     if quick {
@@ -100,9 +103,11 @@ pub fn load_str(path: &Path, text: &str, quick: bool) -> Result<Experiment, Expe
         .transpose()?;
     // Against every variant the file defines, `--quick` or not: the file
     // is valid or not whatever the flag.
+    let recorded = recorded_names(&raw_variants);
     let report = cx.report(
         &raw.report,
         variants_before_quick.iter().map(String::as_str),
+        &recorded.iter().map(String::as_str).collect::<Vec<_>>(),
     )?;
     let mut race = match &raw.race {
         Some(r) => cx.race(r, bench.repetitions)?,

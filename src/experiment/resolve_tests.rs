@@ -1032,14 +1032,14 @@ fn report_settings_are_read_alone_against_a_runs_variants() {
     let path = dir.path().join("afterburner.toml");
     let text = "[target]\nname = \"changed since\"\n\n[report]\ngain_reference = \"pgo\"\n";
     fs_err::write(&path, text).unwrap();
-    let settings = report_settings(&path, ["baseline", "pgo", "o3"].into_iter()).unwrap();
+    let settings = report_settings(&path, ["baseline", "pgo", "o3"].into_iter(), &[]).unwrap();
     assert_eq!(settings.gain_reference.as_deref(), Some("pgo"));
-    let missing = report_settings(&path, ["baseline", "o3"].into_iter())
+    let missing = report_settings(&path, ["baseline", "o3"].into_iter(), &[])
         .unwrap_err()
         .to_string();
     assert!(missing.contains("afterburner.toml:5:"), "{missing}");
     assert!(missing.contains("names no variant"), "{missing}");
-    let gone = report_settings(&dir.path().join("nope.toml"), std::iter::empty());
+    let gone = report_settings(&dir.path().join("nope.toml"), std::iter::empty(), &[]);
     assert!(matches!(gone, Err(ExperimentError::Read { .. })));
 }
 
@@ -1269,4 +1269,108 @@ fn a_cargo_targets_pgo_and_lto_trains_its_own_profile_partitioned_alike() {
             .contains(&"CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1".to_owned()),
         "{instrumented:?}"
     );
+}
+
+/// `GOOD` with a `pgo` variant before `pgo+lto`, which gets `line`: the
+/// two would share `pgo`'s profile (the same instrumented build).
+fn good_pgo_and_pgo_lto_with(line: &str) -> String {
+    GOOD.replace(
+        "[[variant]]\nname = \"pgo+lto\"\noptimize = [\"pgo\", \"lto\"]",
+        &format!(
+            "[[variant]]\nname = \"pgo\"\noptimize = [\"pgo\"]\n\n[[variant]]\nname = \"pgo+lto\"\noptimize = [\"pgo\", \"lto\"]\n{line}"
+        ),
+    )
+}
+
+#[test]
+fn recordings_make_a_variant_per_recording_each_with_its_own_profile() {
+    let e = load_text(&good_pgo_and_pgo_lto_with("recordings = 3"), false).unwrap();
+    let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["baseline", "pgo", "pgo+lto.1", "pgo+lto.2", "pgo+lto.3"]
+    );
+    for (i, v) in e.variants[2..].iter().enumerate() {
+        let r = v.recording.as_ref().unwrap();
+        assert_eq!((r.of.as_str(), r.index as usize), ("pgo+lto", i + 1));
+        // Not `pgo`'s profile, nor another recording's.
+        assert_eq!(v.profile_donor, None, "{}", v.name);
+    }
+    let plain = load_text(&good_pgo_and_pgo_lto_with(""), false).unwrap();
+    assert_eq!(plain.variants[2].profile_donor.as_deref(), Some("pgo"));
+    assert_eq!(plain.variants[2].recording, None);
+}
+
+#[test]
+fn recordings_need_two_or_more_and_a_profile_trained_here() {
+    let text = good_pgo_lto_with("recordings = 1");
+    let line = line_of(&text, "recordings");
+    error_saying(
+        &text,
+        &[
+            &format!(":{line}:"),
+            "recordings = 1 is not 2 to 20",
+            "hint:",
+        ],
+    );
+    let baseline = GOOD.replace(
+        "name = \"baseline\"\n",
+        "name = \"baseline\"\nrecordings = 3\n",
+    );
+    let line = line_of(&baseline, "recordings");
+    error_saying(
+        &baseline,
+        &[
+            &format!(":{line}:"),
+            "variant `baseline`: recordings, but its optimize list trains no profile",
+        ],
+    );
+    let clash = good_pgo_lto_with("recordings = 2").replace(
+        "[[workload]]",
+        "[[variant]]\nname = \"pgo+lto.2\"\n\n[[workload]]",
+    );
+    error_saying(&clash, &["variant `pgo+lto.2` is defined twice"]);
+}
+
+#[test]
+fn a_report_gain_group_names_its_base_reference_and_variants() {
+    let with = |body: &str| {
+        format!(
+            "{}\n[[report.gain]]\n{body}\n",
+            good_pgo_and_pgo_lto_with("recordings = 3")
+        )
+    };
+    let e = load_text(
+        &with("base = \"baseline\"\nreference = \"pgo\"\nvariants = [\"pgo+lto\"]"),
+        false,
+    )
+    .unwrap();
+    let group = &e.report.gains[0];
+    assert_eq!(
+        (group.base.as_str(), group.reference.as_str()),
+        ("baseline", "pgo")
+    );
+    assert!(group.measures("pgo+lto.2", Some("pgo+lto")));
+    assert!(!group.measures("pgo", None));
+    for (body, says) in [
+        (
+            "base = \"o2\"\nreference = \"pgo\"\nvariants = [\"pgo+lto\"]",
+            "base = \"o2\" names no variant",
+        ),
+        (
+            "base = \"pgo\"\nreference = \"pgo\"\nvariants = [\"pgo+lto\"]",
+            "reference = \"pgo\" is its base",
+        ),
+        (
+            "base = \"baseline\"\nreference = \"pgo\"\nvariants = [\"pgo\"]",
+            "measures `pgo`, its own base or reference",
+        ),
+        (
+            "base = \"baseline\"\nreference = \"pgo\"\nvariants = [\"lto\"]",
+            "variants: \"lto\" names no variant",
+        ),
+    ] {
+        let text = with(body);
+        error_saying(&text, &["/exp/afterburner.toml:", says, "hint:"]);
+    }
 }

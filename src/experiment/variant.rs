@@ -67,6 +67,22 @@ pub struct Variant {
     /// shares: the same instrumented build, trained by the same runs
     /// (`pgo+lto` shares `pgo`'s); chosen once here, checked when training.
     pub profile_donor: Option<String>,
+    /// Which of a variant's independent recordings this one is, where the
+    /// file asked for several (`recordings = N`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recording: Option<Recording>,
+}
+
+/// One of `recordings = N`'s variants: its profile trained and recorded
+/// on its own, like the others', so their spread is the recording's.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Recording {
+    /// The variant as the file names it (`gcc-autofdo` of `gcc-autofdo.2`).
+    pub of: String,
+    /// 1 to N.
+    pub index: u32,
 }
 
 /// Where a variant's profiles come from, chosen when the experiment is

@@ -192,6 +192,10 @@ pub struct VariantInfo {
     /// The axis values of a variant a `[[matrix]]` made (axis → value).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub axes: BTreeMap<String, String>,
+    /// Which of a variant's independent recordings this one is
+    /// (`recordings = N`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<crate::experiment::Recording>,
     /// System settings its runs happened under (`thp` → `never`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub system: BTreeMap<String, String>,
@@ -244,6 +248,7 @@ impl BenchMeta {
             binaries: std::collections::BTreeMap::new(),
             build_log: std::path::PathBuf::new(),
             axes: std::collections::BTreeMap::new(),
+            recording: None,
             system: std::collections::BTreeMap::new(),
             profile_from: None,
             profile_mismatch: None,

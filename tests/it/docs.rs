@@ -189,7 +189,7 @@ fn documented(text: &str, heading: &str) -> BTreeMap<String, String> {
 
 /// The keys the parser accepts where `probe` puts [`UNKNOWN`], read from
 /// its refusal: "unknown field `x`, expected one of `a`, `b`" (or
-/// "expected `a`").
+/// "expected `a` or `b`", or "expected `a`").
 fn accepted(probe: &str) -> BTreeSet<String> {
     let text = probe.replace("KEY", UNKNOWN);
     let message = match load_str(Path::new("probe.toml"), &text, false) {
@@ -202,6 +202,7 @@ fn accepted(probe: &str) -> BTreeSet<String> {
         .1;
     list.trim_start_matches("one of ")
         .split(", ")
+        .flat_map(|k| k.split(" or "))
         .filter_map(|k| k.trim().strip_prefix('`')?.strip_suffix('`'))
         .map(str::to_owned)
         .collect()

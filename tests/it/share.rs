@@ -69,7 +69,7 @@ fn report_draws_the_share_of_a_reference_named_after_the_bench() {
     let redrawn = sandbox.afterburner(&["report"]);
     redrawn.assert_ok();
     let results = read_json(&run_dir.join("results.json"));
-    let shares = &results["gain_shares"];
+    let shares = &results["gain_shares"][0];
     assert_eq!(shares["reference"], "O2", "{results:#}");
     let entry = |metric: &str| {
         shares["shares"]
@@ -137,4 +137,111 @@ fn a_gain_reference_that_is_the_baseline_or_no_variant_is_refused_with_its_line(
             .assert_fails_with(&format!("afterburner.toml:{line}: {message}"))
             .assert_fails_with("hint: ");
     }
+}
+
+/// hotpath's `pgo` and a second `pgo` with two recordings, measured
+/// against the plain build in a `[[report.gain]]` of their own; `-O0`
+/// beside them, which that group does not name.
+const RECORDED: &str = r#"
+[target]
+name = "hotpath"
+source = { path = "src" }
+build = "make"
+binaries = { hotpath = "hotpath" }
+
+[[variant]]
+name = "plain"
+
+[[variant]]
+name = "pgo"
+optimize = ["pgo"]
+
+[[variant]]
+name = "again"
+optimize = ["pgo"]
+recordings = 2
+
+[[variant]]
+name = "O0"
+cflags = "-O0"
+
+[[workload]]
+name = "loop"
+role = "both"
+run = "{bin.hotpath} 300000"
+
+[bench]
+repetitions = 2
+warmup = 0
+metrics = ["instructions"]
+instruction_repetitions = 2
+seed = 5
+
+[[report.gain]]
+base = "plain"
+reference = "pgo"
+variants = ["again"]
+"#;
+
+/// Each recording trains its own profile (not `pgo`'s, which it would
+/// otherwise share) and gets its own share; the group gives their mean
+/// and interval across them, and measures nothing it does not name.
+#[test]
+fn recordings_train_alone_and_a_gain_group_reports_across_them() {
+    if !crate::support::tools_or_skip(&["gcc", "make", "valgrind"]) {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("hotpath");
+    sandbox.write("afterburner.toml", RECORDED);
+    sandbox.afterburner(&["run"]).assert_ok();
+    let run_dir = only_run_dir(&sandbox);
+    let results = read_json(&run_dir.join("results.json"));
+    for (i, name) in ["again.1", "again.2"].iter().enumerate() {
+        let v = results["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == *name)
+            .unwrap_or_else(|| panic!("no {name} in {results:#}"));
+        assert_eq!(v["recording"]["of"], "again", "{v:#}");
+        assert_eq!(v["recording"]["index"], i + 1, "{v:#}");
+        assert!(v["profiles"][0]["shared_from"].is_null(), "{v:#}");
+    }
+    let group = &results["gain_shares"][0];
+    assert_eq!(
+        (&group["base"], &group["reference"]),
+        (&"plain".into(), &"pgo".into())
+    );
+    let measured: Vec<&str> = group["shares"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(measured, ["again.1", "again.2"], "{group:#}");
+    let across = &group["across_recordings"][0];
+    assert_eq!(across["variant"], "again", "{group:#}");
+    let each: Vec<f64> = across["shares"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_f64().unwrap())
+        .collect();
+    assert_eq!(each.len(), 2, "{across:#}");
+    // The same training makes the same profile: every recording keeps
+    // about all of `pgo`'s cut in instructions.
+    for share in &each {
+        assert!((0.9..1.1).contains(share), "{across:#}");
+    }
+    let mean = across["share"].as_f64().unwrap();
+    assert!(
+        (mean - (each[0] + each[1]) / 2.0).abs() < 1e-12,
+        "{across:#}"
+    );
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(report.contains("### Across recordings"), "{report}");
+    assert!(
+        report.contains("| `loop` | `again` | instructions |"),
+        "{report}"
+    );
 }

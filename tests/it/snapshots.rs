@@ -78,7 +78,12 @@ fn json_export_round_trips() {
 #[test]
 fn share_of_gain_section() {
     let mut results: Results = serde_json::from_str(HOTPATH).unwrap();
-    results.gain_shares = Some(afterburner::analysis::share::compute(&results, "pgo"));
+    let group = afterburner::experiment::GainGroup {
+        base: results.baseline.clone(),
+        reference: "pgo".to_owned(),
+        variants: Vec::new(),
+    };
+    results.gain_shares = vec![afterburner::analysis::share::compute(&results, &group)];
     let markdown =
         String::from_utf8(exporter("markdown").unwrap().render(&results).unwrap()).unwrap();
     let section = markdown

@@ -128,8 +128,11 @@ fn run_stale(compiler: &str) -> (Sandbox, serde_json::Value, String) {
     assert_eq!(fresh_changed, 0, "{results:#}");
 
     // The fresh variant is the gain reference without a [report] table.
-    assert_eq!(results["gain_shares"]["reference"], "fresh", "{results:#}");
-    assert!(results["gain_shares"]["shares"]
+    assert_eq!(
+        results["gain_shares"][0]["reference"], "fresh",
+        "{results:#}"
+    );
+    assert!(results["gain_shares"][0]["shares"]
         .as_array()
         .unwrap()
         .iter()
@@ -161,7 +164,7 @@ fn gcc_stale_profile_is_trained_on_the_other_revision_and_its_mismatch_counted()
     );
     // The hot loop is in `walk`, whose profile gcc dropped: the stale
     // profile keeps little of the fresh one's gain in instructions.
-    let share = results["gain_shares"]["shares"]
+    let share = results["gain_shares"][0]["shares"]
         .as_array()
         .unwrap()
         .iter()

@@ -724,6 +724,7 @@ pub mod gate;
 pub mod holm;
 pub mod lookback;
 mod mann_whitney;
+pub mod mean_t;
 mod normal;
 pub mod paired_t;
 pub mod power;

@@ -233,6 +233,8 @@ impl Cx<'_> {
             profile_from: None,
             source: None,
             profile: None,
+            recordings: None,
+            recording: None,
             axes: BTreeMap::new(),
         };
         for (axis, value) in axes.iter().zip(combo) {

@@ -6,7 +6,8 @@
 //! `march` and `o3`; LTO and BOLT act after instrumentation, so `pgo`,
 //! `pgo+lto` and `pgo+bolt` agree, except that a cargo target's `lto` sets
 //! its codegen units in every stage), the same cflags, params, environment,
-//! system settings and sampling. Later rounds instrument the code the
+//! system settings and sampling, and not one of several recordings
+//! (`recordings = N`: each trains its own). Later rounds instrument the code the
 //! earlier profiles shaped and are trained by each variant. Whether the
 //! share holds on this machine (the same build inputs, a profile that does
 //! not name its build directory) is checked when training
@@ -54,7 +55,7 @@ fn identity(v: &Variant) -> Option<String> {
         &placeholder,
     );
     Some(format!(
-        "{:?}|{round}|{flags:?}|{:?}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        "{:?}|{round}|{flags:?}|{:?}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
         v.compiler,
         v.march,
         v.cflags,
@@ -68,6 +69,8 @@ fn identity(v: &Variant) -> Option<String> {
         // (BOLT's instrumented or sampled) is no part of the first's, whose
         // round name says how it is made.
         v.profile_origin,
-        v.source
+        v.source,
+        // Each of `recordings = N` records its own profile.
+        v.recording
     ))
 }

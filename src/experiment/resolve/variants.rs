@@ -108,6 +108,15 @@ impl Cx<'_> {
                     })
                     .transpose()?;
                 let train_stop = self.train_stop(v, compiler, &optimize, sources)?;
+                if let (Some(count), Some(_)) = (&v.recordings, &v.recording) {
+                    if !optimize.iter().any(|o| o.needs_profile()) {
+                        return Err(self.invalid(
+                            count.span(),
+                            format!("variant `{}`: recordings, but its optimize list trains no profile", v.recording.as_ref().map_or(name.as_str(), |r| r.of.as_str())),
+                            "give it an optimization that trains one (pgo, autofdo, bolt, propeller), or remove recordings",
+                        ));
+                    }
+                }
                 Ok(Variant {
                     name: name.clone(),
                     compiler,
@@ -130,6 +139,7 @@ impl Cx<'_> {
                     source,
                     profile_origin,
                     profile_donor: None,
+                    recording: v.recording.clone(),
                 })
             })
             .collect()
@@ -515,5 +525,6 @@ fn baseline(compiler: Compiler) -> Variant {
         source: None,
         profile_origin: ProfileOrigin::Trained,
         profile_donor: None,
+        recording: None,
     }
 }

@@ -29,7 +29,8 @@ fn role(v: &VariantInfo, baseline: &str) -> Option<&'static str> {
 /// where the reference's own gain on it is significant, and the
 /// instructions' ("objects: 98% instructions").
 fn share_cells(results: &Results, variant: &str) -> String {
-    let Some(shares) = &results.gain_shares else {
+    // The stale profile's share is that of the run's first reference.
+    let Some(shares) = results.gain_shares.first() else {
         return "–".to_owned();
     };
     if variant == shares.reference {
