@@ -235,7 +235,7 @@ fn recordings_train_alone_and_a_gain_group_reports_across_them() {
     }
     let mean = across["share"].as_f64().unwrap();
     assert!(
-        (mean - (each[0] + each[1]) / 2.0).abs() < 1e-12,
+        (mean - f64::midpoint(each[0], each[1])).abs() < 1e-12,
         "{across:#}"
     );
     let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
