@@ -35,6 +35,7 @@ exporters! {
     html::Html,
     terminal::Terminal,
     benchpress::Benchpress,
+    shares::Shares,
 }
 
 use std::path::Path;
