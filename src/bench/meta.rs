@@ -71,7 +71,13 @@ fn profiles_of(
     let dirs = cx.workdir.variant_dirs(&v.name);
     v.rounds()
         .into_iter()
-        .filter_map(|pgo| crate::toolchain::matching::read(&dirs.round(pgo).profile))
+        .filter_map(|round| {
+            let stage = dirs.round(round);
+            let mut matched = crate::toolchain::matching::read(&stage.profile)?;
+            matched.recordings =
+                crate::toolchain::recording_cost::read_all(&crate::toolchain::raw_dir(&stage));
+            Some(matched)
+        })
         .collect()
 }
 

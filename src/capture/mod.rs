@@ -118,17 +118,24 @@ pub fn main(args: &ProfileArgs) -> Result<()> {
     } else {
         None
     };
-    let samples = sampled::record(&sampled::Request {
+    let recorded = sampled::record(&sampled::Request {
         pid,
         duration: args.duration,
         event: args.event.clone(),
         call_graph: args.call_graph,
         out: recording.clone(),
     })?;
+    let cost = crate::toolchain::recording_cost::RecordingCost {
+        workload: String::new(),
+        service: dump::program(pid),
+        seconds: args.duration.as_secs_f64(),
+        samples: recorded.samples as u64,
+        perf_cpu_seconds: recorded.perf_cpu.map(|d| d.as_secs_f64()),
+    };
     crate::stdout::line(format_args!(
-        "{}: {samples} samples of process {pid} over {:?}",
+        "{}: process {pid}: {}",
         recording.display(),
-        args.duration
+        cost.describe()
     ))?;
     if let Some(binary) = binary {
         let functions = afdo::convert(&recording, &binary, &out)?;

@@ -28,8 +28,16 @@ pub struct Request {
     pub out: PathBuf,
 }
 
-/// Record; the number of samples in the recording.
-pub fn record(request: &Request) -> Result<usize> {
+/// What a recording holds and what perf used to make it.
+#[derive(Debug)]
+pub struct Recorded {
+    pub samples: usize,
+    /// perf record's own CPU time, where it could be read.
+    pub perf_cpu: Option<Duration>,
+}
+
+/// Record; the samples in the recording and perf's CPU time.
+pub fn record(request: &Request) -> Result<Recorded> {
     let pid = request.pid;
     if !Path::new(&format!("/proc/{pid}")).exists() {
         bail!("no process {pid} to profile\nhint: give the pid of the running service");
@@ -81,6 +89,8 @@ pub fn record(request: &Request) -> Result<usize> {
     if late {
         crate::process::signal(perf, libc::SIGKILL);
     }
+    // Exited, not yet reaped: its CPU time is still in /proc.
+    let perf_cpu = crate::toolchain::recording_cost::cpu_time(perf);
     crate::guardian::forget(perf);
     let status = child.wait()?;
     if let Err(early) = waited {
@@ -107,7 +117,7 @@ pub fn record(request: &Request) -> Result<usize> {
         );
     }
     let _ = fs_err::remove_file(&log);
-    Ok(samples)
+    Ok(Recorded { samples, perf_cpu })
 }
 
 /// perf's own output, beside the recording.

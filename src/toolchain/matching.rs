@@ -62,6 +62,10 @@ pub struct ProfileMatch {
     /// The hottest functions not found, hottest first (at most 5).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_hot: Vec<String>,
+    /// What each recording of running services cost (the window, its
+    /// samples, perf's own CPU time), where the round recorded them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recordings: Vec<super::recording_cost::RecordingCost>,
 }
 
 impl ProfileMatch {
@@ -82,8 +86,10 @@ impl ProfileMatch {
                 self.round, self.source
             );
         }
+        let recorded = super::recording_cost::total(&self.recordings)
+            .map_or_else(String::new, |cost| format!("; recorded {cost}"));
         format!(
-            "{} ({}): {} of {} functions found, {} of {} hot ones ({:.0}%)",
+            "{} ({}): {} of {} functions found, {} of {} hot ones ({:.0}%){recorded}",
             self.round,
             self.source,
             self.found,
@@ -121,6 +127,7 @@ pub fn unchecked(round: &str, source: &str) -> ProfileMatch {
         hot: 0,
         hot_found: 0,
         missing_hot: Vec::new(),
+        recordings: Vec::new(),
     }
 }
 
@@ -164,6 +171,7 @@ pub fn figures(round: &str, source: &str, matched: &Matched) -> ProfileMatch {
         hot: hot.len() as u64,
         hot_found: hot.iter().filter(|f| found.contains(**f)).count() as u64,
         missing_hot,
+        recordings: Vec::new(),
     }
 }
 

@@ -20,6 +20,7 @@ mod merge;
 pub mod mismatch;
 pub mod optimize;
 pub mod recorded;
+pub mod recording_cost;
 pub mod requirement;
 pub mod round;
 pub mod rustc;
@@ -638,7 +639,8 @@ pub fn raw_dir(dirs: &StageDirs) -> PathBuf {
 pub const RAW_DIR: &str = "raw";
 
 /// Move the `*.<extension>` files training left directly in `raw/` into
-/// `raw/<workload>/`.
+/// `raw/<workload>/`, each with what its recording cost where it has one
+/// (`<name>.cost.json`, [`recording_cost`]).
 fn stash_raw(dirs: &StageDirs, extension: &str, workload: &str) -> Result<()> {
     let raw = raw_dir(dirs);
     let target = raw.join(workload);
@@ -647,6 +649,10 @@ fn stash_raw(dirs: &StageDirs, extension: &str, workload: &str) -> Result<()> {
         let path = entry.path();
         if path.is_file() && path.extension().is_some_and(|e| e == extension) {
             fs_err::rename(&path, target.join(entry.file_name()))?;
+            let cost = path.with_extension("cost.json");
+            if cost.is_file() {
+                fs_err::rename(&cost, target.join(cost.file_name().unwrap_or_default()))?;
+            }
         }
     }
     Ok(())

@@ -276,6 +276,8 @@ pub struct Recording {
     log: PathBuf,
     /// The service's binary, for the messages.
     binary: PathBuf,
+    /// When perf's events went on.
+    started: std::time::Instant,
 }
 
 impl Attach {
@@ -327,8 +329,10 @@ impl Attach {
             out,
             log: log.to_path_buf(),
             binary,
+            started: std::time::Instant::now(),
         };
         recording.wait_attached()?;
+        recording.started = std::time::Instant::now();
         Ok(recording)
     }
 }
@@ -388,13 +392,19 @@ impl Recording {
     }
 
     /// End the recording at the window's end: SIGINT to perf (by its pid),
-    /// a wait for it to write its file, then a check that it holds samples.
+    /// a wait for it to write its file, then a check that it holds samples;
+    /// what it cost is written beside it ([`recording_cost`]).
+    ///
+    /// [`recording_cost`]: super::recording_cost
     pub fn finish(mut self, workload: &str) -> Result<PathBuf> {
+        let seconds = self.started.elapsed().as_secs_f64();
         crate::process::signal(self.pid, libc::SIGINT);
         let late = crate::process::wait_exit(self.pid, FINISH_TIMEOUT)?;
         if late {
             crate::process::signal(self.pid, libc::SIGKILL);
         }
+        // Exited, not yet reaped: its CPU time is still in /proc.
+        let perf_cpu = super::recording_cost::cpu_time(self.pid);
         crate::guardian::forget(self.pid);
         let status = self.child.wait()?;
         if late {
@@ -414,6 +424,23 @@ impl Recording {
                 self.out.display()
             );
         }
+        let cost = super::recording_cost::RecordingCost {
+            workload: workload.to_owned(),
+            service: self
+                .out
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            seconds,
+            samples: samples as u64,
+            perf_cpu_seconds: perf_cpu.map(|d| d.as_secs_f64()),
+        };
+        super::recording_cost::write(&self.out, &cost)?;
+        crate::progress::info(format_args!(
+            "recorded {} over `{workload}`: {}",
+            cost.service,
+            cost.describe()
+        ));
         Ok(self.out.clone())
     }
 }

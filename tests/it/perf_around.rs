@@ -185,15 +185,29 @@ fn sampled_training_records_a_service_over_the_window_unless_it_asks_for_its_lif
     }
     let sandbox = Sandbox::with_fixture("warmserver");
     sandbox.write("afterburner.toml", &WARM.replace("RECORD", ""));
-    sandbox.afterburner(&["train"]).assert_ok();
+    let trained = sandbox.afterburner(&["train"]);
+    trained.assert_ok();
     let raw = sandbox
         .path()
         .join(".afterburner/variants/afdo/profile/autofdo/raw/serve");
-    let recordings: Vec<_> = std::fs::read_dir(&raw)
+    let mut recordings: Vec<_> = std::fs::read_dir(&raw)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(recordings, ["web.perfdata"], "one recording per service");
+    recordings.sort();
+    assert_eq!(
+        recordings,
+        ["web.cost.json", "web.perfdata"],
+        "one recording per service, and what it cost"
+    );
+    // The cost: the window's length, its samples and perf's own CPU time,
+    // said as training goes.
+    let cost = crate::support::read_json(&raw.join("web.cost.json"));
+    assert!(cost["seconds"].as_f64().unwrap() > 0.0, "{cost:#}");
+    assert!(cost["samples"].as_u64().unwrap() > 0, "{cost:#}");
+    assert!(cost["perf_cpu_seconds"].as_f64().is_some(), "{cost:#}");
+    let said = format!("{}{}", trained.stdout(), trained.stderr());
+    assert!(said.contains("recorded web over `serve`: "), "{said}");
     let symbols = sampled_symbols(&raw.join("web.perfdata"));
     assert!(symbols.contains("request_burn"), "{symbols}");
     assert!(!symbols.contains("startup_burn"), "{symbols}");
@@ -208,7 +222,9 @@ fn sampled_training_records_a_service_over_the_window_unless_it_asks_for_its_lif
     sandbox.afterburner(&["train"]).assert_ok();
     let life: String = std::fs::read_dir(&raw)
         .unwrap()
-        .map(|e| sampled_symbols(&e.unwrap().path()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "perfdata"))
+        .map(|p| sampled_symbols(&p))
         .collect();
     assert!(life.contains("startup_burn"), "{life}");
     assert!(merged_profile(&sandbox).contains("startup_burn"));

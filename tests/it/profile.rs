@@ -351,11 +351,14 @@ fn a_sampled_profile_of_a_running_server_holds_its_hot_function() {
             out.to_str().unwrap(),
         ]);
         run.assert_ok();
-        assert!(
-            run.stdout().contains("samples of process"),
-            "{}",
-            run.stdout()
-        );
+        // What the recording cost: its sample rate and perf's own CPU.
+        for says in [
+            format!("process {pid}: "),
+            "samples in 2.0 s (".to_owned(),
+            "s of CPU (".to_owned(),
+        ] {
+            assert!(run.stdout().contains(&says), "{says}: {}", run.stdout());
+        }
         burning.join().unwrap()
     });
     assert_eq!(answer, "burnt");
