@@ -8,6 +8,7 @@ use super::diff::{Difference, FunctionChange};
 use super::simulation::{SimulatedRun, Simulation};
 use super::table::{draw_html, draw_markdown, draw_text, esc, Table};
 use super::Explanation;
+use crate::units::grouped;
 
 /// Which differences to draw, and how many functions of each.
 #[derive(Debug, Clone, Copy)]
@@ -434,23 +435,6 @@ fn pieces(f: &FunctionChange) -> String {
 
 /// Names of pieces listed per function (code without symbols has many).
 const MAX_PIECES: usize = 4;
-
-/// A count rounded to a whole instruction, with thousands separators.
-fn grouped(n: f64) -> String {
-    let whole = format!("{:.0}", n.abs());
-    let mut out = String::new();
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    if n.round() < 0.0 {
-        format!("-{out}")
-    } else {
-        out
-    }
-}
 
 /// A change with its sign (`+1,200`, `-3,400`, `0`).
 fn signed(n: f64) -> String {

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::units::grouped;
+
 /// One recording's cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RecordingCost {
@@ -63,20 +65,6 @@ fn describe(samples: u64, seconds: f64, cpu: Option<f64>) -> String {
         "{} samples in {seconds:.1} s{rate}{cpu}",
         grouped(samples as f64)
     )
-}
-
-/// A count with thousands separated: 12,345.
-fn grouped(x: f64) -> String {
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // a rate or count
-    let digits = (x.round().max(0.0) as u64).to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The CPU time (user + system) of process `pid` so far, from
