@@ -323,27 +323,7 @@ mod tests {
     }
 
     fn record(round: u32, variant: &str, wall_ns: u64) -> RunRecord {
-        RunRecord {
-            round,
-            warmup: false,
-            position: 0,
-            variant: variant.to_owned(),
-            workload: "w".to_owned(),
-            kind: crate::measure::RunKind::Timing,
-            started_unix_ms: 0,
-            success: true,
-            exit: "exit code 0".to_owned(),
-            wall_ns: Some(wall_ns),
-            user_ns: None,
-            sys_ns: None,
-            max_rss_kib: None,
-            instructions: None,
-            instruction_source: None,
-            figures: std::collections::BTreeMap::new(),
-            error: None,
-            stdout_log: std::path::PathBuf::new(),
-            stderr_log: std::path::PathBuf::new(),
-        }
+        RunRecord::timing_for_tests(round, variant, "w", wall_ns)
     }
 
     /// 25 rounds of A and a twin `slowdown` times as slow, each with 1%

@@ -406,7 +406,7 @@ pub(crate) mod tests {
         noise: f64,
         rounds: u32,
     ) -> Results {
-        use crate::measure::{InstructionCounter, Metric, RunKind, RunRecord};
+        use crate::measure::{InstructionCounter, Metric, RunRecord};
         let names = ["base", "ref", "x.1", "x.2", "x.3"];
         let wall = Metric::builtin(crate::metric::Builtin::WALL, InstructionCounter::Callgrind);
         let mut meta = crate::runs::BenchMeta::for_tests(&names, &["w"], rounds, vec![wall]);
@@ -426,27 +426,7 @@ pub(crate) mod tests {
             for name in names {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // ~1e8 ns
                 let ns = (1e8 * scale(name) * (noise * rng.normal()).exp()) as u64;
-                runs.push(RunRecord {
-                    round,
-                    warmup: false,
-                    position: 0,
-                    variant: name.to_owned(),
-                    workload: "w".to_owned(),
-                    kind: RunKind::Timing,
-                    started_unix_ms: 0,
-                    success: true,
-                    exit: "exit code 0".to_owned(),
-                    wall_ns: Some(ns),
-                    user_ns: None,
-                    sys_ns: None,
-                    max_rss_kib: None,
-                    instructions: None,
-                    instruction_source: None,
-                    figures: std::collections::BTreeMap::new(),
-                    error: None,
-                    stdout_log: std::path::PathBuf::new(),
-                    stderr_log: std::path::PathBuf::new(),
-                });
+                runs.push(RunRecord::timing_for_tests(round, name, "w", ns));
             }
         }
         super::super::analyze::analyze(&meta, &runs)

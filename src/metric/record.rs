@@ -56,3 +56,37 @@ pub struct RunRecord {
     pub stdout_log: PathBuf,
     pub stderr_log: PathBuf,
 }
+
+#[cfg(test)]
+impl RunRecord {
+    /// A successful timed run of `variant` on `workload` in `round` that
+    /// took `wall_ns`, nothing else measured: what analysis tests feed.
+    pub(crate) fn timing_for_tests(
+        round: u32,
+        variant: &str,
+        workload: &str,
+        wall_ns: u64,
+    ) -> Self {
+        RunRecord {
+            round,
+            warmup: false,
+            position: 0,
+            variant: variant.to_owned(),
+            workload: workload.to_owned(),
+            kind: RunKind::Timing,
+            started_unix_ms: 0,
+            success: true,
+            exit: "exit code 0".to_owned(),
+            wall_ns: Some(wall_ns),
+            user_ns: None,
+            sys_ns: None,
+            max_rss_kib: None,
+            instructions: None,
+            instruction_source: None,
+            figures: BTreeMap::new(),
+            error: None,
+            stdout_log: PathBuf::new(),
+            stderr_log: PathBuf::new(),
+        }
+    }
+}

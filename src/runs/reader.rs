@@ -195,25 +195,9 @@ mod tests {
 
     fn record(round: u32, variant: &str, success: bool) -> RunRecord {
         RunRecord {
-            round,
             warmup: round == 0,
-            position: 0,
-            variant: variant.to_owned(),
-            workload: "w".to_owned(),
-            kind: RunKind::Timing,
-            started_unix_ms: 0,
             success,
-            exit: "exit code 0".to_owned(),
-            wall_ns: Some(1_000_000),
-            user_ns: None,
-            sys_ns: None,
-            max_rss_kib: None,
-            instructions: None,
-            instruction_source: None,
-            figures: std::collections::BTreeMap::new(),
-            error: None,
-            stdout_log: PathBuf::new(),
-            stderr_log: PathBuf::new(),
+            ..RunRecord::timing_for_tests(round, variant, "w", 1_000_000)
         }
     }
 
