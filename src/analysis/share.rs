@@ -38,7 +38,8 @@ pub fn attach(results: &mut Results) {
             results.warnings.push(warning(format!(
                 "no section \"Share of a reference's gain\": {error}"
             )));
-            return;
+            // A stale run still gets its default reference, as before.
+            crate::experiment::ReportSettings::default()
         }
     };
     let mut groups: Vec<GainGroup> = settings

@@ -113,7 +113,7 @@ impl Cx<'_> {
                         return Err(self.invalid(
                             count.span(),
                             format!("variant `{}`: recordings, but its optimize list trains no profile", v.recording.as_ref().map_or(name.as_str(), |r| r.of.as_str())),
-                            "give it an optimization that trains one (pgo, autofdo, bolt, propeller), or remove recordings",
+                            "give it an optimization that trains one (pgo, cspgo, autofdo, bolt), or remove recordings",
                         ));
                     }
                 }
