@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use super::exporter::Exporter;
-use super::sections::share::percent;
+use super::sections::share::{base, percent};
 use crate::analysis::headline::counts_work;
 use crate::analysis::results::GainShares;
 use crate::analysis::Results;
@@ -113,13 +113,8 @@ fn cell(results: &Results, c: &Column, workload: &str) -> String {
     let Some(metric) = metric else {
         return "–".to_owned();
     };
-    let base = if c.group.base.is_empty() {
-        &results.baseline
-    } else {
-        &c.group.base
-    };
     let cut = match (
-        results.mean(workload, base, metric),
+        results.mean(workload, base(results, c.group), metric),
         results.mean(workload, &c.group.reference, metric),
     ) {
         (Some(b), Some(r)) if b > 0.0 => format!(" of {:+.1}%", (r / b - 1.0) * 100.0),
@@ -190,15 +185,9 @@ fn provenance(results: &Results, columns: &[Column]) -> String {
         c = results.confidence * 100.0,
         groups = {
             let mut groups: Vec<String> = Vec::new();
-            for g in columns.iter().map(|c| format!(
-                "`{}` from `{}`",
-                c.group.reference,
-                if c.group.base.is_empty() {
-                    &results.baseline
-                } else {
-                    &c.group.base
-                }
-            )) {
+            for g in columns.iter().map(|c| {
+                format!("`{}` from `{}`", c.group.reference, base(results, c.group))
+            }) {
                 if !groups.contains(&g) {
                     groups.push(g);
                 }

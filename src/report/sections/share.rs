@@ -48,7 +48,7 @@ fn cells(s: &ShareEntry, reference: &str) -> (String, String) {
 
 /// The base a section names: the run's baseline where the shares predate
 /// `[[report.gain]]`.
-fn base<'a>(results: &'a Results, shares: &'a GainShares) -> &'a str {
+pub fn base<'a>(results: &'a Results, shares: &'a GainShares) -> &'a str {
     if shares.base.is_empty() {
         &results.baseline
     } else {
