@@ -199,7 +199,7 @@ fn secondary_rule(_own: &str, n: usize, m: usize, alpha: f64, gate: f64) -> Stri
 
 #[cfg(test)]
 mod tests {
-    use crate::measure::{InstructionCounter, Metric, RunKind, RunRecord};
+    use crate::measure::{InstructionCounter, Metric, RunRecord};
     use crate::metric::Builtin;
     use crate::rng::Rng;
     use crate::runs::BenchMeta;
@@ -247,26 +247,11 @@ mod tests {
                     let ns = |rng: &mut Rng, scale: f64| {
                         ((drift + 0.1 * rng.normal()).exp() * 1e7 * scale) as u64
                     };
+                    let wall_ns = ns(rng, scale);
                     runs.push(RunRecord {
-                        round,
-                        warmup: false,
-                        position: 0,
-                        variant: v.clone(),
-                        workload: w.clone(),
-                        kind: RunKind::Timing,
-                        started_unix_ms: 0,
-                        success: true,
-                        exit: "exit code 0".to_owned(),
-                        wall_ns: Some(ns(rng, scale)),
                         user_ns: Some(ns(rng, scale)),
                         sys_ns: Some(ns(rng, 1.0)),
-                        max_rss_kib: None,
-                        instructions: None,
-                        instruction_source: None,
-                        figures: std::collections::BTreeMap::new(),
-                        error: None,
-                        stdout_log: std::path::PathBuf::new(),
-                        stderr_log: std::path::PathBuf::new(),
+                        ..RunRecord::timing_for_tests(round, v, w, wall_ns)
                     });
                 }
             }
@@ -345,25 +330,8 @@ mod tests {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 let wall_ns = (wall * drift * jitter * 1e8) as u64;
                 runs.push(RunRecord {
-                    round,
-                    warmup: false,
-                    position: 0,
-                    variant: variant.to_owned(),
-                    workload: "w".to_owned(),
-                    kind: RunKind::Timing,
-                    started_unix_ms: 0,
-                    success: true,
-                    exit: "exit code 0".to_owned(),
-                    wall_ns: Some(wall_ns),
-                    user_ns: None,
-                    sys_ns: None,
-                    max_rss_kib: None,
-                    instructions: None,
-                    instruction_source: None,
                     figures,
-                    error: None,
-                    stdout_log: std::path::PathBuf::new(),
-                    stderr_log: std::path::PathBuf::new(),
+                    ..RunRecord::timing_for_tests(round, variant, "w", wall_ns)
                 });
             }
         }
