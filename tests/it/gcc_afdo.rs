@@ -3,6 +3,7 @@
 
 use std::process::Command;
 
+use afterburner::toolchain::autofdo::straight_runs::{disassembly, spread};
 use afterburner::toolchain::formats::gcov_afdo::{self, fold_discriminators, Layout};
 
 use crate::support::{
@@ -285,4 +286,70 @@ fn another_sample_event_trains_again() {
         "{}",
         sampling()
     );
+}
+
+/// A loop that calls out once per element.
+const LOOP_WITH_CALL_C: &str = "int g(int);
+int f(int *a, int n)
+{
+  int s = 0;
+  for (int i = 0; i < n; i++)
+    s += g(a[i]);
+  return s;
+}
+";
+
+/// gcc -O2's code as `objdump -d` lists it, read into straight-line runs:
+/// one sample on the loop's instruction after the call is shared with the
+/// call itself (timer samples seldom hit a call line, and gcc reads an
+/// unsampled line as cold), while the code before the loop, which a jump
+/// leaves, keeps none.
+#[test]
+fn a_call_shares_the_samples_of_its_straight_line_run() {
+    if !served_gcc_or_skip() {
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("onehot");
+    sandbox.write("loop.c", LOOP_WITH_CALL_C);
+    let ok = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    ok(Command::new("gcc")
+        .current_dir(sandbox.path())
+        .args(["-O2", "-fPIC", "-shared", "loop.c", "-o", "libloop.so"])
+        .output()
+        .unwrap());
+    let listing = ok(Command::new("objdump")
+        .current_dir(sandbox.path())
+        .args(["-d", "--no-show-raw-insn", "libloop.so"])
+        .output()
+        .unwrap());
+    let functions = disassembly(&listing);
+    let (_, code) = functions
+        .iter()
+        .find(|(name, _)| *name == "f")
+        .unwrap_or_else(|| panic!("no f in:\n{listing}"));
+    let text_of = |address: u64| {
+        listing
+            .lines()
+            .find(|l| l.split_once(":\t").map(|(a, _)| a.trim()) == Some(&format!("{address:x}")))
+            .unwrap_or_default()
+    };
+    let call = code
+        .iter()
+        .position(|i| text_of(i.address).contains("call"))
+        .unwrap_or_else(|| panic!("no call in f:\n{listing}"));
+    assert!(!code[call].ends_run, "{}", text_of(code[call].address));
+    let mut counts: std::collections::BTreeMap<u64, u64> =
+        code.iter().map(|i| (i.address, 0)).collect();
+    counts.insert(code[call + 1].address, 1);
+    spread(&mut counts, &[code.as_slice()]);
+    assert!(counts[&code[call].address] > 0, "{counts:?}\n{listing}");
+    assert_eq!(counts[&code[call].address], counts[&code[call + 1].address]);
+    assert_eq!(counts[&code[0].address], 0, "{counts:?}\n{listing}");
 }

@@ -23,15 +23,19 @@
 //! not listed as unknown, which its propagation may make as hot as its
 //! neighbours (measured on `SQLite`'s speedtest1: without the zeros, gcc's
 //! build ran 0.5% more instructions than -O2; with them, see the README).
-//! Head counts stay 0, as they do without branch stacks. A frame with no
-//! line, or one before its function's first line, cuts the sample out.
+//! For gcc, each instruction's count is first its straight-line run's
+//! samples per instruction ([`super::straight_runs`]), so that a line whose
+//! few instructions drew no sample of their own (a call, a `return`) is not
+//! read as cold beside the run it executes with. A function's head count is
+//! its entry's ([`Dialect`]). A frame with no line, or one before its
+//! function's first line, cuts the sample out.
 //!
 //! Addresses: `perf script` prints a sample's instruction pointer in the
 //! process's address space; the process's mappings (its `MMAP2` events, a
 //! forked child inheriting its parent's) turn it into a file offset, and
 //! the binary's program headers into the address it is linked at.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -42,6 +46,8 @@ use crate::process::{capture_command, quote_output};
 use crate::toolchain::formats::gcov_afdo::{gcc_name, Instance};
 use crate::toolchain::formats::perf_script;
 use crate::toolchain::symbolize::{self, Frame, Segment};
+
+use super::straight_runs::{self, Instruction};
 
 /// gcc keeps 16 bits for a line offset.
 const MAX_LINE_OFFSET: i64 = 0xffff;
@@ -63,9 +69,15 @@ pub fn convert(
     if samples.counts.is_empty() {
         return Ok(None);
     }
+    let listing = disassemble(binary)?;
+    let functions = straight_runs::disassembly(&listing);
+    let hot_code = sampled_functions(&functions, &samples.counts, dialect);
     let mut counts = samples.counts.clone();
-    for address in unsampled_instructions(binary, &samples.counts, dialect)? {
-        counts.entry(address).or_insert(0);
+    for instruction in hot_code.iter().flat_map(|code| code.iter()) {
+        counts.entry(instruction.address).or_insert(0);
+    }
+    if dialect.spreads_samples() {
+        straight_runs::spread(&mut counts, &hot_code);
     }
     let addresses: Vec<u64> = counts.keys().copied().collect();
     let frames = symbolize::symbolize(binary, &addresses)?;
@@ -97,14 +109,8 @@ pub fn convert(
 /// How long `objdump -d` may take over one binary.
 const OBJDUMP_TIMEOUT: Duration = Duration::from_mins(5);
 
-/// The addresses of every instruction of the functions that hold a sampled
-/// address (a function's `.cold` and other parts included: gcc names them
-/// `NAME.PART`), read from `objdump -d`.
-fn unsampled_instructions(
-    binary: &Path,
-    sampled: &BTreeMap<u64, u64>,
-    dialect: Dialect,
-) -> Result<Vec<u64>> {
+/// `objdump -d`'s listing of `binary`.
+fn disassemble(binary: &Path) -> Result<String> {
     let mut command = Command::new("objdump");
     command.args(["-d", "--no-show-raw-insn"]).arg(binary);
     let out =
@@ -116,43 +122,27 @@ fn unsampled_instructions(
             quote_output(&out.stderr)
         );
     }
-    let blocks = disassembly_blocks(&out.stdout);
-    let hot: std::collections::BTreeSet<&str> = blocks
-        .iter()
-        .filter(|(_, addresses)| addresses.iter().any(|a| sampled.contains_key(a)))
-        .map(|(name, _)| dialect.name(name))
-        .collect();
-    Ok(blocks
-        .iter()
-        .filter(|(name, _)| hot.contains(dialect.name(name)))
-        .flat_map(|(_, addresses)| addresses.iter().copied())
-        .filter(|a| !sampled.contains_key(a))
-        .collect())
+    Ok(out.stdout)
 }
 
-/// `objdump -d`'s functions: each `ADDRESS <NAME>:` header and the
-/// addresses of the instructions under it (`  ADDRESS:\tmnemonic …`).
-fn disassembly_blocks(text: &str) -> Vec<(&str, Vec<u64>)> {
-    let mut blocks: Vec<(&str, Vec<u64>)> = Vec::new();
-    for line in text.lines() {
-        if let Some(name) = line
-            .strip_suffix(">:")
-            .and_then(|l| l.split_once(" <"))
-            .map(|(_, name)| name)
-        {
-            blocks.push((name, Vec::new()));
-        } else if let Some((address, rest)) = line.split_once(":\t") {
-            let is_instruction = !rest.trim().is_empty() && !rest.starts_with('(');
-            if let (Some(block), Ok(address), true) = (
-                blocks.last_mut(),
-                u64::from_str_radix(address.trim(), 16),
-                is_instruction,
-            ) {
-                block.1.push(address);
-            }
-        }
-    }
-    blocks
+/// The instructions of each function that holds a sampled address (a
+/// function's `.cold` and other parts included: gcc names them
+/// `NAME.PART`).
+fn sampled_functions<'a>(
+    functions: &'a [(&str, Vec<Instruction>)],
+    sampled: &BTreeMap<u64, u64>,
+    dialect: Dialect,
+) -> Vec<&'a [Instruction]> {
+    let hot: BTreeSet<&str> = functions
+        .iter()
+        .filter(|(_, code)| code.iter().any(|i| sampled.contains_key(&i.address)))
+        .map(|(name, _)| dialect.name(name))
+        .collect();
+    functions
+        .iter()
+        .filter(|(name, _)| hot.contains(dialect.name(name)))
+        .map(|(_, code)| code.as_slice())
+        .collect()
 }
 
 /// The samples of one recording that lie in the binary, per linked
@@ -222,6 +212,12 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// Whether each sample is spread over its straight-line run
+    /// ([`straight_runs::spread`]) before lines take their counts.
+    fn spreads_samples(self) -> bool {
+        self == Self::Gcc
+    }
+
     /// The name the reader looks a function up by.
     pub fn name(self, linkage: &str) -> &str {
         match self {
@@ -500,19 +496,6 @@ mod tests {
                 .unwrap();
             assert!((0x11d0..0x1200).contains(&hottest), "{hottest:#x}");
         }
-    }
-
-    #[test]
-    fn disassembly_is_read_per_function_with_its_instruction_addresses() {
-        let text = "\nspeedtest1:     file format elf64-x86-64\n\n\nDisassembly of section .text:\n\n0000000000018f10 <sqlite3VdbeExec>:\n   18f10:\tpush   %r15\n   18f12:\tpush   %r14\n\n0000000000019000 <sqlite3VdbeExec.cold>:\n   19000:\tud2\n";
-        let blocks = disassembly_blocks(text);
-        assert_eq!(
-            blocks,
-            vec![
-                ("sqlite3VdbeExec", vec![0x18f10, 0x18f12]),
-                ("sqlite3VdbeExec.cold", vec![0x19000]),
-            ]
-        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod clang;
 mod create_llvm_prof;
 pub mod from_ip;
 pub mod gcc;
+pub mod straight_runs;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
