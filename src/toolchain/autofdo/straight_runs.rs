@@ -95,12 +95,22 @@ pub const PER_SAMPLE: u64 = 100;
 /// Replace each instruction's count in `counts` by its run's samples per
 /// instruction (× [`PER_SAMPLE`], rounded), for every run of `functions`;
 /// an address `counts` lacks is left out of its run, as is a run with no
-/// address in `counts`.
+/// address in `counts`. An address of `counts` in no run keeps its own
+/// samples, in the same unit.
 pub fn spread(counts: &mut BTreeMap<u64, u64>, functions: &[&[Instruction]]) {
     let starts: BTreeSet<u64> = functions
         .iter()
         .flat_map(|f| f.iter().filter_map(|i| i.target))
         .collect();
+    let listed: BTreeSet<u64> = functions
+        .iter()
+        .flat_map(|f| f.iter().map(|i| i.address))
+        .collect();
+    for (address, count) in counts.iter_mut() {
+        if !listed.contains(address) {
+            *count *= PER_SAMPLE;
+        }
+    }
     for instructions in functions {
         for run in runs(instructions, &starts) {
             let placed: Vec<u64> = run
@@ -224,7 +234,10 @@ mod tests {
             .collect();
         counts.insert(0x114c, 7);
         counts.insert(0x1155, 1);
+        // A sample at an address of no function listed.
+        counts.insert(0x9000, 2);
         spread(&mut counts, &[sum]);
+        assert_eq!(counts.remove(&0x9000), Some(2 * PER_SAMPLE));
         assert_eq!(counts[&0x1147], 233);
         assert_eq!(counts[&0x1149], 233);
         assert_eq!(counts[&0x114c], 233);
