@@ -9,7 +9,12 @@
 # /etc/os-release; appended at the end the first time). Run it on each
 # release (Debian 12, and Debian 13 in a fresh root) from the repository:
 #   sh recipes/autofdo-table.sh [WORKDIR]
-# PROGRAMS="redis" (or "sqlite") runs one of them. WORKDIR (default
+# PROGRAMS="redis" (or "sqlite") runs one of them. SOURCE, a recipe's
+# source table, replaces the recipe's own (where the mirror lacks the
+# source package: Debian 13's Redis from its upstream tarball in Debian's
+# pool), and the block says so:
+#   PROGRAMS=redis SOURCE='{ url = "http://deb.debian.org/debian/pool/main/r/redis/redis_8.0.2.orig.tar.gz", sha256 = "caf3c0069f06fc84c5153bd2a348b204c578de80490c73857bee01d9b5d7401f" }' sh recipes/autofdo-table.sh
+# WORKDIR (default
 # /tmp/autofdo-table) keeps each recipe's builds, so a second run retrains
 # and rebuilds only what changed. Set AFTERBURNER to the binary to use
 # (default: this checkout, built with cargo --release). On a 2-core VM the
@@ -28,17 +33,25 @@ release="${ID}-${VERSION_ID:-unknown}"
 mkdir -p "$work"
 for program in ${PROGRAMS:-redis sqlite}; do
     recipe=recipes/$program-autofdo.toml
+    run_recipe=$repo/$recipe
+    from=""
+    if [ -n "${SOURCE:-}" ]; then
+        run_recipe=$work/$program-autofdo.toml
+        grep -q '^source = ' "$repo/$recipe" || { echo "autofdo-table: no 'source = ' line in $recipe" >&2; exit 2; }
+        awk -v source="source = $SOURCE" '/^source = / && !done { print source; done = 1; next } { print }' "$repo/$recipe" >"$run_recipe"
+        from=" with \`source = $SOURCE\`"
+    fi
     table=$work/$program.md
     rm -f "$table"
-    "$AFTERBURNER" run "$repo/$recipe" --quick --workdir "$work/$program" --export "shares=$table"
+    "$AFTERBURNER" run "$run_recipe" --quick --workdir "$work/$program" --export "shares=$table"
     key="$release $program"
     fragment=$work/$release-$program.md
     {
         echo "<!-- table $key -->"
         case $program in
-        redis) echo "**${PRETTY_NAME:-$release}: Redis**, instructions per request (\`$recipe --quick\`):" ;;
-        sqlite) echo "**${PRETTY_NAME:-$release}: SQLite speedtest1**, instructions (\`$recipe --quick\`):" ;;
-        *) echo "**${PRETTY_NAME:-$release}: $program** (\`$recipe --quick\`):" ;;
+        redis) echo "**${PRETTY_NAME:-$release}: Redis**, instructions per request (\`$recipe --quick\`$from):" ;;
+        sqlite) echo "**${PRETTY_NAME:-$release}: SQLite speedtest1**, instructions (\`$recipe --quick\`$from):" ;;
+        *) echo "**${PRETTY_NAME:-$release}: $program** (\`$recipe --quick\`$from):" ;;
         esac
         echo
         cat "$table"
