@@ -76,9 +76,13 @@ pub fn convert(
     for instruction in hot_code.iter().flat_map(|code| code.iter()) {
         counts.entry(instruction.address).or_insert(0);
     }
-    if dialect.spreads_samples() {
+    // Spread, a count is in hundredths of a sample ([`straight_runs::PER_SAMPLE`]).
+    let unit = if dialect.spreads_samples() {
         straight_runs::spread(&mut counts, &hot_code);
-    }
+        straight_runs::PER_SAMPLE
+    } else {
+        1
+    };
     let addresses: Vec<u64> = counts.keys().copied().collect();
     let frames = symbolize::symbolize(binary, &addresses)?;
     let (functions, cut) = build(&counts, &frames, dialect);
@@ -97,7 +101,7 @@ pub fn convert(
         binary.display(),
         samples.counts.len(),
         addresses.len(),
-        cut
+        (cut + unit / 2) / unit
     ));
     fs_err::write(
         out,
