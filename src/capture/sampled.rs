@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _, Result};
 
 use crate::process::quote_output;
-use crate::toolchain::sampling::{count_samples, Sampling};
+use crate::toolchain::sampling::{count_samples, Sampling, Unwind};
 
 /// How long perf may take to write its file after SIGINT.
 const FINISH_TIMEOUT: Duration = Duration::from_mins(2);
@@ -51,7 +51,7 @@ pub fn record(request: &Request) -> Result<Recorded> {
     let chosen = Sampling {
         event: request.event.clone(),
         branch_stack: false,
-        call_graph: request.call_graph,
+        call_graph: request.call_graph.then_some(Unwind::FramePointers),
     };
     let mut pids = vec![pid];
     pids.extend(crate::process::descendants(pid));

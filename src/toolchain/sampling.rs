@@ -26,8 +26,41 @@ pub struct Sampling {
     pub event: String,
     /// Whether each sample carries a branch stack (LBR).
     pub branch_stack: bool,
-    /// Whether each sample carries its call stack (`-g`, frame pointers).
-    pub call_graph: bool,
+    /// Whether each sample carries its call stack, and unwound how.
+    pub call_graph: Option<Unwind>,
+}
+
+/// How perf records a sample's call stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwind {
+    /// `-g`: the kernel walks the frame pointers (cheap; right only in
+    /// code that keeps them: Go's, or C built with
+    /// `-fno-omit-frame-pointer`).
+    FramePointers,
+    /// `--call-graph dwarf`: each sample copies the top of the user stack
+    /// and `perf script` unwinds it with the binary's CFI, frame pointers
+    /// or not (Debian's -O2 keeps none).
+    Dwarf,
+}
+
+impl Unwind {
+    /// The `perf record` flag. A DWARF sample copies 2 KiB of stack: a few
+    /// frames of a C server above the sampled one (the call through a
+    /// pointer a target is read from is seldom more than four frames up).
+    fn flag(self) -> &'static str {
+        match self {
+            Self::FramePointers => "-g",
+            Self::Dwarf => "--call-graph=dwarf,2048",
+        }
+    }
+
+    /// The word [`Sampling::note`] writes.
+    fn word(self) -> &'static str {
+        match self {
+            Self::FramePointers => "fp",
+            Self::Dwarf => "dwarf",
+        }
+    }
 }
 
 /// Who samples, for the messages: the optimizer's name and what works
@@ -39,8 +72,20 @@ pub struct Sampler {
     /// timer, which needs no PMU); `None`: hardware cycles, refused without
     /// a PMU.
     pub default_event: Option<&'static str>,
-    /// Whether samples carry call stacks (`perf record -g`).
-    pub call_graph: bool,
+    /// When samples carry call stacks.
+    pub call_graph: CallGraph,
+}
+
+/// When a sampler records call stacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallGraph {
+    Never,
+    /// Always, and never branch stacks (Go's PGO reads stacks only).
+    Always(Unwind),
+    /// Where there are no branch stacks to record (AutoFDO on timer
+    /// samples: the only place the targets of calls through pointers are
+    /// seen).
+    WithoutBranchStacks(Unwind),
 }
 
 /// What this machine's perf can do (hardware counters, LBR), probed once.
@@ -84,7 +129,7 @@ pub fn lbr_sampling_works() -> bool {
             && can_record(&Sampling {
                 event: "cycles:u".to_owned(),
                 branch_stack: true,
-                call_graph: false,
+                call_graph: None,
             })
             .is_ok()
     })
@@ -120,12 +165,7 @@ fn choose(
         let software = ["cpu-clock", "task-clock"]
             .iter()
             .any(|s| event.starts_with(s));
-        // Call stacks are all a call-graph sampler reads: no branch stacks.
-        return Ok(Sampling {
-            event: event.to_owned(),
-            branch_stack: lbr && !software && !sampler.call_graph,
-            call_graph: sampler.call_graph,
-        });
+        return Ok(stacks(event, lbr && !software, sampler.call_graph));
     }
     if !counters {
         return Err(format!(
@@ -133,22 +173,35 @@ fn choose(
             sampler.what, sampler.instead
         ));
     }
-    Ok(Sampling {
-        event: "cycles:u".to_owned(),
-        branch_stack: lbr && !sampler.call_graph,
-        call_graph: sampler.call_graph,
-    })
+    Ok(stacks("cycles:u", lbr, sampler.call_graph))
+}
+
+/// Sampling `event` with branch stacks where `lbr` can and the sampler
+/// wants them, with call stacks as `call_graph` says.
+fn stacks(event: &str, lbr: bool, call_graph: CallGraph) -> Sampling {
+    let (branch_stack, call_graph) = match call_graph {
+        CallGraph::Never => (lbr, None),
+        // Call stacks are all such a sampler reads: no branch stacks.
+        CallGraph::Always(unwind) => (false, Some(unwind)),
+        CallGraph::WithoutBranchStacks(unwind) => (lbr, (!lbr).then_some(unwind)),
+    };
+    Sampling {
+        event: event.to_owned(),
+        branch_stack,
+        call_graph,
+    }
 }
 
 impl Sampling {
-    /// The `perf record` flags beside `-e`: `-b`, `-g`.
+    /// The `perf record` flags beside `-e`: `-b`, `-g` or
+    /// `--call-graph=dwarf,…`.
     pub fn flags(&self) -> Vec<&'static str> {
         let mut flags = Vec::new();
         if self.branch_stack {
             flags.push("-b");
         }
-        if self.call_graph {
-            flags.push("-g");
+        if let Some(unwind) = self.call_graph {
+            flags.push(unwind.flag());
         }
         flags
     }
@@ -157,7 +210,9 @@ impl Sampling {
     fn note(&self) -> String {
         format!(
             "{} branch_stack={} call_graph={}\n",
-            self.event, self.branch_stack, self.call_graph
+            self.event,
+            self.branch_stack,
+            self.call_graph.map_or("false", Unwind::word)
         )
     }
 }
@@ -170,7 +225,14 @@ fn noted(text: &str) -> Option<Sampling> {
     Some(Sampling {
         event,
         branch_stack: flags.contains(&"branch_stack=true"),
-        call_graph: flags.contains(&"call_graph=true"),
+        // `true`: a note from before DWARF stacks, when `-g` was the one way.
+        call_graph: if flags.contains(&"call_graph=dwarf") {
+            Some(Unwind::Dwarf)
+        } else if flags.contains(&"call_graph=fp") || flags.contains(&"call_graph=true") {
+            Some(Unwind::FramePointers)
+        } else {
+            None
+        },
     })
 }
 
@@ -217,18 +279,29 @@ pub fn recorded_branch_stacks(dirs: &StageDirs, recordings: &[PathBuf]) -> bool 
 /// names `BRANCH_STACK` (`perf record -b`); `None` when perf cannot read
 /// its header.
 pub fn holds_branch_stacks(recording: &Path) -> Option<bool> {
+    names_sample_bit(&evlist(recording)?, "BRANCH_STACK")
+}
+
+/// Whether `recording`'s samples copy the user stack (`STACK_USER`:
+/// `--call-graph dwarf`), so that `perf script` unwinds its call chains
+/// with the binary's CFI rather than reading the frame pointers' walk;
+/// `None` when perf cannot read its header.
+pub fn holds_user_stacks(recording: &Path) -> Option<bool> {
+    names_sample_bit(&evlist(recording)?, "STACK_USER")
+}
+
+/// `perf evlist -v` of `recording`, `None` when perf cannot read it.
+fn evlist(recording: &Path) -> Option<String> {
     let mut command = Command::new("perf");
     command.args(["evlist", "-v", "-i"]).arg(recording);
     let out = capture_command(&mut command, Duration::from_mins(1)).ok()?;
-    out.success()
-        .then(|| names_branch_stack(&out.stdout))
-        .flatten()
+    out.success().then_some(out.stdout)
 }
 
 /// Whether `perf evlist -v`'s output (one event a line, `sample_type:
-/// IP|TID|…,` among its fields) names a sampled event with branch stacks;
-/// `None` when it names no `sample_type` at all.
-fn names_branch_stack(evlist: &str) -> Option<bool> {
+/// IP|TID|…,` among its fields) names a sampled event with `bit`; `None`
+/// when it names no `sample_type` at all.
+fn names_sample_bit(evlist: &str, bit: &str) -> Option<bool> {
     let mut types = evlist.lines().filter_map(|line| {
         let (_, rest) = line.split_once("sample_type")?;
         let rest = rest.trim_start_matches([' ', ':', '=']);
@@ -238,7 +311,7 @@ fn names_branch_stack(evlist: &str) -> Option<bool> {
     Some(
         std::iter::once(first)
             .chain(types)
-            .any(|t| t.split('|').any(|bit| bit == "BRANCH_STACK")),
+            .any(|t| t.split('|').any(|b| b == bit)),
     )
 }
 
@@ -507,7 +580,7 @@ mod tests {
         what: "AutoFDO",
         instead: "use optimize = [\"pgo\"]",
         default_event: None,
-        call_graph: false,
+        call_graph: CallGraph::WithoutBranchStacks(Unwind::Dwarf),
     };
 
     #[test]
@@ -526,7 +599,7 @@ mod tests {
             Ok(Sampling {
                 event: "cycles:u".into(),
                 branch_stack: true,
-                call_graph: false,
+                call_graph: None,
             })
         );
         assert!(!choose(None, true, false, &AUTOFDO).unwrap().branch_stack);
@@ -538,34 +611,66 @@ mod tests {
         assert!(choose(Some("cpu-clock"), false, false, &AUTOFDO).is_ok());
     }
 
+    #[test]
+    fn autofdo_records_call_stacks_where_it_records_no_branch_stacks() {
+        let timer = choose(Some("cpu-clock"), true, true, &AUTOFDO).unwrap();
+        assert!(timer.call_graph == Some(Unwind::Dwarf) && !timer.branch_stack);
+        assert_eq!(timer.flags(), ["--call-graph=dwarf,2048"]);
+        assert_eq!(
+            noted(&timer.note()).map(|s| s.call_graph),
+            Some(Some(Unwind::Dwarf))
+        );
+        let lbr = choose(None, true, true, &AUTOFDO).unwrap();
+        assert!(lbr.call_graph.is_none() && lbr.branch_stack);
+        assert!(choose(None, true, false, &AUTOFDO)
+            .unwrap()
+            .call_graph
+            .is_some());
+    }
+
     /// `perf evlist -v` (perf 6.1) on google/autofdo's `testdata/test.lbr`
     /// (`perf record -b`), on its `propeller_sample_1.perfdata1` (`-e
     /// cycles -b`), on a `cpu-clock` recording of this machine, and on one
     /// whose sampled event is not the first (an ETM trace injected as
     /// samples: autofdo's `perf-kernel.data`).
+    fn branch_stack_bit(evlist: &str) -> Option<bool> {
+        names_sample_bit(evlist, "BRANCH_STACK")
+    }
+
+    /// `perf evlist -v` (perf 6.1) of `perf record -e cpu-clock -F 20000
+    /// --call-graph dwarf,1024` and of `-g`, on this machine.
+    #[test]
+    fn dwarf_stacks_are_read_from_the_recordings_own_header() {
+        let dwarf = "cpu-clock: type: 1, size: 128, { sample_period, sample_freq }: 20000, sample_type: IP|TID|TIME|ADDR|CALLCHAIN|PERIOD|REGS_USER|STACK_USER|DATA_SRC, read_format: ID|LOST, disabled: 1, inherit: 1, mmap: 1, comm: 1, freq: 1, enable_on_exec: 1, task: 1, mmap_data: 1, sample_id_all: 1, exclude_guest: 1, exclude_callchain_user: 1, mmap2: 1, comm_exec: 1, ksymbol: 1, bpf_event: 1, sample_regs_user: 0xff0fff, sample_stack_user: 1024\n";
+        let fp = "cpu-clock: type: 1, size: 128, { sample_period, sample_freq }: 20000, sample_type: IP|TID|TIME|CALLCHAIN|PERIOD, read_format: ID|LOST, disabled: 1, inherit: 1, mmap: 1, comm: 1, freq: 1, enable_on_exec: 1, task: 1, sample_id_all: 1, exclude_guest: 1, mmap2: 1, comm_exec: 1, ksymbol: 1, bpf_event: 1\n";
+        assert_eq!(names_sample_bit(dwarf, "STACK_USER"), Some(true));
+        assert_eq!(names_sample_bit(fp, "STACK_USER"), Some(false));
+        assert_eq!(names_sample_bit(dwarf, "BRANCH_STACK"), Some(false));
+    }
+
     #[test]
     fn branch_stacks_are_read_from_the_recordings_own_header() {
         let lbr = "br_inst_exec:taken: type: 4, size: 96, config: 0x534088, { sample_period, sample_freq }: 500000, sample_type: IP|TID|TIME|BRANCH_STACK, read_format: TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID, disabled: 1, branch_sample_type: ANY\n";
         let cycles = "cycles:u: size: 112, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD|BRANCH_STACK, disabled: 1, inherit: 1, exclude_kernel: 1, branch_sample_type: ANY\n";
         let timer = "cpu-clock: type: 1, size: 128, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, read_format: ID|LOST, disabled: 1\n";
         let second = "cs_etm/autofdo/k: type: 8, sample_type: IP|TID|TIME|CPU|IDENTIFIER, read_format: ID\ninstructions:k: size: 112, config: 0x1, sample_type: IP|TID|TIME|CPU|PERIOD|BRANCH_STACK|IDENTIFIER, read_format: ID\n";
-        assert_eq!(names_branch_stack(lbr), Some(true));
-        assert_eq!(names_branch_stack(cycles), Some(true));
-        assert_eq!(names_branch_stack(timer), Some(false));
-        assert_eq!(names_branch_stack(second), Some(true));
+        assert_eq!(branch_stack_bit(lbr), Some(true));
+        assert_eq!(branch_stack_bit(cycles), Some(true));
+        assert_eq!(branch_stack_bit(timer), Some(false));
+        assert_eq!(branch_stack_bit(second), Some(true));
         // perf's header dump writes `sample_type = …`.
         assert_eq!(
-            names_branch_stack(
+            branch_stack_bit(
                 "# event : name = x, sample_type = IP|TID|BRANCH_STACK, read_format = ID"
             ),
             Some(true)
         );
         // The field's name is not a bit: `branch_sample_type` alone is no stack.
         assert_eq!(
-            names_branch_stack("x: branch_sample_type: ANY\n"),
+            branch_stack_bit("x: branch_sample_type: ANY\n"),
             Some(false)
         );
-        assert_eq!(names_branch_stack("incompatible file format\n"), None);
+        assert_eq!(branch_stack_bit("incompatible file format\n"), None);
     }
 
     #[test]
@@ -573,7 +678,7 @@ mod tests {
         let sampling = Sampling {
             event: "cycles:u".into(),
             branch_stack: true,
-            call_graph: false,
+            call_graph: None,
         };
         let prefix = record_prefix(&sampling, Path::new("/p/raw"));
         assert_eq!(prefix[0], "sh");
@@ -587,11 +692,12 @@ mod tests {
             what: "Go PGO",
             instead: "",
             default_event: Some("cpu-clock"),
-            call_graph: true,
+            call_graph: CallGraph::Always(Unwind::FramePointers),
         };
         let chosen = choose(None, false, false, &go).unwrap();
         assert_eq!(chosen.event, "cpu-clock");
-        assert!(chosen.call_graph && !chosen.branch_stack);
+        assert!(chosen.call_graph == Some(Unwind::FramePointers) && !chosen.branch_stack);
+        assert_eq!(chosen.flags(), ["-g"]);
         // Even where the CPU has LBR: call stacks only.
         assert!(
             !choose(Some("cycles:u"), true, true, &go)
@@ -607,7 +713,11 @@ mod tests {
         // A note an older afterburner wrote still reads.
         assert_eq!(
             noted("cycles:u branch_stack=true\n").map(|s| (s.branch_stack, s.call_graph)),
-            Some((true, false))
+            Some((true, None))
+        );
+        assert_eq!(
+            noted("cpu-clock branch_stack=false call_graph=true\n").map(|s| s.call_graph),
+            Some(Some(Unwind::FramePointers))
         );
     }
 }

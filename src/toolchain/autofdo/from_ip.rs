@@ -45,8 +45,10 @@ use anyhow::{bail, Context as _, Result};
 use crate::process::{capture_command, quote_output};
 use crate::toolchain::formats::gcov_afdo::{gcc_name, Instance};
 use crate::toolchain::formats::perf_script;
+use crate::toolchain::sampling;
 use crate::toolchain::symbolize::{self, Frame, Segment};
 
+use super::call_targets;
 use super::straight_runs::{self, Instruction};
 
 /// gcc keeps 16 bits for a line offset.
@@ -64,17 +66,32 @@ pub fn convert(
 ) -> Result<Option<PathBuf>> {
     let path = fs_err::canonicalize(binary)?;
     let segments = symbolize::load_segments(binary)?;
-    let text = perf_script::run(recording, false)?;
+    let text = perf_script::run(recording, true)?;
     let samples = read_samples(&perf_script::parse(&text), &path, &segments);
+    drop(text);
     if samples.counts.is_empty() {
         return Ok(None);
     }
     let listing = disassemble(binary)?;
     let functions = straight_runs::disassembly(&listing);
+    let mut targets = call_targets::Targets::new();
+    if !samples.chains.is_empty() {
+        // A chain is the frame pointers' walk unless perf copied the stack
+        // to unwind it (or its header cannot be read: the stricter reading).
+        let frame_pointers = !sampling::holds_user_stacks(recording).unwrap_or(false);
+        let code = call_targets::Code::new(&functions);
+        for chain in &samples.chains {
+            call_targets::count(&mut targets, &code, chain, frame_pointers);
+        }
+    }
     let hot_code = sampled_functions(&functions, &samples.counts, dialect);
     let mut counts = samples.counts.clone();
     for instruction in hot_code.iter().flat_map(|code| code.iter()) {
         counts.entry(instruction.address).or_insert(0);
+    }
+    // A call through a pointer is placed on its line like any instruction.
+    for call in targets.keys() {
+        counts.entry(*call).or_insert(0);
     }
     // Spread, a count is in hundredths of a sample ([`straight_runs::PER_SAMPLE`]).
     let unit = if dialect.spreads_samples() {
@@ -83,9 +100,13 @@ pub fn convert(
     } else {
         1
     };
+    // A target's samples in the lines' unit.
+    for calls in targets.values_mut().flat_map(BTreeMap::values_mut) {
+        *calls *= unit;
+    }
     let addresses: Vec<u64> = counts.keys().copied().collect();
     let frames = symbolize::symbolize(binary, &addresses)?;
-    let (functions, cut) = build(&counts, &frames, dialect);
+    let (functions, cut) = build(&counts, &targets, &frames, dialect);
     if functions.iter().all(|f| f.total() == 0) {
         bail!(
             "llvm-symbolizer names no line at the {} sampled addresses of {}: the binary has no DWARF line tables\nhint: gcc's AutoFDO needs them (afterburner builds the profiled variant with -g -gdwarf-4): do not strip it",
@@ -94,20 +115,35 @@ pub fn convert(
         );
     }
     crate::progress::info(format_args!(
-        "{}: {} of {} samples in {}, at {} addresses of {} instructions in sampled functions; {} samples without a line left out",
+        "{}: {} of {} samples in {}, at {} addresses of {} instructions in sampled functions; {} samples without a line left out{}",
         recording.display(),
         samples.kept,
         samples.total,
         binary.display(),
         samples.counts.len(),
         addresses.len(),
-        (cut + unit / 2) / unit
+        (cut + unit / 2) / unit,
+        said_targets(&samples, &targets)
     ));
     fs_err::write(
         out,
         crate::toolchain::formats::gcov_afdo::write_llvm_text(&functions),
     )?;
     Ok(Some(out.to_path_buf()))
+}
+
+/// What the log says of the call chains: how many samples had one, and
+/// the calls through pointers they named targets for.
+fn said_targets(samples: &Samples, targets: &call_targets::Targets) -> String {
+    if samples.chains.is_empty() {
+        return "; no call chains (record with -g for the targets of calls through pointers)"
+            .to_owned();
+    }
+    format!(
+        "; {} samples with call chains name the targets of {} calls through pointers",
+        samples.chains.len(),
+        targets.len()
+    )
 }
 
 /// How long `objdump -d` may take over one binary.
@@ -158,11 +194,14 @@ struct Samples {
     total: u64,
     /// Those in the binary.
     kept: u64,
+    /// The call chain of each kept sample that has one: each frame's
+    /// linked address, `None` outside the binary, leaf first.
+    chains: Vec<Vec<Option<u64>>>,
 }
 
 /// The samples of `recording` (`perf script`'s text, see
-/// [`perf_script::run`]) whose own address lies in the binary at `path`.
-/// A recording with call chains is read by its leaves.
+/// [`perf_script::run`]) whose own address lies in the binary at `path`,
+/// counted by their leaves, and the call chains of those that have one.
 fn read_samples(recording: &perf_script::Recording, path: &Path, segments: &[Segment]) -> Samples {
     let wanted = path.to_string_lossy();
     // A recording brought from another machine names the binary where it
@@ -183,6 +222,17 @@ fn read_samples(recording: &perf_script::Recording, path: &Path, segments: &[Seg
         if let Some(address) = segments.iter().find_map(|s| s.address_of(offset)) {
             samples.kept += 1;
             *samples.counts.entry(address).or_default() += 1;
+            if placement.frames.len() > 1 {
+                let linked = |at: Option<(&str, u64)>| {
+                    let (file, offset) = at?;
+                    is_binary(file)
+                        .then(|| segments.iter().find_map(|s| s.address_of(offset)))
+                        .flatten()
+                };
+                samples
+                    .chains
+                    .push(placement.frames.iter().map(|f| linked(f.at)).collect());
+            }
         }
     }
     samples
@@ -284,11 +334,13 @@ fn next_component(d: u32) -> u32 {
     }
 }
 
-/// The profile of `counts` (samples per linked address), each address
+/// The profile of `counts` (samples per linked address) and `targets`
+/// (the functions each call through a pointer called), each address
 /// placed by its `frames` (innermost first) and keyed for `dialect`;
 /// returns it and how many samples had no usable line.
 fn build(
     counts: &BTreeMap<u64, u64>,
+    targets: &call_targets::Targets,
     frames: &HashMap<u64, Vec<Frame>>,
     dialect: Dialect,
 ) -> (Vec<Instance>, u64) {
@@ -320,6 +372,16 @@ fn build(
         let (key, duplication) = keys[0];
         let line = instance.lines.entry(key).or_default();
         line.count = line.count.max(count * duplication);
+        for (callee, calls) in targets.get(address).into_iter().flatten() {
+            *line
+                .targets
+                .entry(dialect.name(callee).to_owned())
+                .or_default() += calls;
+        }
+        // A call seen under its callees ran, however few samples fell on
+        // its own line: LLVM annotates no call in a block of weight 0, and
+        // gcc takes a line at 0 for cold.
+        line.count = line.count.max(line.targets.values().sum());
     }
     for function in functions.values_mut() {
         drop_zeros_beside_samples(function);
@@ -349,7 +411,7 @@ fn drop_zeros_beside_samples(instance: &mut Instance) {
         .collect();
     instance
         .lines
-        .retain(|k, l| l.count > 0 || !sampled.contains(&(k >> 16)));
+        .retain(|k, l| l.count > 0 || !l.targets.is_empty() || !sampled.contains(&(k >> 16)));
     for callee in instance.callsites.values_mut() {
         drop_zeros_beside_samples(callee);
     }
@@ -509,7 +571,12 @@ mod tests {
             (0x10, vec![frame("f", 1, 2)]),
             (0x18, vec![frame("g", 7, 8), frame("f", 1, 5)]),
         ]);
-        let (functions, _) = build(&counts, &frames, Dialect::Gcc);
+        let (functions, _) = build(
+            &counts,
+            &call_targets::Targets::new(),
+            &frames,
+            Dialect::Gcc,
+        );
         let f = &functions[0];
         assert_eq!(f.lines[&(1 << 16)].count, 4);
         let g = &f.callsites[&(4 << 16, "g".to_owned())];
@@ -542,7 +609,12 @@ mod tests {
             // A line before its function's first: cut.
             (0x30, vec![frame("main.cold", 10, 9)]),
         ]);
-        let (functions, cut) = build(&counts, &frames, Dialect::Gcc);
+        let (functions, cut) = build(
+            &counts,
+            &call_targets::Targets::new(),
+            &frames,
+            Dialect::Gcc,
+        );
         assert_eq!(cut, 2);
         assert_eq!(functions.len(), 1);
         let main = &functions[0];
@@ -600,7 +672,12 @@ mod tests {
             (0x14, vec![at(12, 2)]),
             (0x18, vec![at(12, 6)]),
         ]);
-        let (functions, _) = build(&counts, &frames, Dialect::Llvm);
+        let (functions, _) = build(
+            &counts,
+            &call_targets::Targets::new(),
+            &frames,
+            Dialect::Llvm,
+        );
         let f = &functions[0];
         assert_eq!(f.lines[&((2 << 16) | 1)].count, 30);
         assert_eq!(f.lines[&((2 << 16) | 3)].count, 50);
@@ -609,7 +686,12 @@ mod tests {
             crate::toolchain::formats::gcov_afdo::write_llvm_text(&functions),
             "f:80:1\n 0: 0\n 2.1: 30\n 2.3: 50\n"
         );
-        let (gcc, _) = build(&counts, &frames, Dialect::Gcc);
+        let (gcc, _) = build(
+            &counts,
+            &call_targets::Targets::new(),
+            &frames,
+            Dialect::Gcc,
+        );
         assert_eq!(gcc[0].head, 1);
         assert_eq!(gcc[0].lines[&((2 << 16) | 6)].count, 50);
     }

@@ -18,6 +18,7 @@
 //!
 //! The word `autofdo` is this folder's [`AutoFdo`].
 
+mod call_targets;
 pub mod clang;
 mod create_llvm_prof;
 pub mod from_ip;
@@ -37,7 +38,7 @@ use crate::toolchain::matching::{self, Counts};
 use crate::toolchain::merge::Convert;
 use crate::toolchain::optimize::{c_and_cpp_only, Optimize, Requirement, VariantSetup};
 use crate::toolchain::round::Round;
-use crate::toolchain::sampling::{self, Sampler};
+use crate::toolchain::sampling::{self, CallGraph, Sampler, Unwind};
 use crate::toolchain::{llvm, merged_profiles, Compiler, Flags, RoundChoices, StageDirs};
 
 /// How long one conversion may take.
@@ -177,7 +178,7 @@ pub const SAMPLER: Sampler = Sampler {
     what: "AutoFDO",
     instead: "use optimize = [\"pgo\"] (instrumented: needs no PMU), or `bolt` (instrumented too)",
     default_event: None,
-    call_graph: false,
+    call_graph: CallGraph::WithoutBranchStacks(Unwind::Dwarf),
 };
 
 /// `with_lbr` for a recording with branch stacks, else afterburner's own

@@ -32,6 +32,21 @@ pub struct Instruction {
     /// A direct jump's target, where a run starts (a call's is a function's
     /// start, or in an object file not yet linked, the next instruction).
     pub target: Option<u64>,
+    /// What the call chains need to know of it ([`Role`]).
+    pub role: Role,
+}
+
+/// What reading a call chain needs to know of an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Role {
+    #[default]
+    Other,
+    /// `call *…`: a call through a pointer.
+    IndirectCall,
+    /// `mov %rsp,%rbp`: the frame pointer is set from here on.
+    SetsFrame,
+    /// `ret`: the caller's frame pointer is back.
+    Returns,
 }
 
 /// `objdump -d --no-show-raw-insn`'s functions: each `ADDRESS <NAME>:`
@@ -57,6 +72,7 @@ pub fn disassembly(text: &str) -> Vec<(&str, Vec<Instruction>)> {
                     address,
                     ends_run,
                     target,
+                    role: role(rest),
                 });
             }
         }
@@ -85,6 +101,21 @@ fn control(instruction: &str) -> (bool, Option<u64>) {
         .flatten()
         .and_then(|operand| u64::from_str_radix(operand, 16).ok());
     (ends, target)
+}
+
+/// An instruction's [`Role`] (`mnemonic operands`, AT&T syntax).
+fn role(instruction: &str) -> Role {
+    let mut words = instruction
+        .split_whitespace()
+        .skip_while(|w| PREFIXES.contains(w));
+    let mnemonic = words.next().unwrap_or_default();
+    let operands = words.next().unwrap_or_default();
+    match mnemonic {
+        "call" | "callq" if operands.starts_with('*') => Role::IndirectCall,
+        "mov" | "movq" if operands == "%rsp,%rbp" => Role::SetsFrame,
+        m if m.starts_with("ret") => Role::Returns,
+        _ => Role::Other,
+    }
 }
 
 /// What one sample is worth after spreading: a run's samples per
@@ -196,6 +227,38 @@ mod tests {
         assert_eq!((at(0x1158).ends_run, at(0x1158).target), (true, None));
         assert!(!at(0x1147).ends_run && !at(0x114e).ends_run);
         assert!(functions[1].1[0].ends_run);
+        assert_eq!(at(0x1157).role, Role::Returns);
+        // A direct call, an indirect jump: neither is an indirect call.
+        assert_eq!(at(0x1150).role, Role::Other);
+        assert_eq!(at(0x1158).role, Role::Other);
+    }
+
+    #[test]
+    fn calls_through_pointers_and_frame_set_up_are_told_apart() {
+        let listing = "
+0000000000002000 <f>:
+    2000:\tpush   %rbp
+    2001:\tmov    %rsp,%rbp
+    2004:\tcall   *0x40(%rbx)
+    2007:\tnotrack call *%rax
+    2009:\tmov    %rbp,%rsp
+    200c:\tpop    %rbp
+    200d:\tret
+";
+        let functions = disassembly(listing);
+        let roles: Vec<Role> = functions[0].1.iter().map(|i| i.role).collect();
+        assert_eq!(
+            roles,
+            [
+                Role::Other,
+                Role::SetsFrame,
+                Role::IndirectCall,
+                Role::IndirectCall,
+                Role::Other,
+                Role::Other,
+                Role::Returns
+            ]
+        );
     }
 
     #[test]

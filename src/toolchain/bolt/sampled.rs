@@ -24,7 +24,7 @@ use crate::toolchain::formats::fdata::{has_samples, sum_no_lbr};
 use crate::toolchain::matching::Counts;
 use crate::toolchain::merge::convert_recordings;
 use crate::toolchain::round::{Accepts, Round};
-use crate::toolchain::sampling::{Sampler, RAW_EXTENSION};
+use crate::toolchain::sampling::{CallGraph, Sampler, RAW_EXTENSION};
 use crate::toolchain::{weights, Flags, Phase, StageDirs};
 
 /// BOLT from `perf record` of the finished build.
@@ -35,7 +35,7 @@ pub const SAMPLER: Sampler = Sampler {
     what: "BOLT from perf samples (bolt_profile = \"sampled\")",
     instead: "leave bolt_profile unset (instrumented BOLT needs no PMU)",
     default_event: None,
-    call_graph: false,
+    call_graph: CallGraph::Never,
 };
 
 /// What perf2bolt says when a recording holds no sample of the binary.

@@ -25,7 +25,7 @@ use crate::toolchain::formats::perf_script::{self, PlacedFrame};
 use crate::toolchain::formats::pprof::{Line, LocationId, Mapping, Profile};
 use crate::toolchain::matching::Counts;
 use crate::toolchain::round::Round;
-use crate::toolchain::sampling::{self, Sampler, RAW_EXTENSION};
+use crate::toolchain::sampling::{self, CallGraph, Sampler, Unwind, RAW_EXTENSION};
 use crate::toolchain::symbolize::{self, Frame, Segment};
 use crate::toolchain::{find_files, no_profile_error, raw_dir, store_merged, Flags, StageDirs};
 
@@ -39,7 +39,7 @@ pub const SAMPLER: Sampler = Sampler {
     instead:
         "use pgo_source = \"cpuprofile\" with a program that writes its own CPU profile ({profile})",
     default_event: Some("cpu-clock"),
-    call_graph: true,
+    call_graph: CallGraph::Always(Unwind::FramePointers),
 };
 
 impl Round for GoPerfPgo {
