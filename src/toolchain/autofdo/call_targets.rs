@@ -87,7 +87,7 @@ fn frame_set(code: &[Instruction], address: u64, leaf: bool) -> bool {
 pub fn count(targets: &mut Targets, code: &Code, chain: &[Option<u64>], frame_pointers: bool) {
     let mut seen = BTreeSet::new();
     for (i, pair) in chain.windows(2).enumerate() {
-        let (Some(at), Some(caller)) = (pair[0], pair[1]) else {
+        let (Some(at), Some(return_site)) = (pair[0], pair[1]) else {
             continue;
         };
         let leaf = i == 0;
@@ -100,7 +100,7 @@ pub fn count(targets: &mut Targets, code: &Code, chain: &[Option<u64>], frame_po
         if frame_pointers && !frame_set(callee_code, at, leaf) {
             continue;
         }
-        let Some(call) = code.indirect_call_at(caller) else {
+        let Some(call) = code.indirect_call_at(return_site) else {
             continue;
         };
         if seen.insert((call, callee)) {

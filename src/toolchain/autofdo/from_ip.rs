@@ -23,6 +23,10 @@
 //! not listed as unknown, which its propagation may make as hot as its
 //! neighbours (measured on `SQLite`'s speedtest1: without the zeros, gcc's
 //! build ran 0.5% more instructions than -O2; with them, see the README).
+//! Where the recording has call chains (afterburner records DWARF-unwound
+//! ones without branch stacks), each call through a pointer gets the
+//! functions it was seen calling as its line's call targets
+//! ([`call_targets`]), and its line at least their samples.
 //! For gcc, each instruction's count is first its straight-line run's
 //! samples per instruction ([`super::straight_runs`]), so that a line whose
 //! few instructions drew no sample of their own (a call, a `return`) is not

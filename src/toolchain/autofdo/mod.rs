@@ -14,7 +14,8 @@
 //! Sampling needs a PMU. Where perf has none (most VMs) the variant is
 //! refused, saying so, unless it names a software event itself
 //! (`sample_event = "cpu-clock"`): timer samples give a weaker profile with
-//! no branch or call-target data, but exercise the whole path.
+//! no branch data, but exercise the whole path; recorded with DWARF call
+//! chains, they name where calls through pointers went ([`call_targets`]).
 //!
 //! The word `autofdo` is this folder's [`AutoFdo`].
 
@@ -56,7 +57,7 @@ impl Optimize for AutoFdo {
     }
 
     fn describe(&self) -> &'static str {
-        "sampled FDO: perf record of an ordinary build, converted to the compiler's sample profile (afterburner names each sampled address's inline stack with llvm-symbolizer and writes clang's or gcc's format itself; create_llvm_prof only for branch stacks). Without LBR (timer samples) only line hotness, no branch edges or call targets: from none to most of instrumented PGO's savings, by program and compiler (docs/case-studies/autofdo-timer-samples.md)"
+        "sampled FDO: perf record of an ordinary build, converted to the compiler's sample profile (afterburner names each sampled address's inline stack with llvm-symbolizer and writes clang's or gcc's format itself; create_llvm_prof only for branch stacks). Without LBR (timer samples) line hotness and, from DWARF call chains, the targets of calls through pointers, but no branch edges: from none to most of instrumented PGO's savings, by program and compiler (docs/case-studies/autofdo-timer-samples.md)"
     }
 
     fn qualifier(&self) -> Option<&'static str> {
@@ -156,7 +157,7 @@ impl Optimize for AutoFdo {
             Requirement::fact(
                 "branch stacks (LBR)",
                 env.lbr,
-                "without LBR, AutoFDO profiles have no branch or call-target data and are much weaker",
+                "without LBR, AutoFDO profiles have no branch data (call targets come from DWARF call chains) and are weaker",
             )
             .optional(),
         ]);
