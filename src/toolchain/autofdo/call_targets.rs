@@ -13,6 +13,12 @@
 //! once a sample, where the call goes through a pointer (a direct call's
 //! target is in the code).
 //!
+//! A function some other one jumps to (a tail call: `jmp f` at the end of
+//! `g`) is never taken for a target: `g`'s frame is gone by then, so a
+//! sample in `f` looks called from `g`'s caller, and a call through a
+//! pointer to `g` (Redis's `dictSdsCaseHash`, which ends in `jmp
+//! siphash_nocase`) would name `f`, a target the pointer never holds.
+//!
 //! A DWARF-unwound chain (`--call-graph dwarf`, what afterburner records)
 //! is right at every frame. A frame-pointer chain (`-g`, as production
 //! recordings often are) is right only where the frame's function had set
@@ -36,6 +42,8 @@ pub type Targets = BTreeMap<u64, BTreeMap<String, u64>>;
 pub struct Code<'a> {
     /// Each function's first address, name and instructions, by address.
     functions: Vec<(u64, &'a str, &'a [Instruction])>,
+    /// The first addresses of functions another function jumps to.
+    tail_called: BTreeSet<u64>,
 }
 
 impl<'a> Code<'a> {
@@ -45,23 +53,36 @@ impl<'a> Code<'a> {
             .filter_map(|(name, code)| Some((code.first()?.address, *name, code.as_slice())))
             .collect();
         functions.sort_by_key(|f| f.0);
-        Self { functions }
+        let starts: BTreeSet<u64> = functions.iter().map(|f| f.0).collect();
+        let mut tail_called = BTreeSet::new();
+        for (start, _, code) in &functions {
+            for t in code.iter().filter_map(|i| i.target) {
+                if t != *start && starts.contains(&t) {
+                    tail_called.insert(t);
+                }
+            }
+        }
+        Self {
+            functions,
+            tail_called,
+        }
     }
 
-    /// The function whose instructions hold `address`.
-    fn function_of(&self, address: u64) -> Option<(&'a str, &'a [Instruction])> {
+    /// The function whose instructions hold `address`: its first address,
+    /// name and instructions.
+    fn function_of(&self, address: u64) -> Option<(u64, &'a str, &'a [Instruction])> {
         let at = self.functions.partition_point(|f| f.0 <= address);
-        let (_, name, code) = self.functions.get(at.checked_sub(1)?)?;
-        let last = code.last()?.address;
+        let function = *self.functions.get(at.checked_sub(1)?)?;
+        let last = function.2.last()?.address;
         // An instruction is at most 15 bytes long.
-        (address <= last + 15).then_some((*name, *code))
+        (address <= last + 15).then_some(function)
     }
 
     /// The call through a pointer that `caller` (a return address, or a
     /// byte inside the call) lies just after or in, if that is what the
     /// instruction there is.
     fn indirect_call_at(&self, caller: u64) -> Option<u64> {
-        let (_, code) = self.function_of(caller.checked_sub(1)?)?;
+        let (_, _, code) = self.function_of(caller.checked_sub(1)?)?;
         let next = code.partition_point(|i| i.address < caller);
         let call = code.get(next.checked_sub(1)?)?;
         (call.role == Role::IndirectCall).then_some(call.address)
@@ -94,9 +115,12 @@ pub fn count(targets: &mut Targets, code: &Code, chain: &[Option<u64>], frame_po
         // A return address follows its call: the byte before it is the
         // caller's.
         let inside = if leaf { at } else { at.saturating_sub(1) };
-        let Some((callee, callee_code)) = code.function_of(inside) else {
+        let Some((start, callee, callee_code)) = code.function_of(inside) else {
             continue;
         };
+        if code.tail_called.contains(&start) {
+            continue;
+        }
         if frame_pointers && !frame_set(callee_code, at, leaf) {
             continue;
         }
@@ -149,6 +173,14 @@ mod tests {
 0000000000001050 <bare>:
     1050:\timul   %edi,%eax
     1053:\tret
+
+0000000000001060 <hash>:
+    1060:\tmov    %edi,%eax
+    1062:\tjmp    1070 <siphash>
+
+0000000000001070 <siphash>:
+    1070:\timul   %edi,%eax
+    1073:\tret
 ";
 
     fn counted_as(chains: &[&[u64]], frame_pointers: bool) -> Targets {
@@ -191,6 +223,14 @@ mod tests {
         assert!(counted(&[&[0x1020, 0x100a], &[0x102d, 0x100a], &[0x1050, 0x100a]]).is_empty());
         // Past `mov %rsp,%rbp` it does.
         assert_eq!(counted(&[&[0x1024, 0x100a]])[&0x1008]["cb"], 1);
+    }
+
+    /// `run` calls `hash` through its pointer; `hash` tail-calls `siphash`,
+    /// whose samples look called from 0x1008: never its target.
+    #[test]
+    fn a_function_reached_by_a_tail_call_is_no_target() {
+        let dwarf = counted_as(&[&[0x1070, 0x1009], &[0x1060, 0x1009]], false);
+        assert_eq!(dwarf[&0x1008], BTreeMap::from([("hash".to_owned(), 1)]));
     }
 
     /// `perf script` prints a DWARF-unwound caller as the byte before its
