@@ -636,6 +636,39 @@ mod tests {
         );
     }
 
+    /// A call through a pointer inside an inlined function: its targets go
+    /// on its line in the inlined instance, keyed by the reader's name, and
+    /// the line counts at least their samples.
+    #[test]
+    fn call_targets_go_on_the_calls_line_where_it_was_inlined() {
+        let counts = BTreeMap::from([(0x10, 3), (0x20, 1)]);
+        let frames = HashMap::from([
+            (0x10, vec![frame("main", 10, 11)]),
+            // `dispatch` (first line 3) inlined into main at line 12, its
+            // call through a pointer on its line 4.
+            (0x20, vec![frame("dispatch", 3, 4), frame("main", 10, 12)]),
+        ]);
+        let targets = call_targets::Targets::from([(
+            0x20,
+            BTreeMap::from([
+                ("handler.constprop.0".to_owned(), 40),
+                ("other".to_owned(), 2),
+            ]),
+        )]);
+        let (functions, _) = build(&counts, &targets, &frames, Dialect::Gcc);
+        let dispatch = &functions[0].callsites[&(2 << 16, "dispatch".to_owned())];
+        let line = &dispatch.lines[&(1 << 16)];
+        assert_eq!(line.count, 42);
+        assert_eq!(
+            line.targets,
+            BTreeMap::from([("handler".to_owned(), 40), ("other".to_owned(), 2)])
+        );
+        assert_eq!(
+            crate::toolchain::formats::gcov_afdo::write_llvm_text(&functions),
+            "main:45:3\n 1: 3\n 2: dispatch:42\n  1: 42 handler:40 other:2\n"
+        );
+    }
+
     /// LLVM's encoded discriminators as clang 14 wrote them and its loader
     /// keyed them (measured: DWARF 2, 6, 8, 10, 14 are base 1, 3, 4, 5, 7);
     /// a duplication factor (an unrolled loop's) multiplies the samples.
