@@ -1,8 +1,7 @@
 //! clang AutoFDO on timer samples, converted by afterburner itself (no
 //! `create_llvm_prof`): the LLVM sample profile it writes is read by
 //! `llvm-profdata` and used by clang, which gives the hot function an
-//! entry count and weighs its branches from it; the call chains name the
-//! target of the call through a pointer.
+//! entry count and weighs its branches from it.
 
 use std::process::Command;
 
@@ -64,11 +63,6 @@ fn clang_autofdo_on_timer_samples_writes_a_profile_llvm_profdata_reads_and_clang
     assert!(
         shown.status.success() && text.contains("Function: main:"),
         "{text}"
-    );
-    // The call chains name where main's `step(acc, i)` went.
-    assert!(
-        text.contains("calls: mix:"),
-        "no target of main's call:\n{text}"
     );
 
     // clang reads it: main gets an entry count (its head + 1) and its

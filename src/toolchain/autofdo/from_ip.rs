@@ -26,7 +26,8 @@
 //! Where the recording has call chains (afterburner records DWARF-unwound
 //! ones without branch stacks), each call through a pointer gets the
 //! functions it was seen calling as its line's call targets
-//! ([`call_targets`]), and its line at least their samples.
+//! ([`call_targets`]), as shares of its line's count (for clang, the call
+//! counts as its straight-line run does).
 //! For gcc, each instruction's count is first its straight-line run's
 //! samples per instruction ([`super::straight_runs`]), so that a line whose
 //! few instructions drew no sample of their own (a call, a `return`) is not
@@ -102,12 +103,17 @@ pub fn convert(
         straight_runs::spread(&mut counts, &hot_code);
         straight_runs::PER_SAMPLE
     } else {
+        // A call runs as often as its straight-line run, though its own
+        // instruction seldom draws a sample: its targets are shares of it.
+        let mut spread = counts.clone();
+        straight_runs::spread(&mut spread, &hot_code);
+        for call in targets.keys() {
+            let in_run = spread.get(call).copied().unwrap_or(0);
+            let run = (in_run + straight_runs::PER_SAMPLE / 2) / straight_runs::PER_SAMPLE;
+            counts.entry(*call).and_modify(|c| *c = (*c).max(run));
+        }
         1
     };
-    // A target's samples in the lines' unit.
-    for calls in targets.values_mut().flat_map(BTreeMap::values_mut) {
-        *calls *= unit;
-    }
     let addresses: Vec<u64> = counts.keys().copied().collect();
     let frames = symbolize::symbolize(binary, &addresses)?;
     let (functions, cut) = build(&counts, &targets, &frames, dialect);
@@ -382,12 +388,9 @@ fn build(
                 .entry(dialect.name(callee).to_owned())
                 .or_default() += calls;
         }
-        // A call seen under its callees ran, however few samples fell on
-        // its own line: LLVM annotates no call in a block of weight 0, and
-        // gcc takes a line at 0 for cold.
-        line.count = line.count.max(line.targets.values().sum());
     }
     for function in functions.values_mut() {
+        targets_in_line_units(function);
         drop_zeros_beside_samples(function);
     }
     for (name, function) in &mut functions {
@@ -397,6 +400,30 @@ fn build(
         }
     }
     (functions.into_values().collect(), cut)
+}
+
+/// A call's targets as shares of its line's count: the chains count the
+/// samples spent under each callee (its whole work), the line how often
+/// the call ran, which is what a reader takes a target's count for (LBR's
+/// counts are calls). Left as the samples under the callee, the line
+/// `c->cmd->proc(c)` of Redis's `call()` said thousands where its
+/// neighbours said tens. A line whose count is 0 keeps no targets.
+fn targets_in_line_units(instance: &mut Instance) {
+    for line in instance.lines.values_mut() {
+        let under: u64 = line.targets.values().sum();
+        if under == 0 {
+            continue;
+        }
+        let count = u128::from(line.count);
+        for calls in line.targets.values_mut() {
+            let share = (count * u128::from(*calls) + u128::from(under) / 2) / u128::from(under);
+            *calls = u64::try_from(share).unwrap_or(u64::MAX);
+        }
+        line.targets.retain(|_, calls| *calls > 0);
+    }
+    for callee in instance.callsites.values_mut() {
+        targets_in_line_units(callee);
+    }
 }
 
 /// Timer samples are sparse: where one discriminator of a line was sampled
@@ -637,35 +664,42 @@ mod tests {
     }
 
     /// A call through a pointer inside an inlined function: its targets go
-    /// on its line in the inlined instance, keyed by the reader's name, and
-    /// the line counts at least their samples.
+    /// on its line in the inlined instance, keyed by the reader's name, as
+    /// shares of the line's count.
     #[test]
     fn call_targets_go_on_the_calls_line_where_it_was_inlined() {
-        let counts = BTreeMap::from([(0x10, 3), (0x20, 1)]);
+        let counts = BTreeMap::from([(0x10, 3), (0x20, 21), (0x24, 0)]);
         let frames = HashMap::from([
             (0x10, vec![frame("main", 10, 11)]),
             // `dispatch` (first line 3) inlined into main at line 12, its
             // call through a pointer on its line 4.
             (0x20, vec![frame("dispatch", 3, 4), frame("main", 10, 12)]),
+            // A call on a line no sample fell on: no targets.
+            (0x24, vec![frame("main", 10, 13)]),
         ]);
-        let targets = call_targets::Targets::from([(
-            0x20,
-            BTreeMap::from([
-                ("handler.constprop.0".to_owned(), 40),
-                ("other".to_owned(), 2),
-            ]),
-        )]);
+        let targets = call_targets::Targets::from([
+            (
+                0x20,
+                BTreeMap::from([
+                    ("handler.constprop.0".to_owned(), 40),
+                    ("other".to_owned(), 2),
+                ]),
+            ),
+            (0x24, BTreeMap::from([("late".to_owned(), 9)])),
+        ]);
         let (functions, _) = build(&counts, &targets, &frames, Dialect::Gcc);
         let dispatch = &functions[0].callsites[&(2 << 16, "dispatch".to_owned())];
         let line = &dispatch.lines[&(1 << 16)];
-        assert_eq!(line.count, 42);
+        assert_eq!(line.count, 21);
+        // 40 and 2 samples under them: 20 and 1 of the line's 21.
         assert_eq!(
             line.targets,
-            BTreeMap::from([("handler".to_owned(), 40), ("other".to_owned(), 2)])
+            BTreeMap::from([("handler".to_owned(), 20), ("other".to_owned(), 1)])
         );
+        assert!(functions[0].lines[&(3 << 16)].targets.is_empty());
         assert_eq!(
             crate::toolchain::formats::gcov_afdo::write_llvm_text(&functions),
-            "main:45:3\n 1: 3\n 2: dispatch:42\n  1: 42 handler:40 other:2\n"
+            "main:24:3\n 1: 3\n 3: 0\n 2: dispatch:21\n  1: 21 handler:20 other:1\n"
         );
     }
 
