@@ -1036,21 +1036,3 @@ pub fn rust_profdata_or_skip() -> bool {
         Err(e) => skip(Lack::Installed(&format!("{e:#}"))),
     }
 }
-
-/// Every file under `dir`, at any depth, sorted.
-pub fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
