@@ -23,8 +23,9 @@
 //! not listed as unknown, which its propagation may make as hot as its
 //! neighbours (measured on `SQLite`'s speedtest1: without the zeros, gcc's
 //! build ran 0.5% more instructions than -O2; with them, see the README).
-//! Where the recording has call chains (afterburner records DWARF-unwound
-//! ones without branch stacks), each call through a pointer gets the
+//! Where the recording has call chains (one brought with `perf record -g`
+//! or `--call-graph dwarf`; afterburner's training records none by default,
+//! see [`super::SAMPLER`]), each call through a pointer gets the
 //! functions it was seen calling as its line's call targets
 //! ([`call_targets`]), as shares of its line's count (for clang, the call
 //! counts as its straight-line run does).
@@ -146,7 +147,7 @@ pub fn convert(
 /// the calls through pointers they named targets for.
 fn said_targets(samples: &Samples, targets: &call_targets::Targets) -> String {
     if samples.chains.is_empty() {
-        return "; no call chains (record with -g for the targets of calls through pointers)"
+        return "; no call chains (a recording with them, -g or --call-graph dwarf, names the targets of calls through pointers)"
             .to_owned();
     }
     format!(
