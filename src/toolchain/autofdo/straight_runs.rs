@@ -67,12 +67,12 @@ pub fn disassembly(text: &str) -> Vec<(&str, Vec<Instruction>)> {
                 u64::from_str_radix(address.trim(), 16),
                 is_instruction,
             ) {
-                let (ends_run, target) = control(rest);
+                let (ends_run, target, role) = read(rest);
                 function.1.push(Instruction {
                     address,
                     ends_run,
                     target,
-                    role: role(rest),
+                    role,
                 });
             }
         }
@@ -85,37 +85,28 @@ const PREFIXES: &[&str] = &[
     "notrack", "bnd", "rep", "repz", "repnz", "repe", "repne", "lock", "cs", "ds", "data16",
 ];
 
-/// Whether an instruction (`mnemonic operands`) ends a run, and its
-/// direct target.
-fn control(instruction: &str) -> (bool, Option<u64>) {
+/// Whether an instruction (`mnemonic operands`, AT&T syntax) ends a run,
+/// its direct target, and its [`Role`].
+fn read(instruction: &str) -> (bool, Option<u64>, Role) {
     let mut words = instruction
         .split_whitespace()
         .skip_while(|w| PREFIXES.contains(w));
     let Some(mnemonic) = words.next() else {
-        return (false, None);
+        return (false, None, Role::Other);
     };
+    let operand = words.next().unwrap_or_default();
     let jumps = mnemonic.starts_with('j');
     let ends = jumps || mnemonic.starts_with("ret") || matches!(mnemonic, "ud2" | "hlt" | "int3");
     let target = jumps
-        .then(|| words.next())
-        .flatten()
-        .and_then(|operand| u64::from_str_radix(operand, 16).ok());
-    (ends, target)
-}
-
-/// An instruction's [`Role`] (`mnemonic operands`, AT&T syntax).
-fn role(instruction: &str) -> Role {
-    let mut words = instruction
-        .split_whitespace()
-        .skip_while(|w| PREFIXES.contains(w));
-    let mnemonic = words.next().unwrap_or_default();
-    let operands = words.next().unwrap_or_default();
-    match mnemonic {
-        "call" | "callq" if operands.starts_with('*') => Role::IndirectCall,
-        "mov" | "movq" if operands == "%rsp,%rbp" => Role::SetsFrame,
+        .then(|| u64::from_str_radix(operand, 16).ok())
+        .flatten();
+    let role = match mnemonic {
+        "call" | "callq" if operand.starts_with('*') => Role::IndirectCall,
+        "mov" | "movq" if operand == "%rsp,%rbp" => Role::SetsFrame,
         m if m.starts_with("ret") => Role::Returns,
         _ => Role::Other,
-    }
+    };
+    (ends, target, role)
 }
 
 /// What one sample is worth after spreading: a run's samples per
