@@ -19,8 +19,7 @@
 //! pointer to `g` (Redis's `dictSdsCaseHash`, which ends in `jmp
 //! siphash_nocase`) would name `f`, a target the pointer never holds.
 //!
-//! A DWARF-unwound chain (`--call-graph dwarf`, what afterburner records)
-//! is right at every frame. A frame-pointer chain (`-g`, as production
+//! A DWARF-unwound chain (`--call-graph dwarf`) is right at every frame. A frame-pointer chain (`-g`, as production
 //! recordings often are) is right only where the frame's function had set
 //! its frame pointer when the sample was taken: a function that keeps none
 //! (`-fomit-frame-pointer`, the default at -O2; gcc's small leaves even

@@ -104,14 +104,8 @@ pub fn convert(
         straight_runs::spread(&mut counts, &hot_code);
         straight_runs::PER_SAMPLE
     } else {
-        // A call runs as often as its straight-line run, though its own
-        // instruction seldom draws a sample: its targets are shares of it.
-        let mut spread = counts.clone();
-        straight_runs::spread(&mut spread, &hot_code);
-        for call in targets.keys() {
-            let in_run = spread.get(call).copied().unwrap_or(0);
-            let run = (in_run + straight_runs::PER_SAMPLE / 2) / straight_runs::PER_SAMPLE;
-            counts.entry(*call).and_modify(|c| *c = (*c).max(run));
+        if !targets.is_empty() {
+            calls_count_as_their_runs(&mut counts, &hot_code, &targets);
         }
         1
     };
@@ -141,6 +135,23 @@ pub fn convert(
         crate::toolchain::formats::gcov_afdo::write_llvm_text(&functions),
     )?;
     Ok(Some(out.to_path_buf()))
+}
+
+/// For a reader whose counts are not spread (clang's): each call with
+/// targets counts at least as its straight-line run does, since its own
+/// instruction seldom draws a sample and its targets are shares of it.
+fn calls_count_as_their_runs(
+    counts: &mut BTreeMap<u64, u64>,
+    hot_code: &[&[Instruction]],
+    targets: &call_targets::Targets,
+) {
+    let mut spread = counts.clone();
+    straight_runs::spread(&mut spread, hot_code);
+    for call in targets.keys() {
+        let in_run = spread.get(call).copied().unwrap_or(0);
+        let run = (in_run + straight_runs::PER_SAMPLE / 2) / straight_runs::PER_SAMPLE;
+        counts.entry(*call).and_modify(|c| *c = (*c).max(run));
+    }
 }
 
 /// What the log says of the call chains: how many samples had one, and
