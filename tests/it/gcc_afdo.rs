@@ -4,6 +4,7 @@
 use std::process::Command;
 
 use afterburner::toolchain::autofdo::straight_runs::{disassembly, spread};
+use afterburner::toolchain::autofdo::target_inlines;
 use afterburner::toolchain::formats::gcov_afdo::{self, fold_discriminators, Layout};
 
 use crate::support::{
@@ -352,4 +353,96 @@ fn a_call_shares_the_samples_of_its_straight_line_run() {
     assert!(counts[&code[call].address] > 0, "{counts:?}\n{listing}");
     assert_eq!(counts[&code[call].address], counts[&code[call + 1].address]);
     assert_eq!(counts[&code[0].address], 0, "{counts:?}\n{listing}");
+}
+
+/// A loop calling through a pointer, the call's line also holding an
+/// inlined function (Redis's `handler->emit(…, sdslen(ele), …)`).
+const POINTER_CALL_C: &str = "static inline int len(const char *s) { return s[0] & 7; }
+
+int emit(int *acc, const char *s, int n)
+{
+  *acc += n * 3 + s[1];
+  return *acc;
+}
+
+int range(int (*fn)(int *, const char *, int), const char **v, int n)
+{
+  int acc = 0;
+  for (int i = 0; i < n; i++)
+    fn(&acc, v[i], len(v[i]));
+  return acc;
+}
+";
+
+/// `range`'s call on line offset 4 went to `emit` (as call chains say),
+/// and `len` is inlined on that line.
+const POINTER_CALL_PROFILE: &str = "range:30100:100\n 0: 100\n 3: 10000\n 4: 10000 emit:10000\n 4: len:10000\n  0: 10000\n 6: 100\nemit:2000:1000\n 0: 1000\n 2: 1000\n";
+
+/// What gcc's AutoFDO pass says it promoted in `range`, with the profile
+/// written plainly or with its call targets as inlined copies.
+fn promoted(sandbox: &Sandbox, copies: bool) -> String {
+    let reader = afterburner::toolchain::autofdo::check_gcc().unwrap();
+    let mut functions = gcov_afdo::parse_llvm_text(POINTER_CALL_PROFILE).unwrap();
+    reader.prepare(&mut functions);
+    if copies {
+        assert_eq!(target_inlines::add(&mut functions), 1);
+    }
+    let name = if copies { "copies" } else { "plain" };
+    let profile = sandbox.write(&format!("{name}.gcov"), "");
+    std::fs::write(
+        &profile,
+        gcov_afdo::write_layout(&functions, reader.layout()),
+    )
+    .unwrap();
+    sandbox.write("pointer.c", POINTER_CALL_C);
+    let out = Command::new("gcc")
+        .current_dir(sandbox.path())
+        .args(["-O2", "-c", "-fdump-ipa-afdo", "pointer.c", "-o"])
+        .arg(format!("{name}.o"))
+        .arg(format!("-fauto-profile={}", profile.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dump = std::fs::read_dir(sandbox.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let file = p.file_name().unwrap().to_string_lossy();
+            file.starts_with(&format!("{name}.")) && file.ends_with(".afdo")
+        })
+        .unwrap_or_else(|| panic!("gcc wrote no AutoFDO dump for {name}"));
+    std::fs::read_to_string(dump)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("speculative call"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// gcc 12 to 15 promote a call through a pointer from the functions inlined
+/// at the call, not from the line's call targets: written plainly, gcc
+/// leaves the call to `emit` alone; with the target as an inlined copy,
+/// it promotes it.
+#[test]
+fn gcc_promotes_a_call_through_a_pointer_given_its_target_as_an_inlined_copy() {
+    if !served_gcc_or_skip() {
+        return;
+    }
+    let reader = afterburner::toolchain::autofdo::check_gcc().unwrap();
+    if reader.layout() != Layout::V2 {
+        skip_part("gcc 16's reworked AutoFDO pass: its promotion is not followed here");
+        return;
+    }
+    let sandbox = Sandbox::with_fixture("onehot");
+    let plain = promoted(&sandbox, false);
+    assert!(!plain.contains("=> emit"), "{plain}");
+    let copies = promoted(&sandbox, true);
+    assert!(
+        copies.contains("range/") && copies.contains("=> emit/"),
+        "{copies}"
+    );
 }

@@ -3,7 +3,9 @@
 //! stacks, `create_llvm_prof` with), merged and written in the installed
 //! gcc's own format ([`gcov_afdo`]: Debian's `create_gcov` writes one
 //! gcc 12 rejects), read with `-fauto-profile=`. A gcc AutoFDO profile
-//! brought as it is (`.afdo`) is merged without conversion.
+//! brought as it is (`.afdo`) is merged without conversion. Call targets
+//! (from call chains) are also written as inlined copies of the targets
+//! ([`target_inlines`]), the form in which gcc promotes them.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,6 +14,7 @@ use anyhow::{Context, Result};
 
 use super::create_llvm_prof::{self, read_lossy};
 use super::from_ip::Dialect;
+use super::target_inlines;
 use super::{use_merged, NO_SAMPLES_HINT, SAMPLER};
 use crate::toolchain::formats::brought::Format;
 use crate::toolchain::formats::{gcov_afdo, gcov_afdo_read};
@@ -167,6 +170,12 @@ impl Round for GccAutoFdo {
         }
         let mut merged = gcov_afdo::merge(profiles);
         reader.prepare(&mut merged);
+        let inlined = target_inlines::add(&mut merged);
+        if inlined > 0 {
+            crate::progress::info(format_args!(
+                "gcc profile: {inlined} calls through pointers given their most-called target as an inlined copy (gcc promotes only those)"
+            ));
+        }
         let staging = dirs.profile.join("merging.tmp");
         fs_err::write(&staging, gcov_afdo::write_layout(&merged, reader.layout()))?;
         Ok(vec![store_merged(

@@ -26,6 +26,7 @@ mod create_llvm_prof;
 pub mod from_ip;
 pub mod gcc;
 pub mod straight_runs;
+pub mod target_inlines;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
