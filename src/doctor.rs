@@ -225,7 +225,10 @@ pub fn variant_setup(variant: &Variant) -> VariantSetup<'_> {
         compiler: variant.compiler,
         bolt_profile: variant.bolt_profile,
         go_pgo: variant.go_pgo,
-        sample_event: variant.sample_event.as_deref(),
+        sampling: crate::toolchain::sampling::Asked {
+            event: variant.sample_event.as_deref(),
+            call_chains: variant.call_chains,
+        },
     }
 }
 

@@ -350,6 +350,10 @@ pub struct RawVariant {
     /// profile, instead of for size (`-fprofile-partial-training`).
     pub partial_training: Option<Spanned<bool>>,
     pub sample_event: Option<Spanned<String>>,
+    /// AutoFDO without branch stacks: record call chains too, "fp" (`-g`)
+    /// or "dwarf" (`--call-graph dwarf`), so calls through pointers get
+    /// their targets; "none", the default, records none.
+    pub call_chains: Option<Spanned<String>>,
     /// How an instrumented variant's training takes its services' counters:
     /// "stop" (written as each service exits) or "dump" (dumped by the
     /// preloaded shim before the service is stopped).

@@ -432,6 +432,36 @@ fn partial_training_is_for_gcc_pgo() {
     error_saying(&no_pgo, &[":14: partial_training"]);
 }
 
+/// `call_chains` is AutoFDO's alone, one of its three words.
+#[test]
+fn call_chains_only_on_autofdo_and_only_its_words() {
+    let autofdo = |line: &str| {
+        good_optimizing(&format!(
+            "optimize = [\"autofdo\"]\nsample_event = \"cpu-clock\"\n{line}"
+        ))
+    };
+    let e = load_text(&autofdo("call_chains = \"dwarf\""), false).unwrap();
+    assert_eq!(
+        e.variants[1].call_chains,
+        Some(crate::toolchain::sampling::Unwind::Dwarf)
+    );
+    let e = load_text(&autofdo("call_chains = \"fp\""), false).unwrap();
+    assert_eq!(
+        e.variants[1].call_chains,
+        Some(crate::toolchain::sampling::Unwind::FramePointers)
+    );
+    let e = load_text(&autofdo("call_chains = \"none\""), false).unwrap();
+    assert_eq!(e.variants[1].call_chains, None);
+    error_saying(
+        &autofdo("call_chains = \"lbr\""),
+        &[":15: call_chains = \"lbr\" is not", "\"dwarf\""],
+    );
+    error_saying(
+        &good_pgo_lto_with("call_chains = \"dwarf\""),
+        &[":14: call_chains is how AutoFDO", "optimize = [\"autofdo\""],
+    );
+}
+
 #[test]
 fn one_compiler_profile_per_variant_and_sample_event_only_for_sampled_training() {
     error_saying(

@@ -33,6 +33,10 @@ pub struct Variant {
     /// The perf event AutoFDO or sampled BOLT samples, when the variant
     /// names one.
     pub sample_event: Option<String>,
+    /// AutoFDO's call chains where it has no branch stacks (`call_chains`):
+    /// how perf unwinds them, `None` for none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_chains: Option<crate::toolchain::sampling::Unwind>,
     /// Where BOLT's profile comes from.
     pub bolt_profile: BoltProfile,
     /// Where a Go variant's PGO profile comes from (`pgo_source`; by

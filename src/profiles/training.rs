@@ -54,7 +54,7 @@ fn dumping(
 
 /// A hash of what made a profile: the instrumented build, each training
 /// command with its parameters and environment, and how it was sampled
-/// (`sample_event`, `bolt_profile`: the same build sampled on another event
+/// (`sample_event`, `call_chains`, `bolt_profile`: the same build sampled on another event
 /// records another profile); `more` is what a source adds (a stale
 /// profile's revision), nothing for the others, so their keys stay what
 /// they were before it.
@@ -91,6 +91,10 @@ pub(super) fn training_key(
         )
         .as_bytes(),
     );
+    // Only where asked, so keys made before `call_chains` stay current.
+    if let Some(unwind) = variant.call_chains {
+        hasher.update(format!("\ncall_chains={unwind:?}").as_bytes());
+    }
     hasher.update(more.as_bytes());
     crate::digest::hex(&hasher.finalize())
 }
@@ -141,7 +145,11 @@ pub(super) fn train_round(
         let step = progress::step(format!("training {what} on {}", workload.name));
         let mut env = variant.env.clone();
         env.extend(pgo.training_env(&dirs));
-        let prefix = pgo.training_prefix(&dirs, variant.sample_event.as_deref())?;
+        let asked = crate::toolchain::sampling::Asked {
+            event: variant.sample_event.as_deref(),
+            call_chains: variant.call_chains,
+        };
+        let prefix = pgo.training_prefix(&dirs, asked)?;
         // Services (none for most targets) around the command or the load.
         let attacher = if attach {
             toolchain::sampling::attacher(&dirs)

@@ -89,6 +89,7 @@ impl Optimization {
     pub const MARCH: Optimization = Optimization(&flags::march::March);
     pub const LTO: Optimization = Optimization(&flags::lto::Lto);
     pub const O3: Optimization = Optimization(&flags::o3::O3);
+    pub const AUTOFDO: Optimization = Optimization(&autofdo::AutoFdo);
 }
 
 /// The toolchain an experiment builds with.

@@ -104,8 +104,9 @@ pub struct VariantSetup<'a> {
     pub bolt_profile: BoltProfile,
     /// Where a Go variant's PGO profile comes from.
     pub go_pgo: GoPgoSource,
-    /// The perf event of sampled training runs, when the variant names one.
-    pub sample_event: Option<&'a str>,
+    /// The perf event of sampled training runs, when the variant names
+    /// one, and AutoFDO's call chains.
+    pub sampling: crate::toolchain::sampling::Asked<'a>,
 }
 
 /// One word of a variant's `optimize` list: a handle on its

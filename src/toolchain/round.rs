@@ -66,11 +66,11 @@ pub trait Round: Sync {
         self.sampler().is_some()
     }
     /// A command that training runs (and services) are started under:
-    /// `perf record … --` with the variant's `sample_event` for a sampled
-    /// round, nothing for the others.
-    fn training_prefix(&self, dirs: &StageDirs, event: Option<&str>) -> Result<Vec<String>> {
+    /// `perf record … --` with the variant's `sample_event` (and
+    /// `call_chains`) for a sampled round, nothing for the others.
+    fn training_prefix(&self, dirs: &StageDirs, asked: sampling::Asked) -> Result<Vec<String>> {
         match self.sampler() {
-            Some(sampler) => sampling::start(dirs, event, sampler),
+            Some(sampler) => sampling::start(dirs, asked, sampler),
             None => Ok(Vec::new()),
         }
     }

@@ -30,13 +30,15 @@ pub struct Sampling {
     pub call_graph: Option<Unwind>,
 }
 
-/// How perf records a sample's call stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How perf records a sample's call stack (a variant's `call_chains`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Unwind {
     /// `-g`: the kernel walks the frame pointers (cheap; right only in
     /// code that keeps them: Go's, or C built with
     /// `-fno-omit-frame-pointer`).
+    #[serde(rename = "fp")]
     FramePointers,
+    #[serde(rename = "dwarf")]
     /// `--call-graph dwarf`: each sample copies the top of the user stack
     /// and `perf script` unwinds it with the binary's CFI, frame pointers
     /// or not (Debian's -O2 keeps none).
@@ -99,10 +101,22 @@ fn machine() -> (bool, bool) {
     })
 }
 
+/// What a variant asks of its training's samples: its own event
+/// (`sample_event`), and call chains where there are no branch stacks
+/// (AutoFDO's `call_chains`) beside the sampler's own choice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Asked<'a> {
+    pub event: Option<&'a str>,
+    pub call_chains: Option<Unwind>,
+}
+
 /// How to sample: the variant's own event if it names one, else hardware
-/// cycles with branch stacks where the CPU has LBR. The error says why the
-/// machine cannot, and what works instead.
-pub fn sampling(event: Option<&str>, sampler: &Sampler) -> Result<Sampling, String> {
+/// cycles with branch stacks where the CPU has LBR; call chains as the
+/// variant asks, else as the sampler does. The error says why the machine
+/// cannot, and what works instead.
+pub fn sampling(asked: Asked, sampler: &Sampler) -> Result<Sampling, String> {
+    let sampler = &as_asked(sampler, asked);
+    let event = asked.event;
     if !super::tools::is_installed("perf") {
         return Err(format!(
             "{} records training runs with perf, which is not installed\nhint: install it with `apt-get install -y linux-perf` (afterburner does when it runs as root)",
@@ -113,6 +127,17 @@ pub fn sampling(event: Option<&str>, sampler: &Sampler) -> Result<Sampling, Stri
     let chosen = choose(event, counters, lbr, sampler)?;
     can_record(&chosen)?;
     Ok(chosen)
+}
+
+/// `sampler` with the call chains `asked` for, where there are no branch
+/// stacks (with them, a call's targets are in the branches).
+fn as_asked(sampler: &Sampler, asked: Asked) -> Sampler {
+    Sampler {
+        call_graph: asked
+            .call_chains
+            .map_or(sampler.call_graph, CallGraph::WithoutBranchStacks),
+        ..*sampler
+    }
 }
 
 /// Whether user-space cycles with branch stacks can be recorded here: the
@@ -244,8 +269,8 @@ pub fn recorded_event(dirs: &StageDirs) -> Option<String> {
 
 /// Choose the sampling for a training round, note it beside the raw
 /// recordings and return the prefix training runs are started under.
-pub fn start(dirs: &StageDirs, event: Option<&str>, sampler: &Sampler) -> Result<Vec<String>> {
-    let sampling = sampling(event, sampler).map_err(anyhow::Error::msg)?;
+pub fn start(dirs: &StageDirs, asked: Asked, sampler: &Sampler) -> Result<Vec<String>> {
+    let sampling = sampling(asked, sampler).map_err(anyhow::Error::msg)?;
     let raw = raw_dir(dirs);
     fs_err::create_dir_all(&raw)?;
     fs_err::write(raw.join(SAMPLING_FILE), sampling.note())?;
@@ -684,6 +709,31 @@ mod tests {
         assert_eq!(prefix[0], "sh");
         assert!(prefix[2].contains("perf record -q -e cycles:u -b -o \"$0/$$.perfdata\""));
         assert_eq!(prefix[3], "/p/raw");
+    }
+
+    /// A variant's `call_chains` turns chains on for a sampler that records
+    /// none (AutoFDO's default), only where there are no branch stacks.
+    #[test]
+    fn call_chains_asked_are_recorded_where_there_is_no_lbr() {
+        let never = Sampler {
+            call_graph: CallGraph::Never,
+            ..AUTOFDO
+        };
+        let plain = as_asked(&never, Asked::default());
+        assert!(choose(Some("cpu-clock"), false, false, &plain)
+            .unwrap()
+            .call_graph
+            .is_none());
+        let asked = Asked {
+            event: Some("cpu-clock"),
+            call_chains: Some(Unwind::FramePointers),
+        };
+        let chains = as_asked(&never, asked);
+        let timer = choose(asked.event, false, false, &chains).unwrap();
+        assert_eq!(timer.call_graph, Some(Unwind::FramePointers));
+        assert_eq!(timer.flags(), ["-g"]);
+        let lbr = choose(None, true, true, &chains).unwrap();
+        assert!(lbr.branch_stack && lbr.call_graph.is_none());
     }
 
     #[test]

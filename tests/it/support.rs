@@ -736,7 +736,7 @@ pub fn go_perf_or_skip() -> bool {
     if !go_for_pgo_or_skip() {
         return false;
     }
-    if let Err(why) = sampling::sampling(None, &go_perf::SAMPLER) {
+    if let Err(why) = sampling::sampling(sampling::Asked::default(), &go_perf::SAMPLER) {
         return skip(Lack::Machine(&format!("perf cannot sample here: {why}")));
     }
     symbolize::find_symbolizer().is_some()

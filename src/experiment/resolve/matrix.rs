@@ -225,6 +225,7 @@ impl Cx<'_> {
             params: BTreeMap::new(),
             partial_training: None,
             sample_event: None,
+            call_chains: None,
             bolt_profile: None,
             pgo_source: None,
             march: None,

@@ -54,23 +54,25 @@ fn identity(v: &Variant) -> Option<String> {
         Stage::Instrumented(0),
         &placeholder,
     );
-    Some(format!(
-        "{:?}|{round}|{flags:?}|{:?}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
-        v.compiler,
-        v.march,
-        v.cflags,
-        v.ldflags,
-        v.env,
-        v.params,
-        v.system,
-        v.train_stop,
-        v.sample_event,
-        // Not `profile_sources`: where later rounds' profiles come from
-        // (BOLT's instrumented or sampled) is no part of the first's, whose
-        // round name says how it is made.
-        v.profile_origin,
-        v.source,
-        // Each of `recordings = N` records its own profile.
-        v.recording
-    ))
+    Some(
+        format!(
+            "{:?}|{round}|{flags:?}|{:?}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+            v.compiler,
+            v.march,
+            v.cflags,
+            v.ldflags,
+            v.env,
+            v.params,
+            v.system,
+            v.train_stop,
+            v.sample_event,
+            // Not `profile_sources`: where later rounds' profiles come from
+            // (BOLT's instrumented or sampled) is no part of the first's, whose
+            // round name says how it is made.
+            v.profile_origin,
+            v.source,
+            // Each of `recordings = N` records its own profile.
+            v.recording
+        ) + &v.call_chains.map(|u| format!("|{u:?}")).unwrap_or_default(),
+    )
 }

@@ -12,6 +12,7 @@ use super::super::{
 };
 use super::Cx;
 use crate::experiment::ExperimentError;
+use crate::toolchain::sampling::Unwind;
 use crate::toolchain::{BoltProfile, Compiler, GoPgoSource, Optimization, RoundChoices};
 
 impl Cx<'_> {
@@ -89,6 +90,7 @@ impl Cx<'_> {
                 let ProfileOptions {
                     partial_training,
                     sample_event,
+                    call_chains,
                     sources,
                 } = self.profile_options(v, compiler, &optimize, trains_with_profile)?;
                 // A brought profile decides which round reads it.
@@ -128,6 +130,7 @@ impl Cx<'_> {
                     params: own,
                     partial_training,
                     sample_event,
+                    call_chains,
                     bolt_profile: sources.bolt,
                     go_pgo: sources.go,
                     march,
@@ -308,9 +311,11 @@ impl Cx<'_> {
             }
             e => e.as_ref().map(|e| e.get_ref().clone()),
         };
+        let call_chains = self.call_chains(v, optimize)?;
         Ok(ProfileOptions {
             partial_training,
             sample_event,
+            call_chains,
             sources,
         })
     }
@@ -318,6 +323,35 @@ impl Cx<'_> {
     /// Where a Go variant's PGO profile comes from: `pgo_source` when it
     /// says, else the program's own CPU profiles where a training workload
     /// passes `{profile}`, else perf samples.
+    /// `call_chains` of an AutoFDO variant: how its samples' call chains
+    /// are unwound, `None` for none.
+    fn call_chains(
+        &self,
+        v: &RawVariant,
+        optimize: &[Optimization],
+    ) -> Result<Option<Unwind>, ExperimentError> {
+        let Some(chains) = &v.call_chains else {
+            return Ok(None);
+        };
+        if !optimize.contains(&Optimization::AUTOFDO) {
+            return Err(self.invalid(
+                chains.span(),
+                "call_chains is how AutoFDO's training samples record call chains",
+                "use it on a variant with optimize = [\"autofdo\", …], or remove it",
+            ));
+        }
+        match chains.get_ref().as_str() {
+            "none" => Ok(None),
+            "fp" => Ok(Some(Unwind::FramePointers)),
+            "dwarf" => Ok(Some(Unwind::Dwarf)),
+            other => Err(self.invalid(
+                chains.span(),
+                format!("call_chains = \"{other}\" is not a way to record call chains"),
+                "use \"dwarf\" (perf --call-graph dwarf: any build), \"fp\" (-g: code built with frame pointers) or \"none\"",
+            )),
+        }
+    }
+
     fn go_pgo_source(
         &self,
         v: &RawVariant,
@@ -479,6 +513,7 @@ impl Cx<'_> {
 struct ProfileOptions {
     partial_training: bool,
     sample_event: Option<String>,
+    call_chains: Option<Unwind>,
     /// `bolt_profile` and `pgo_source`.
     sources: RoundChoices,
 }
@@ -514,6 +549,7 @@ fn baseline(compiler: Compiler) -> Variant {
         params: BTreeMap::new(),
         partial_training: false,
         sample_event: None,
+        call_chains: None,
         bolt_profile: BoltProfile::Auto,
         go_pgo: GoPgoSource::default(),
         march: None,

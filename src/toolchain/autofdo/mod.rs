@@ -14,9 +14,11 @@
 //! Sampling needs a PMU. Where perf has none (most VMs) the variant is
 //! refused, saying so, unless it names a software event itself
 //! (`sample_event = "cpu-clock"`): timer samples give a weaker profile with
-//! no branch data, but exercise the whole path; a recording brought with
-//! call chains (`-g`, `--call-graph dwarf`) also names where calls through
-//! pointers went ([`call_targets`]).
+//! no branch data, but exercise the whole path; a recording with call
+//! chains (the variant's `call_chains`, or one brought recorded with `-g`
+//! or `--call-graph dwarf`) also names where calls through pointers went
+//! ([`call_targets`]), which gcc is given as inlined copies
+//! ([`target_inlines`]).
 //!
 //! The word `autofdo` is this folder's [`AutoFdo`].
 
@@ -93,7 +95,7 @@ impl Optimize for AutoFdo {
 
     fn check(&self, variant: &VariantSetup) -> Result<()> {
         // Refused before anything is built where the machine cannot sample.
-        sampling::sampling(variant.sample_event, &SAMPLER).map_err(anyhow::Error::msg)?;
+        sampling::sampling(variant.sampling, &SAMPLER).map_err(anyhow::Error::msg)?;
         if variant.compiler == Compiler::Gcc {
             // A gcc whose reader was not followed is refused by name.
             check_gcc()?;
@@ -181,12 +183,11 @@ pub const SAMPLER: Sampler = Sampler {
     what: "AutoFDO",
     instead: "use optimize = [\"pgo\"] (instrumented: needs no PMU), or `bolt` (instrumented too)",
     default_event: None,
-    // Not yet `CallGraph::WithoutBranchStacks(Unwind::Dwarf)`: with DWARF
-    // chains recorded (afterburner 1890307) Debian 12's Redis kept no more
-    // of PGO's cut than without (clang 14 85%, 75%, 88% on get, set and
-    // zrange where an earlier run without had 112%, 84%, 89%), at 60 times
-    // the recording's size; until the same recordings are compared with and
-    // without their targets, only recordings brought with chains carry them.
+    // No chains unless the variant asks (`call_chains = "dwarf"` or "fp"):
+    // with DWARF chains recorded (afterburner 1890307) Debian 12's Redis
+    // kept no more of PGO's cut than without (clang 14 85%, 75%, 88% on
+    // get, set and zrange where an earlier run without had 112%, 84%,
+    // 89%), at 60 times the recording's size (240 MB for a 5 s window).
     call_graph: CallGraph::Never,
 };
 

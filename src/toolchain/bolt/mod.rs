@@ -216,8 +216,7 @@ impl Optimize for Bolt {
 
     fn check(&self, variant: &VariantSetup) -> Result<()> {
         if variant.bolt_profile.is_sampled() {
-            sampling::sampling(variant.sample_event, &sampled::SAMPLER)
-                .map_err(anyhow::Error::msg)?;
+            sampling::sampling(variant.sampling, &sampled::SAMPLER).map_err(anyhow::Error::msg)?;
         }
         Ok(())
     }

@@ -68,7 +68,7 @@ mod tests {
             compiler: Compiler::Gcc,
             bolt_profile: BoltProfile::Instrumented,
             go_pgo: crate::toolchain::GoPgoSource::Cpuprofile,
-            sample_event: None,
+            sampling: crate::toolchain::sampling::Asked::default(),
         };
         assert!(nosi
             .requirements(&crate::env::capture(), Some(&setup))

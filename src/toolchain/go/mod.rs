@@ -63,7 +63,7 @@ pub(crate) fn check(variant: &VariantSetup) -> Result<()> {
         bail!("Go PGO needs Go 1.21 or newer, and this machine has none\nhint: {INSTALL_HINT}");
     }
     if variant.go_pgo == GoPgoSource::Perf {
-        sampling::sampling(variant.sample_event, &perf::SAMPLER).map_err(anyhow::Error::msg)?;
+        sampling::sampling(variant.sampling, &perf::SAMPLER).map_err(anyhow::Error::msg)?;
         if symbolize::find_symbolizer().is_none() {
             bail!(
                 "Go PGO from perf samples names the sampled addresses with llvm-symbolizer, which is missing\nhint: {}",
