@@ -91,20 +91,30 @@ fn inlines_work(sandbox: &Sandbox, bytes: &[u8]) -> bool {
     said.contains("into caller_one")
 }
 
+/// The installed gcc's reader where it is one of gcc 12 to 15's (version
+/// 2, no summary); else the part is skipped, saying `why`.
+fn v2_gcc_or_skip(why: &str) -> Option<gcov_afdo::Reader> {
+    if !served_gcc_or_skip() {
+        return None;
+    }
+    let reader = afterburner::toolchain::autofdo::check_gcc().unwrap();
+    if reader.layout() != Layout::V2 {
+        skip_part(why);
+        return None;
+    }
+    Some(reader)
+}
+
 /// gcc 12 to 15 call a count hot from 2 up, whatever the profile's scale
 /// (they read no summary): a call whose inlined copy got one sample is
 /// "cold" and not inlined where the profiled binary had it inlined. The
 /// writer scales every count for them (`V2_COUNT_SCALE`), so it is.
 #[test]
 fn one_timer_sample_on_an_inlined_call_is_hot_to_gcc() {
-    if !served_gcc_or_skip() {
+    let Some(reader) = v2_gcc_or_skip("this gcc reads a summary and scales counts itself (gcc 16)")
+    else {
         return;
-    }
-    let reader = afterburner::toolchain::autofdo::check_gcc().unwrap();
-    if reader.layout() != Layout::V2 {
-        skip_part("this gcc reads a summary and scales counts itself (gcc 16)");
-        return;
-    }
+    };
     let sandbox = Sandbox::with_fixture("onehot");
     assert!(inlines_work(
         &sandbox,
@@ -429,12 +439,9 @@ fn promoted(sandbox: &Sandbox, copies: bool) -> String {
 /// it promotes it.
 #[test]
 fn gcc_promotes_a_call_through_a_pointer_given_its_target_as_an_inlined_copy() {
-    if !served_gcc_or_skip() {
-        return;
-    }
-    let reader = afterburner::toolchain::autofdo::check_gcc().unwrap();
-    if reader.layout() != Layout::V2 {
-        skip_part("gcc 16's reworked AutoFDO pass: its promotion is not followed here");
+    if v2_gcc_or_skip("gcc 16's reworked AutoFDO pass: its promotion is not followed here")
+        .is_none()
+    {
         return;
     }
     let sandbox = Sandbox::with_fixture("onehot");
