@@ -27,8 +27,10 @@
 //! or `--call-graph dwarf`; afterburner's training records none by default,
 //! see [`super::SAMPLER`]), each call through a pointer gets the
 //! functions it was seen calling as its line's call targets
-//! ([`call_targets`]), as shares of its line's count (for clang, the call
-//! counts as its straight-line run does).
+//! ([`call_targets`]), as shares of its line's count. For clang, every
+//! call (direct or through a pointer) counts as its straight-line run
+//! does: its own instruction seldom draws a sample, and a call read cold
+//! is one the inliner passes over.
 //! For gcc, each instruction's count is first its straight-line run's
 //! samples per instruction ([`super::straight_runs`]), so that a line whose
 //! few instructions drew no sample of their own (a call, a `return`) is not
@@ -55,7 +57,7 @@ use crate::toolchain::sampling;
 use crate::toolchain::symbolize::{self, Frame, Segment};
 
 use super::call_targets;
-use super::straight_runs::{self, Instruction};
+use super::straight_runs::{self, Instruction, Role};
 
 /// gcc keeps 16 bits for a line offset.
 const MAX_LINE_OFFSET: i64 = 0xffff;
@@ -104,9 +106,7 @@ pub fn convert(
         straight_runs::spread(&mut counts, &hot_code);
         straight_runs::PER_SAMPLE
     } else {
-        if !targets.is_empty() {
-            calls_count_as_their_runs(&mut counts, &hot_code, &targets);
-        }
+        calls_count_as_their_runs(&mut counts, &hot_code);
         1
     };
     let addresses: Vec<u64> = counts.keys().copied().collect();
@@ -137,20 +137,23 @@ pub fn convert(
     Ok(Some(out.to_path_buf()))
 }
 
-/// For a reader whose counts are not spread (clang's): each call with
-/// targets counts at least as its straight-line run does, since its own
-/// instruction seldom draws a sample and its targets are shares of it.
-fn calls_count_as_their_runs(
-    counts: &mut BTreeMap<u64, u64>,
-    hot_code: &[&[Instruction]],
-    targets: &call_targets::Targets,
-) {
+/// For a reader whose counts are not spread (clang's): each call counts
+/// at least as its straight-line run does, since its own instruction
+/// seldom draws a sample, and a call line read cold is a call the inliner
+/// passes over (and a call through a pointer's targets are shares of it).
+fn calls_count_as_their_runs(counts: &mut BTreeMap<u64, u64>, hot_code: &[&[Instruction]]) {
     let mut spread = counts.clone();
     straight_runs::spread(&mut spread, hot_code);
-    for call in targets.keys() {
-        let in_run = spread.get(call).copied().unwrap_or(0);
+    let calls = hot_code
+        .iter()
+        .flat_map(|code| code.iter())
+        .filter(|i| matches!(i.role, Role::IndirectCall | Role::DirectCall));
+    for call in calls {
+        let in_run = spread.get(&call.address).copied().unwrap_or(0);
         let run = (in_run + straight_runs::PER_SAMPLE / 2) / straight_runs::PER_SAMPLE;
-        counts.entry(*call).and_modify(|c| *c = (*c).max(run));
+        counts
+            .entry(call.address)
+            .and_modify(|c| *c = (*c).max(run));
     }
 }
 
@@ -673,6 +676,30 @@ mod tests {
             crate::toolchain::formats::gcov_afdo::parse_llvm_text(&text).unwrap(),
             functions
         );
+    }
+
+    /// clang's counts are the samples as drawn, but each call, direct or
+    /// through a pointer, counts as its straight-line run does.
+    #[test]
+    fn for_clang_each_call_counts_as_its_run() {
+        let listing = "
+0000000000001000 <f>:
+    1000:\tmov    %edi,%ebx
+    1002:\tcall   2000 <g>
+    1007:\tadd    %eax,%ebx
+    1009:\tcall   *%rax
+    100b:\tadd    %eax,%ebx
+    100d:\tret
+";
+        let functions = straight_runs::disassembly(listing);
+        let code: Vec<&[Instruction]> = functions.iter().map(|f| f.1.as_slice()).collect();
+        let mut counts: BTreeMap<u64, u64> =
+            functions[0].1.iter().map(|i| (i.address, 0)).collect();
+        counts.insert(0x1007, 12);
+        calls_count_as_their_runs(&mut counts, &code);
+        // One run of six instructions, twelve samples: two each.
+        assert_eq!((counts[&0x1002], counts[&0x1009]), (2, 2));
+        assert_eq!((counts[&0x1000], counts[&0x1007]), (0, 12));
     }
 
     /// A call through a pointer inside an inlined function: its targets go

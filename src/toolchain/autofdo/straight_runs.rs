@@ -43,6 +43,8 @@ pub enum Role {
     Other,
     /// `call *…`: a call through a pointer.
     IndirectCall,
+    /// `call ADDRESS`: a direct call.
+    DirectCall,
     /// `mov %rsp,%rbp`: the frame pointer is set from here on.
     SetsFrame,
     /// `ret`: the caller's frame pointer is back.
@@ -102,6 +104,7 @@ fn read(instruction: &str) -> (bool, Option<u64>, Role) {
         .flatten();
     let role = match mnemonic {
         "call" | "callq" if operand.starts_with('*') => Role::IndirectCall,
+        "call" | "callq" => Role::DirectCall,
         "mov" | "movq" if operand == "%rsp,%rbp" => Role::SetsFrame,
         m if m.starts_with("ret") => Role::Returns,
         _ => Role::Other,
@@ -219,8 +222,8 @@ mod tests {
         assert!(!at(0x1147).ends_run && !at(0x114e).ends_run);
         assert!(functions[1].1[0].ends_run);
         assert_eq!(at(0x1157).role, Role::Returns);
-        // A direct call, an indirect jump: neither is an indirect call.
-        assert_eq!(at(0x1150).role, Role::Other);
+        // A direct call is one; an indirect jump is no call.
+        assert_eq!(at(0x1150).role, Role::DirectCall);
         assert_eq!(at(0x1158).role, Role::Other);
     }
 
