@@ -54,8 +54,8 @@ fn dumping(
 
 /// A hash of what made a profile: the instrumented build, each training
 /// command with its parameters and environment, and how it was sampled
-/// (`sample_event`, `call_chains`, `bolt_profile`: the same build sampled on another event
-/// records another profile); `more` is what a source adds (a stale
+/// (`sample_event`, `call_chains`, `bolt_profile`: the same build sampled
+/// on another event records another profile); `more` is what a source adds (a stale
 /// profile's revision), nothing for the others, so their keys stay what
 /// they were before it.
 pub(super) fn training_key(

@@ -38,10 +38,10 @@ pub enum Unwind {
     /// `-fno-omit-frame-pointer`).
     #[serde(rename = "fp")]
     FramePointers,
-    #[serde(rename = "dwarf")]
     /// `--call-graph dwarf`: each sample copies the top of the user stack
     /// and `perf script` unwinds it with the binary's CFI, frame pointers
     /// or not (Debian's -O2 keeps none).
+    #[serde(rename = "dwarf")]
     Dwarf,
 }
 

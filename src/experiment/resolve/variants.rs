@@ -320,9 +320,6 @@ impl Cx<'_> {
         })
     }
 
-    /// Where a Go variant's PGO profile comes from: `pgo_source` when it
-    /// says, else the program's own CPU profiles where a training workload
-    /// passes `{profile}`, else perf samples.
     /// `call_chains` of an AutoFDO variant: how its samples' call chains
     /// are unwound, `None` for none.
     fn call_chains(
@@ -352,6 +349,9 @@ impl Cx<'_> {
         }
     }
 
+    /// Where a Go variant's PGO profile comes from: `pgo_source` when it
+    /// says, else the program's own CPU profiles where a training workload
+    /// passes `{profile}`, else perf samples.
     fn go_pgo_source(
         &self,
         v: &RawVariant,

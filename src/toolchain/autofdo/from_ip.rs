@@ -23,9 +23,9 @@
 //! not listed as unknown, which its propagation may make as hot as its
 //! neighbours (measured on `SQLite`'s speedtest1: without the zeros, gcc's
 //! build ran 0.5% more instructions than -O2; with them, see the README).
-//! Where the recording has call chains (one brought with `perf record -g`
-//! or `--call-graph dwarf`; afterburner's training records none by default,
-//! see [`super::SAMPLER`]), each call through a pointer gets the
+//! Where the recording has call chains (the variant's `call_chains`, or
+//! one brought with `perf record -g` or `--call-graph dwarf`; by default
+//! training records none, see [`super::SAMPLER`]), each call through a pointer gets the
 //! functions it was seen calling as its line's call targets
 //! ([`call_targets`]), as shares of its line's count. For clang, every
 //! call (direct or through a pointer) counts as its straight-line run
