@@ -130,11 +130,30 @@ fn a_server_serving_more_in_the_same_time_is_judged_per_request() {
         throughput["ratio"].as_f64().unwrap() > 1.2,
         "{throughput:#}"
     );
+    // The per-request figures are secondary: tested by Holm's step-down
+    // at what the headline leaves (at most α = 0.05; the last of them in
+    // p order may be tested at α itself once the others were claimed),
+    // and the first of them at a corrected, smaller level.
     for per_request in ["web.cpu_per_request", "web.ctx_switches_per_request"] {
         let c = comparison(&results, "second", per_request, "fast");
         assert_ne!(c["verdict"], "slower", "{c:#}");
-        assert!(c["level"].as_f64().unwrap() < 0.05, "secondary: {c:#}");
+        assert!(c.get("primary").is_none(), "secondary: {c:#}");
+        assert!(c["level"].as_f64().unwrap() <= 0.05, "secondary: {c:#}");
     }
+    let secondary_levels: Vec<f64> = results["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["workload"] == "second" && c["variant"] == "fast")
+        .filter(|c| c.get("primary").is_none())
+        .filter_map(|c| c["level"].as_f64())
+        .collect();
+    assert!(secondary_levels.len() > 1, "{secondary_levels:?}");
+    let least = secondary_levels
+        .iter()
+        .cloned()
+        .fold(f64::INFINITY, f64::min);
+    assert!(least < 0.05, "no secondary corrected: {secondary_levels:?}");
     let cpu = comparison(&results, "second", "web.cpu_per_request", "fast");
     assert!(cpu["ratio"].as_f64().unwrap() < 1.0, "{cpu:#}");
 }
