@@ -151,7 +151,7 @@ fn a_server_serving_more_in_the_same_time_is_judged_per_request() {
     assert!(secondary_levels.len() > 1, "{secondary_levels:?}");
     let least = secondary_levels
         .iter()
-        .cloned()
+        .copied()
         .fold(f64::INFINITY, f64::min);
     assert!(least < 0.05, "no secondary corrected: {secondary_levels:?}");
     let cpu = comparison(&results, "second", "web.cpu_per_request", "fast");
