@@ -36,6 +36,11 @@ use super::straight_runs::{Instruction, Role};
 /// seen calling (its name in the binary) and in how many samples.
 pub type Targets = BTreeMap<u64, BTreeMap<String, u64>>;
 
+/// Per direct call (its linked address): in how many samples its callee
+/// was seen called from it (the share of the callee's calls made there,
+/// see [`super::callee_entries`]).
+pub type Direct = BTreeMap<u64, u64>;
+
 /// A binary's functions by address (`objdump -d`'s, see
 /// [`super::straight_runs::disassembly`]).
 pub struct Code<'a> {
@@ -77,14 +82,14 @@ impl<'a> Code<'a> {
         (address <= last + 15).then_some(function)
     }
 
-    /// The call through a pointer that `caller` (a return address, or a
-    /// byte inside the call) lies just after or in, if that is what the
-    /// instruction there is.
-    fn indirect_call_at(&self, caller: u64) -> Option<u64> {
+    /// The call that `caller` (a return address, or a byte inside the
+    /// call) lies just after or in, if a call is what the instruction
+    /// there is.
+    fn call_at(&self, caller: u64) -> Option<&'a Instruction> {
         let (_, _, code) = self.function_of(caller.checked_sub(1)?)?;
         let next = code.partition_point(|i| i.address < caller);
         let call = code.get(next.checked_sub(1)?)?;
-        (call.role == Role::IndirectCall).then_some(call.address)
+        matches!(call.role, Role::IndirectCall | Role::DirectCall).then_some(call)
     }
 }
 
@@ -101,10 +106,17 @@ fn frame_set(code: &[Instruction], address: u64, leaf: bool) -> bool {
     address > set.address && !returning
 }
 
-/// Count the calls through pointers of one sample's `chain` (each frame's
-/// linked address in the binary, `None` outside it, leaf first) into
-/// `targets`; `frame_pointers`: the chain is the frame pointers' walk.
-pub fn count(targets: &mut Targets, code: &Code, chain: &[Option<u64>], frame_pointers: bool) {
+/// Count the calls of one sample's `chain` (each frame's linked address in
+/// the binary, `None` outside it, leaf first): those through pointers into
+/// `targets`, the direct ones into `direct`; `frame_pointers`: the chain
+/// is the frame pointers' walk.
+pub fn count(
+    targets: &mut Targets,
+    direct: &mut Direct,
+    code: &Code,
+    chain: &[Option<u64>],
+    frame_pointers: bool,
+) {
     let mut seen = BTreeSet::new();
     for (i, pair) in chain.windows(2).enumerate() {
         let (Some(at), Some(return_site)) = (pair[0], pair[1]) else {
@@ -123,16 +135,25 @@ pub fn count(targets: &mut Targets, code: &Code, chain: &[Option<u64>], frame_po
         if frame_pointers && !frame_set(callee_code, at, leaf) {
             continue;
         }
-        let Some(call) = code.indirect_call_at(return_site) else {
+        let Some(call) = code.call_at(return_site) else {
             continue;
         };
-        if seen.insert((call, callee)) {
-            *targets
-                .entry(call)
-                .or_default()
-                .entry(callee.to_owned())
-                .or_default() += 1;
+        if !seen.insert((call.address, callee)) {
+            continue;
         }
+        if call.role == Role::DirectCall {
+            // A direct call whose callee is not this frame's function
+            // (the frame is a function it tail-called) is not counted.
+            if call.refers == Some(start) {
+                *direct.entry(call.address).or_default() += 1;
+            }
+            continue;
+        }
+        *targets
+            .entry(call.address)
+            .or_default()
+            .entry(callee.to_owned())
+            .or_default() += 1;
     }
 }
 
@@ -182,15 +203,19 @@ mod tests {
     1073:\tret
 ";
 
-    fn counted_as(chains: &[&[u64]], frame_pointers: bool) -> Targets {
+    fn counted_both(chains: &[&[u64]], frame_pointers: bool) -> (Targets, Direct) {
         let functions = disassembly(LISTING);
         let code = Code::new(&functions);
-        let mut targets = Targets::new();
+        let (mut targets, mut direct) = (Targets::new(), Direct::new());
         for chain in chains {
             let chain: Vec<Option<u64>> = chain.iter().map(|a| Some(*a)).collect();
-            count(&mut targets, &code, &chain, frame_pointers);
+            count(&mut targets, &mut direct, &code, &chain, frame_pointers);
         }
-        targets
+        (targets, direct)
+    }
+
+    fn counted_as(chains: &[&[u64]], frame_pointers: bool) -> Targets {
+        counted_both(chains, frame_pointers).0
     }
 
     fn counted(chains: &[&[u64]]) -> Targets {
@@ -209,9 +234,20 @@ mod tests {
     }
 
     #[test]
-    fn direct_calls_are_not_counted() {
-        // leaf called directly by run (returns to 0x100f).
-        assert!(counted(&[&[0x1044, 0x100f]]).is_empty());
+    fn direct_calls_are_counted_apart_by_their_site() {
+        // leaf called directly by run (returns to 0x100f) twice, by cb
+        // (returns to 0x1029) once, cb through run's pointer.
+        let (targets, direct) = counted_both(
+            &[
+                &[0x1044, 0x100f],
+                &[0x1044, 0x100f],
+                &[0x1044, 0x1029, 0x100a],
+            ],
+            true,
+        );
+        assert_eq!(direct, Direct::from([(0x100a, 2), (0x1024, 1)]));
+        assert_eq!(targets[&0x1008]["cb"], 1);
+        assert_eq!(targets.len(), 1);
     }
 
     #[test]

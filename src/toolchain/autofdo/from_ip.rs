@@ -30,7 +30,9 @@
 //! ([`call_targets`]), as shares of its line's count. For clang, every
 //! call (direct or through a pointer) counts as its straight-line run
 //! does: its own instruction seldom draws a sample, and a call read cold
-//! is one the inliner passes over.
+//! is one the inliner passes over; and a direct call at least as its
+//! callee's entry, in the share of the callee's calls made from it
+//! ([`callee_entries`]).
 //! For gcc, each instruction's count is first its straight-line run's
 //! samples per instruction ([`super::straight_runs`]), so that a line whose
 //! few instructions drew no sample of their own (a call, a `return`) is not
@@ -57,6 +59,7 @@ use crate::toolchain::sampling;
 use crate::toolchain::symbolize::{self, Frame, Segment};
 
 use super::call_targets;
+use super::callee_entries;
 use super::straight_runs::{self, Instruction, Role};
 
 /// gcc keeps 16 bits for a line offset.
@@ -83,13 +86,14 @@ pub fn convert(
     let listing = disassemble(binary)?;
     let functions = straight_runs::disassembly(&listing);
     let mut targets = call_targets::Targets::new();
+    let mut direct = call_targets::Direct::new();
     if !samples.chains.is_empty() {
         // A chain is the frame pointers' walk unless perf copied the stack
         // to unwind it (or its header cannot be read: the stricter reading).
         let frame_pointers = !sampling::holds_user_stacks(recording).unwrap_or(false);
         let code = call_targets::Code::new(&functions);
         for chain in &samples.chains {
-            call_targets::count(&mut targets, &code, chain, frame_pointers);
+            call_targets::count(&mut targets, &mut direct, &code, chain, frame_pointers);
         }
     }
     let hot_code = sampled_functions(&functions, &samples.counts, dialect);
@@ -102,11 +106,14 @@ pub fn convert(
         counts.entry(*call).or_insert(0);
     }
     // Spread, a count is in hundredths of a sample ([`straight_runs::PER_SAMPLE`]).
+    let mut raised = String::new();
     let unit = if dialect.spreads_samples() {
         straight_runs::spread(&mut counts, &hot_code);
         straight_runs::PER_SAMPLE
     } else {
         calls_count_as_their_runs(&mut counts, &hot_code);
+        let n = callee_entries::raise(&mut counts, &samples.counts, &functions, &direct);
+        raised = format!("; {n} direct calls raised to their callees' entry counts");
         1
     };
     let addresses: Vec<u64> = counts.keys().copied().collect();
@@ -120,7 +127,7 @@ pub fn convert(
         );
     }
     crate::progress::info(format_args!(
-        "{}: {} of {} samples in {}, at {} addresses of {} instructions in sampled functions; {} samples without a line left out{}",
+        "{}: {} of {} samples in {}, at {} addresses of {} instructions in sampled functions; {} samples without a line left out{}{raised}",
         recording.display(),
         samples.kept,
         samples.total,

@@ -23,6 +23,7 @@
 //! The word `autofdo` is this folder's [`AutoFdo`].
 
 mod call_targets;
+mod callee_entries;
 pub mod clang;
 mod create_llvm_prof;
 pub mod from_ip;

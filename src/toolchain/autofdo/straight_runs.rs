@@ -34,6 +34,10 @@ pub struct Instruction {
     pub target: Option<u64>,
     /// What the call chains need to know of it ([`Role`]).
     pub role: Role,
+    /// The address it names besides a jump's target: a direct call's
+    /// callee, or the one objdump names in a `# ADDRESS <name>` comment (a
+    /// function's address taken by a `lea`).
+    pub refers: Option<u64>,
 }
 
 /// What reading a call chain needs to know of an instruction.
@@ -75,6 +79,7 @@ pub fn disassembly(text: &str) -> Vec<(&str, Vec<Instruction>)> {
                     ends_run,
                     target,
                     role,
+                    refers: refers(rest, role),
                 });
             }
         }
@@ -110,6 +115,20 @@ fn read(instruction: &str) -> (bool, Option<u64>, Role) {
         _ => Role::Other,
     };
     (ends, target, role)
+}
+
+/// The address an instruction names other than as a jump's target: a
+/// direct call's operand, or objdump's `# ADDRESS <name>` comment.
+fn refers(instruction: &str, role: Role) -> Option<u64> {
+    let hex = |word: &str| u64::from_str_radix(word, 16).ok();
+    if role == Role::DirectCall {
+        let mut words = instruction
+            .split_whitespace()
+            .skip_while(|w| PREFIXES.contains(w));
+        return words.nth(1).and_then(hex);
+    }
+    let (_, comment) = instruction.split_once("# ")?;
+    hex(comment.split_whitespace().next()?)
 }
 
 /// What one sample is worth after spreading: a run's samples per
@@ -225,6 +244,9 @@ mod tests {
         // A direct call is one; an indirect jump is no call.
         assert_eq!(at(0x1150).role, Role::DirectCall);
         assert_eq!(at(0x1158).role, Role::Other);
+        // It names its callee; a jump names only its target.
+        assert_eq!(at(0x1150).refers, Some(0x1030));
+        assert_eq!(at(0x1145).refers, None);
     }
 
     #[test]
@@ -235,6 +257,7 @@ mod tests {
     2001:\tmov    %rsp,%rbp
     2004:\tcall   *0x40(%rbx)
     2007:\tnotrack call *%rax
+    2008:\tlea    0x16245(%rip),%rdi        # 7e100 <main>
     2009:\tmov    %rbp,%rsp
     200c:\tpop    %rbp
     200d:\tret
@@ -250,9 +273,14 @@ mod tests {
                 Role::IndirectCall,
                 Role::Other,
                 Role::Other,
+                Role::Other,
                 Role::Returns
             ]
         );
+        // A function's address taken is named; a call through a pointer
+        // names none.
+        assert_eq!(functions[0].1[4].refers, Some(0x7e100));
+        assert_eq!(functions[0].1[2].refers, None);
     }
 
     #[test]
