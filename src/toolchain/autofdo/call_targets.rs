@@ -38,7 +38,7 @@ pub type Targets = BTreeMap<u64, BTreeMap<String, u64>>;
 
 /// Per direct call (its linked address): in how many samples its callee
 /// was seen called from it (the share of the callee's calls made there,
-/// see [`super::callee_entries`]).
+/// which the profile's writer gives the call).
 pub type Direct = BTreeMap<u64, u64>;
 
 /// A binary's functions by address (`objdump -d`'s, see
