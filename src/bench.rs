@@ -210,6 +210,7 @@ fn run_plan(
         all_cpus: crate::pinning::CpuSet(crate::pinning::allowed()),
         remote,
         alive: vec![true; e.variants.len()],
+        orders: std::collections::HashMap::new(),
     };
     fs_err::create_dir_all(&runner.logs)?;
     for note in notes {

@@ -1,7 +1,7 @@
 //! The rounds of one bench: each run in its slot, skipped when a resume
 //! finds it done, appended to `raw.jsonl` (synced) before the next starts.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -40,6 +40,10 @@ pub(super) struct Runner<'a> {
     /// dropped candidates (the baseline among them: once dropped, it too
     /// stops; the report pairs it over the rounds both ran).
     pub(super) alive: Vec<bool>,
+    /// Per bench workload, the round last run and its order of variants
+    /// (before a race's dropped ones were left out): the next counted
+    /// round may run in its reverse ([`Runner::round`]).
+    pub(super) orders: HashMap<String, (u32, Vec<usize>)>,
 }
 
 /// How many runs a bench of `e` makes: every round, bench workload and
@@ -273,6 +277,20 @@ impl Runner<'_> {
         for workload in e.workloads.iter().filter(|w| w.role.benches()) {
             let mut order: Vec<usize> = (0..e.variants.len()).collect();
             rng.shuffle(&mut order);
+            // Counted rounds go in pairs, the second in the reverse order
+            // of the first: an effect of a run's place in its round (the
+            // run after another's, with its caches and clock) then falls
+            // on both variants of every pair alike, where two shuffles in
+            // the same order would take it for a difference (a race with
+            // 2 rounds once dropped an identical build 5% "slower").
+            let counted = round.checked_sub(e.bench.warmup);
+            if let Some((last, previous)) = self.orders.get(&workload.name) {
+                if counted.is_some_and(|c| c % 2 == 1) && *last + 1 == round {
+                    order = previous.iter().rev().copied().collect();
+                }
+            }
+            self.orders
+                .insert(workload.name.clone(), (round, order.clone()));
             // Drawn whole, then filtered: a resumed race keeps its order.
             let keep = |i: usize| i == 0 && e.race.keep_baseline;
             order.retain(|&i| keep(i) || self.alive.get(i).copied().unwrap_or(true));

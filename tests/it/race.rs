@@ -451,6 +451,25 @@ fn a_work_screen_puts_the_minus_o0_build_out_before_the_first_look() {
         .filter(|r| r["variant"] == "o0" && r["kind"] == "timing" && r["warmup"] == false)
         .count();
     assert_eq!(o0_timed, 1, "{out}");
+    // Counted rounds go in pairs, the second in the reverse order of the
+    // first: the two −O2 builds swap places.
+    let first_of_pair: Vec<bool> = (0..2)
+        .map(|k| {
+            let position = |variant: &str| {
+                raw.lines()
+                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                    .filter(|r| r["warmup"] == false && r["kind"] == "timing")
+                    .filter(|r| r["variant"] == variant)
+                    .nth(k)
+                    .unwrap_or_else(|| panic!("no counted round {k} of {variant}: {raw}"))
+                    ["position"]
+                    .as_u64()
+                    .unwrap()
+            };
+            position("o2") < position("o2-again")
+        })
+        .collect();
+    assert_ne!(first_of_pair[0], first_of_pair[1], "{raw}");
     let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
     assert!(
         report.contains("screened: ") && report.contains("the fewest instructions"),
