@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::call_targets::Direct;
-use super::straight_runs::{Instruction, Role};
+use super::straight_runs::{self, Instruction, Role};
 
 /// Raise each direct call's count in `counts` (the profile's, per linked
 /// address; only calls already listed, those of sampled functions) to its
@@ -39,9 +39,13 @@ pub fn raise(
     direct: &Direct,
 ) -> usize {
     let ways = Ways::of(functions);
+    let jumped_to: BTreeSet<u64> = functions
+        .iter()
+        .flat_map(|(_, code)| code.iter().filter_map(|i| i.target))
+        .collect();
     let mut raised = 0;
     for (_, code) in functions {
-        let Some(entry) = entry_count(code, samples) else {
+        let Some(entry) = entry_count(code, &jumped_to, samples) else {
             continue;
         };
         let start = code[0].address;
@@ -105,20 +109,18 @@ impl Ways {
 }
 
 /// A function's entry count: the most samples on one instruction of its
-/// first straight-line run (up to the first jump, return or jump target);
-/// `None` when that run drew none.
-fn entry_count(code: &[Instruction], samples: &BTreeMap<u64, u64>) -> Option<u64> {
-    let targets: BTreeSet<u64> = code.iter().filter_map(|i| i.target).collect();
-    let mut most = 0;
-    for (k, instruction) in code.iter().enumerate() {
-        if k > 0 && targets.contains(&instruction.address) {
-            break;
-        }
-        most = most.max(samples.get(&instruction.address).copied().unwrap_or(0));
-        if instruction.ends_run {
-            break;
-        }
-    }
+/// first straight-line run (up to the first jump, return or instruction
+/// a jump in `jumped_to` targets); `None` when that run drew none.
+fn entry_count(
+    code: &[Instruction],
+    jumped_to: &BTreeSet<u64>,
+    samples: &BTreeMap<u64, u64>,
+) -> Option<u64> {
+    let first = *straight_runs::runs(code, jumped_to).first()?;
+    let most = first
+        .iter()
+        .filter_map(|i| samples.get(&i.address).copied())
+        .max()?;
     (most > 0).then_some(most)
 }
 

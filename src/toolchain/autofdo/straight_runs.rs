@@ -73,14 +73,7 @@ pub fn disassembly(text: &str) -> Vec<(&str, Vec<Instruction>)> {
                 u64::from_str_radix(address.trim(), 16),
                 is_instruction,
             ) {
-                let (ends_run, target, role) = read(rest);
-                function.1.push(Instruction {
-                    address,
-                    ends_run,
-                    target,
-                    role,
-                    refers: refers(rest, role),
-                });
+                function.1.push(read(address, rest));
             }
         }
     }
@@ -92,21 +85,28 @@ const PREFIXES: &[&str] = &[
     "notrack", "bnd", "rep", "repz", "repnz", "repe", "repne", "lock", "cs", "ds", "data16",
 ];
 
-/// Whether an instruction (`mnemonic operands`, AT&T syntax) ends a run,
-/// its direct target, and its [`Role`].
-fn read(instruction: &str) -> (bool, Option<u64>, Role) {
+/// The instruction at `address` (`mnemonic operands`, AT&T syntax, as
+/// objdump writes it): whether it ends a run, its direct target, its
+/// [`Role`] and the address it names.
+fn read(address: u64, instruction: &str) -> Instruction {
+    let hex = |word: &str| u64::from_str_radix(word, 16).ok();
     let mut words = instruction
         .split_whitespace()
         .skip_while(|w| PREFIXES.contains(w));
     let Some(mnemonic) = words.next() else {
-        return (false, None, Role::Other);
+        return Instruction {
+            address,
+            ends_run: false,
+            target: None,
+            role: Role::Other,
+            refers: None,
+        };
     };
     let operand = words.next().unwrap_or_default();
     let jumps = mnemonic.starts_with('j');
-    let ends = jumps || mnemonic.starts_with("ret") || matches!(mnemonic, "ud2" | "hlt" | "int3");
-    let target = jumps
-        .then(|| u64::from_str_radix(operand, 16).ok())
-        .flatten();
+    let ends_run =
+        jumps || mnemonic.starts_with("ret") || matches!(mnemonic, "ud2" | "hlt" | "int3");
+    let target = jumps.then(|| hex(operand)).flatten();
     let role = match mnemonic {
         "call" | "callq" if operand.starts_with('*') => Role::IndirectCall,
         "call" | "callq" => Role::DirectCall,
@@ -114,21 +114,22 @@ fn read(instruction: &str) -> (bool, Option<u64>, Role) {
         m if m.starts_with("ret") => Role::Returns,
         _ => Role::Other,
     };
-    (ends, target, role)
-}
-
-/// The address an instruction names other than as a jump's target: a
-/// direct call's operand, or objdump's `# ADDRESS <name>` comment.
-fn refers(instruction: &str, role: Role) -> Option<u64> {
-    let hex = |word: &str| u64::from_str_radix(word, 16).ok();
-    if role == Role::DirectCall {
-        let mut words = instruction
-            .split_whitespace()
-            .skip_while(|w| PREFIXES.contains(w));
-        return words.nth(1).and_then(hex);
+    // Besides a jump's target: a direct call's callee, or objdump's
+    // `# ADDRESS <name>` comment.
+    let refers = if role == Role::DirectCall {
+        hex(operand)
+    } else {
+        instruction
+            .split_once("# ")
+            .and_then(|(_, comment)| hex(comment.split_whitespace().next()?))
+    };
+    Instruction {
+        address,
+        ends_run,
+        target,
+        role,
+        refers,
     }
-    let (_, comment) = instruction.split_once("# ")?;
-    hex(comment.split_whitespace().next()?)
 }
 
 /// What one sample is worth after spreading: a run's samples per
@@ -177,7 +178,10 @@ pub fn spread(counts: &mut BTreeMap<u64, u64>, functions: &[&[Instruction]]) {
 
 /// `instructions` cut into runs: after each instruction that ends one,
 /// and before each that a jump in `starts` targets.
-fn runs<'a>(instructions: &'a [Instruction], starts: &BTreeSet<u64>) -> Vec<&'a [Instruction]> {
+pub(super) fn runs<'a>(
+    instructions: &'a [Instruction],
+    starts: &BTreeSet<u64>,
+) -> Vec<&'a [Instruction]> {
     let mut runs = Vec::new();
     let mut first = 0;
     for (i, instruction) in instructions.iter().enumerate() {
